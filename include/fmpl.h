@@ -1,0 +1,221 @@
+/* fmpl.h — the native FMPL API.
+ *
+ * FMPL is message passing built on remote memory operations.  Point-to-point
+ * messages are matched at the sender: a receive writes a header (where its
+ * buffer is, how large it is) straight into a matching slot owned by the
+ * sender; the send waits for that header and puts the payload directly into
+ * the receive buffer.  There are no queues, no allocation and no search on
+ * that path.
+ *
+ * Conventions
+ *  - Every function returns FMPL_SUCCESS or an FMPL_ERR_* code; on error a
+ *    one-line message naming the problem is also written to standard error
+ *    (set FMPL_ERRORS_QUIET=1 to silence it), and nothing has been sent,
+ *    received or changed unless the code says otherwise (FMPL_ERR_TRUNCATE).
+ *  - Sizes of point-to-point messages and broadcasts are in bytes; counts of
+ *    reductions are in elements.  Sizes and counts are signed so that a
+ *    negative value is reported (FMPL_ERR_SIZE) instead of wrapping.
+ *  - A matching index ("mai" in the paper) plays the role of a tag.  It
+ *    names one exclusive slot per (sender, receiver, communicator): an index
+ *    may not be reused between the same pair while an operation on it is
+ *    outstanding (FMPL_ERR_BUSY).  Indices run from 0 to count-1, where count
+ *    is the value given to fmpl_init.
+ *  - Messages are contiguous bytes.  Buffers may be anywhere in the process;
+ *    buffers obtained from fmpl_alloc are reached by the peer with plain
+ *    loads and stores, others by a single kernel-assisted copy (Linux CMA)
+ *    or, where that is refused, through shared staging buffers.
+ *  - Not thread safe: call FMPL from one thread at a time.
+ */
+#ifndef FMPL_H
+#define FMPL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FMPL_VERSION_MAJOR 0
+#define FMPL_VERSION_MINOR 1
+#define FMPL_VERSION_PATCH 0
+#define FMPL_VERSION_STRING "0.1.0"
+
+/* Error codes. */
+enum {
+    FMPL_SUCCESS = 0,
+    FMPL_ERR_ARG,                 /* invalid argument (NULL where a pointer is needed, ...) */
+    FMPL_ERR_RANK,                /* rank outside the communicator */
+    FMPL_ERR_COMM,                /* invalid or freed communicator */
+    FMPL_ERR_INDEX,               /* matching index outside 0..count-1 */
+    FMPL_ERR_SIZE,                /* negative size or count */
+    FMPL_ERR_TRUNCATE,            /* message larger than the receive buffer; the
+                                     buffer holds its first bytes, nothing past it */
+    FMPL_ERR_BUSY,                /* the index already has an outstanding operation */
+    FMPL_ERR_NOT_PENDING,         /* a wait or test names no outstanding operation */
+    FMPL_ERR_NOT_INITIALIZED,     /* called before fmpl_init */
+    FMPL_ERR_FINALIZED,           /* called after fmpl_finalize */
+    FMPL_ERR_ALREADY_INITIALIZED, /* fmpl_init called twice */
+    FMPL_ERR_NO_MEMORY,           /* shared heap or staging exhausted */
+    FMPL_ERR_SPOOL_FULL,          /* timed-out send does not fit in the spool */
+    FMPL_ERR_OP,                  /* invalid reduction operation */
+    FMPL_ERR_ROOT,                /* root outside the communicator */
+    FMPL_ERR_UNSUPPORTED,         /* a valid request this build or machine cannot serve */
+    FMPL_ERR_BOOTSTRAP,           /* launcher or process-manager failure */
+    FMPL_ERR_INTERNAL,            /* a bug in FMPL: please report it */
+    FMPL_ERR_LAST
+};
+
+/* A one-line description of an error code (never NULL). */
+const char *fmpl_error_string(int code);
+
+/* ---------------------------------------------------------------- setup */
+
+typedef int fmpl_comm;
+#define FMPL_COMM_WORLD 0
+#define FMPL_COMM_NULL (-1)
+
+#define FMPL_TAG_ANY (-1)          /* receive: match a send on any index */
+#define FMPL_TIMEOUT_NONE (-1)     /* fmpl_sendbuf_set: never spool (synchronous) */
+#define FMPL_KEY_NONE (-1)         /* fmpl_comm_create: do not join */
+#define FMPL_DEFAULT_COUNT 64      /* matching slots per peer when count is 0 */
+
+/* Start FMPL.  `count` is the number of matching slots per peer and
+ * communicator (0 selects FMPL_DEFAULT_COUNT).  `ma` and `fa` are optional
+ * caller-provided matching and completion-flag areas for FMPL_COMM_WORLD,
+ * each of fmpl_area_size(count) bytes and 64-byte aligned; pass NULL for
+ * both to let FMPL place them in shared memory (recommended: remote writes
+ * into caller memory cost a system call each).  Either both or neither.
+ * A program not started by a launcher runs as a single rank. */
+int fmpl_init(void *ma, void *fa, int count);
+
+/* Bytes each caller-provided area must have for `count` slots in this job. */
+int fmpl_area_size(int count, size_t *bytes);
+
+/* Finish: waits for nothing, releases every resource.  Outstanding
+ * operations are abandoned.  FMPL cannot be initialised again afterwards. */
+int fmpl_finalize(void);
+
+int fmpl_initialized(int *flag);
+int fmpl_finalized(int *flag);
+
+int fmpl_comm_rank(fmpl_comm comm, int *rank);
+int fmpl_comm_size(fmpl_comm comm, int *size);
+
+/* Collective over FMPL_COMM_WORLD.  Processes that pass the same key >= 0
+ * form one new communicator, ranked in the order of their world ranks; a
+ * process passing FMPL_KEY_NONE gets FMPL_COMM_NULL. */
+int fmpl_comm_create(int key, fmpl_comm *comm);
+/* Collective over `comm`; sets *comm to FMPL_COMM_NULL. */
+int fmpl_comm_free(fmpl_comm *comm);
+
+/* Memory in the shared heap: peers reach it with plain loads and stores, so
+ * transfers into and out of it make no system call.  64-byte aligned.
+ * Returns NULL when the heap (FMPL_HEAP_SIZE) is exhausted. */
+void *fmpl_alloc(size_t size);
+void fmpl_free(void *ptr);
+
+/* Seconds since an arbitrary point, for timing. */
+double fmpl_wtime(void);
+
+/* ---------------------------------------------------------- point-to-point */
+
+typedef struct fmpl_status {
+    int source;   /* rank of the sender in the communicator */
+    int index;    /* matching index the message was sent on */
+    long size;    /* bytes delivered */
+    int error;    /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
+} fmpl_status;
+
+/* Blocking send of `size` bytes to `dst` on matching index `index`.  Returns
+ * when `buf` may be reused: after the data is in the receive buffer, or
+ * (with a spool set) after the timeout, once the data is copied to the spool. */
+int fmpl_send(const void *buf, long size, int dst, int index, fmpl_comm comm);
+
+/* Blocking receive into `buf` (capacity `size`) from `src` on `index`, or on
+ * any index with FMPL_TAG_ANY.  Returns when the data is in place.  `status`
+ * may be NULL. */
+int fmpl_recv(void *buf, long size, int src, int index, fmpl_comm comm,
+              fmpl_status *status);
+
+/* Nonblocking forms.  fmpl_irecv writes its header to the sender at once and
+ * returns; fmpl_isend returns at once and sends when the header is there.
+ * Neither buffer may be touched until the matching wait returns.  Operations
+ * are named by (peer, index, comm); there are no request objects.  A pending
+ * send progresses inside every FMPL call. */
+int fmpl_isend(const void *buf, long size, int dst, int index, fmpl_comm comm);
+int fmpl_irecv(void *buf, long size, int src, int index, fmpl_comm comm);
+int fmpl_isend_wait(int dst, int index, fmpl_comm comm);
+int fmpl_irecv_wait(int src, int index, fmpl_comm comm, fmpl_status *status);
+/* Like the waits, but return at once; *flag is 1 when complete (the
+ * operation is then finished and its index free), else 0. */
+int fmpl_isend_test(int dst, int index, fmpl_comm comm, int *flag);
+int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *status);
+
+/* One-copy spool.  After this call a blocking fmpl_send waits up to
+ * `timeout_ms` milliseconds for the receiver's header; if it has not come,
+ * the message is copied into the spool `buf` (`size` bytes, owned by FMPL
+ * until replaced) and the send returns.  timeout 0: always spool when the
+ * receive is not posted yet (buffered mode); FMPL_TIMEOUT_NONE (the default,
+ * also before any call): never spool (synchronous mode).  Spooled messages go
+ * out when their receive is posted, inside fmpl_sendbuf_check and every other
+ * FMPL call.  If a timed-out message does not fit in the free part of the
+ * spool, the send returns FMPL_ERR_SPOOL_FULL having sent nothing: post the
+ * receives or call fmpl_sendbuf_check, and send again.  Replacing or removing
+ * (buf NULL, size 0) the spool while it holds messages is FMPL_ERR_BUSY. */
+int fmpl_sendbuf_set(void *buf, long size, int timeout_ms);
+
+/* Send every spooled message whose receive is now posted.  *nsend: messages
+ * sent by this call; *nspool: messages still waiting.  Either may be NULL. */
+int fmpl_sendbuf_check(int *nsend, int *nspool);
+
+/* Any-source domain: separate from the indexed domain above (a message sent
+ * with fmpl_send is never received by fmpl_recv_any, nor the reverse).
+ * fmpl_recv_any takes the earliest-arrived message on `index` (or on any
+ * index with FMPL_TAG_ANY) from any member of `comm`; status reports the
+ * source, index and size.  Messages up to FMPL_ANY_EAGER_MAX bytes are
+ * buffered at the receiver and fmpl_send_any returns at once; larger ones
+ * wait for the receiver, then move with a single copy. */
+int fmpl_send_any(const void *buf, long size, int dst, int index, fmpl_comm comm);
+int fmpl_recv_any(void *buf, long size, int index, fmpl_comm comm, fmpl_status *status);
+
+/* ------------------------------------------------------------- collectives */
+
+/* Reduction operations.  Built-ins, by BLACS type letter
+ * (i: int, s: float, d: double, c: float complex, z: double complex):
+ *   fmpl_Xsum  sum
+ *   fmpl_Xmax  the element of largest absolute value (BLACS AMX); for the
+ *              complex types the absolute value is |re| + |im|, as in BLACS
+ *   fmpl_Xmin  the element of smallest absolute value (BLACS AMN)
+ * Ties keep the value from the lower rank, so every rank gets the same bits. */
+typedef struct fmpl_op fmpl_op;
+extern const fmpl_op *const fmpl_isum, *const fmpl_imax, *const fmpl_imin;
+extern const fmpl_op *const fmpl_ssum, *const fmpl_smax, *const fmpl_smin;
+extern const fmpl_op *const fmpl_dsum, *const fmpl_dmax, *const fmpl_dmin;
+extern const fmpl_op *const fmpl_csum, *const fmpl_cmax, *const fmpl_cmin;
+extern const fmpl_op *const fmpl_zsum, *const fmpl_zmax, *const fmpl_zmin;
+
+/* A user-defined operation: combine `count` elements of `in` into `inout`
+ * (inout[i] = in[i] op inout[i]).  `in` holds the lower-ranked operand.
+ * The function must be associative; FMPL applies it in rank order. */
+typedef void (*fmpl_user_fn)(const void *in, void *inout, long count, void *ctx);
+int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op);
+int fmpl_op_free(fmpl_op **op);
+
+/* Returns on every member only after all members have entered. */
+int fmpl_barrier(fmpl_comm comm);
+
+/* Broadcast `size` bytes from `root`'s buf to every member's buf. */
+int fmpl_bcast(void *buf, long size, int root, fmpl_comm comm);
+
+/* Reduce `count` elements of buf over all members with `op`; the result
+ * replaces buf on root (reduce; other members' buf is then unspecified) or on
+ * every member (allreduce).  `work` is caller workspace of the same size as
+ * buf, used by the tree algorithms for incoming partial results. */
+int fmpl_reduce(void *buf, long count, const fmpl_op *op, int root, fmpl_comm comm,
+                void *work);
+int fmpl_allreduce(void *buf, long count, const fmpl_op *op, fmpl_comm comm, void *work);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,42 @@
+/* Waiting for a remote write: spin briefly, then yield the core.
+ *
+ * With more ranks than cores a pure spin burns the time slice the writer
+ * needs; a pure yield adds a system call to every wait.  So a wait spins
+ * FMPL_SPIN_COUNT times with the pause instruction and then calls
+ * sched_yield() between polls. */
+#ifndef FMPL_BASE_WAIT_H
+#define FMPL_BASE_WAIT_H
+
+#include <sched.h>
+
+extern unsigned fmpl_spin_count;   /* set once at init from FMPL_SPIN_COUNT */
+
+typedef struct fmpl_waiter {
+    unsigned polls;
+} fmpl_waiter;
+
+#define FMPL_WAITER_INIT {0}
+
+static inline void fmpl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Call once per unsuccessful poll. */
+static inline void fmpl_wait_once(fmpl_waiter *w)
+{
+    if (w->polls < fmpl_spin_count) {
+        w->polls++;
+        fmpl_cpu_relax();
+    } else {
+        sched_yield();
+    }
+}
+
+void fmpl_wait_init(void);
+
+#endif

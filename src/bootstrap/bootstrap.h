@@ -1,0 +1,46 @@
+/* Bootstrap: who am I, how many are we, and a key-value space with a fence.
+ *
+ * One client serves every launcher that speaks the PMI-1 wire protocol on an
+ * inherited socket (PMI_FD): FMPL's own fmplrun and MPICH's mpiexec.hydra.
+ * Without a launcher the process is a singleton (rank 0 of 1).  Other process
+ * managers (PMIx) plug in as further implementations of the same table.
+ *
+ * Keys are per rank: put(key) publishes "<my rank>.<key>", get(rank, key)
+ * reads another rank's.  A value is visible to others after fence(). */
+#ifndef FMPL_BOOTSTRAP_H
+#define FMPL_BOOTSTRAP_H
+
+#include <stddef.h>
+
+#define FMPL_BOOTSTRAP_VALUE_MAX 1024  /* longest value, including the NUL */
+#define FMPL_BOOTSTRAP_KEY_MAX 64
+
+typedef struct fmpl_bootstrap {
+    int rank;
+    int size;
+    const char *launcher;  /* "fmplrun", "pmi1" (another PMI-1 launcher), "singleton" */
+    char job_id[128];      /* unique per job, safe in file names */
+
+    int (*put)(struct fmpl_bootstrap *bs, const char *key, const char *value);
+    int (*fence)(struct fmpl_bootstrap *bs);     /* commit puts, then barrier */
+    int (*get)(struct fmpl_bootstrap *bs, int rank, const char *key, char *value,
+               size_t len);
+    int (*barrier)(struct fmpl_bootstrap *bs);
+    /* Ends the whole job with exit code `code`; does not return. */
+    void (*abort)(struct fmpl_bootstrap *bs, int code, const char *message)
+        __attribute__((noreturn));
+    int (*finalize)(struct fmpl_bootstrap *bs);
+    void *impl;
+} fmpl_bootstrap;
+
+/* Picks the implementation from the environment (PMI_FD set: PMI-1; nothing:
+ * singleton).  Returns FMPL_SUCCESS or FMPL_ERR_BOOTSTRAP after logging why. */
+int fmpl_bootstrap_init(fmpl_bootstrap **bs);
+/* Finalize and free; *bs becomes NULL. */
+int fmpl_bootstrap_finalize(fmpl_bootstrap **bs);
+
+/* Prefix of every shared-memory file a job creates: "/fmpl-<job_id>-".
+ * fmplrun removes files with this prefix when the job ends, whatever way. */
+#define FMPL_SHM_PREFIX "/fmpl-"
+
+#endif
