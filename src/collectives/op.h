@@ -1,0 +1,84 @@
+/* Reduction operations: the internal view of fmpl_op.
+ *
+ * Invariants
+ *  - An operation is valid exactly when its `magic` is FMPL_OP_MAGIC_LIVE.
+ *    Built-ins are static constants (builtin = 1, never freed); user
+ *    operations come from fmpl_op_create and, once freed, keep the memory
+ *    with magic FMPL_OP_MAGIC_FREED for a while (a quarantine) so that a
+ *    stale handle is reported as freed instead of being a use after free.
+ *  - fmpl_op_apply(op, in, inout, n) computes inout[i] = in[i] op inout[i]
+ *    for i < n, where `in` is the operand from the LOWER rank.  Collectives
+ *    must combine in rank order: no operation is assumed commutative (the
+ *    max/min tie rule keeps the lower rank's value, so swapping operands can
+ *    change the bits), but every operation is associative.
+ *  - `in` and `inout` either do not overlap or are the same pointer.
+ *  - Built-ins accept buffers at any byte address (no alignment needed).
+ *  - One indirect call per fmpl_op_apply, never one per element: built-in
+ *    kernels are plain loops the compiler vectorises.
+ *  - Callers validate with fmpl_op_check() once per collective call; the
+ *    kernels themselves check nothing.
+ */
+#ifndef FMPL_COLLECTIVES_OP_H
+#define FMPL_COLLECTIVES_OP_H
+
+#include "fmpl.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FMPL_OP_MAGIC_LIVE 0x4f504c56u  /* "VLPO" */
+#define FMPL_OP_MAGIC_FREED 0xdeadf4eeu
+
+/* Kinds.  Built-ins are numbered type * 3 + operation so the public table
+ * and the kernel table line up; FMPL_OPK_USER follows them. */
+enum {
+    FMPL_OPK_ISUM, FMPL_OPK_IMAX, FMPL_OPK_IMIN,
+    FMPL_OPK_SSUM, FMPL_OPK_SMAX, FMPL_OPK_SMIN,
+    FMPL_OPK_DSUM, FMPL_OPK_DMAX, FMPL_OPK_DMIN,
+    FMPL_OPK_CSUM, FMPL_OPK_CMAX, FMPL_OPK_CMIN,
+    FMPL_OPK_ZSUM, FMPL_OPK_ZMAX, FMPL_OPK_ZMIN,
+    FMPL_OPK_BUILTIN_COUNT,
+    FMPL_OPK_USER = FMPL_OPK_BUILTIN_COUNT,
+    FMPL_OPK_COUNT
+};
+
+struct fmpl_op {
+    uint32_t magic;      /* FMPL_OP_MAGIC_LIVE while valid */
+    int kind;            /* FMPL_OPK_* */
+    int builtin;         /* 1 for the static built-ins */
+    size_t elem_size;    /* bytes per element (> 0) */
+    fmpl_user_fn fn;     /* user operations only */
+    void *ctx;           /* passed to fn */
+    const char *name;    /* "dsum", ..., "user" (for messages) */
+};
+
+typedef void (*fmpl_op_kernel)(const void *in, void *inout, long count);
+
+/* Kernels of the built-ins, indexed by kind. */
+extern const fmpl_op_kernel fmpl_op_kernels[FMPL_OPK_BUILTIN_COUNT];
+
+/* inout[i] = in[i] op inout[i], i < count.  `op` must have passed
+ * fmpl_op_check; count <= 0 does nothing. */
+static inline void fmpl_op_apply(const fmpl_op *op, const void *in, void *inout, long count)
+{
+    if (count <= 0)
+        return;
+    if (__builtin_expect(op->kind == FMPL_OPK_USER, 0))
+        op->fn(in, inout, count, op->ctx);
+    else
+        fmpl_op_kernels[op->kind](in, inout, count);
+}
+
+/* FMPL_SUCCESS for a valid operation; otherwise reports (naming `caller`)
+ * and returns FMPL_ERR_OP.  Use through the macro, which passes __func__ so
+ * the message names the public entry point. */
+int fmpl_op_check_from(const fmpl_op *op, const char *caller);
+#define fmpl_op_check(op) fmpl_op_check_from((op), __func__)
+
+/* Bytes per element; the operation must be valid. */
+static inline size_t fmpl_op_elem_size(const fmpl_op *op) { return op->elem_size; }
+
+/* 1 for the built-ins (they may be applied to any byte address). */
+static inline int fmpl_op_is_builtin(const fmpl_op *op) { return op->builtin; }
+
+#endif
