@@ -382,7 +382,8 @@ int fmpl_heap_free(fmpl_heap *h, void *p)
         int sane = size >= MIN_CHUNK && size % LINE == 0 && next <= h->end &&
                    (next == h->end || at(h, next)->prev_size == size) &&
                    (c->prev_size == 0 ? off == h->first
-                                      : c->prev_size <= off - h->first &&
+                                      : c->prev_size % LINE == 0 &&
+                                            c->prev_size <= off - h->first &&
                                             at(h, off - c->prev_size)->size == c->prev_size);
         if (!sane)
             rc = FMPL_ERROR(FMPL_ERR_ARG, "%p: block header is corrupt (written out of bounds?)",

@@ -46,8 +46,10 @@ fmpl_heap *fmpl_heap_create(void *region, size_t size);
 
 /* A block of at least `size` bytes (0 gives a valid unique block) whose
  * address is a multiple of `align`: a power of two; values below 64, and 0,
- * mean 64.  Returns NULL when no free block fits; also NULL, with a message,
- * when align is not a power of two. */
+ * mean 64.  Alignments up to 4096 hold in every mapping of the region;
+ * larger ones only in the mapping `h` belongs to (the owner's).  Returns
+ * NULL when no free block fits; also NULL, with a message, when align is not
+ * a power of two.  The block's contents are not initialised. */
 void *fmpl_heap_alloc(fmpl_heap *h, size_t size, size_t align);
 
 /* Release a block.  NULL is accepted (FMPL_SUCCESS).  A pointer that is not
