@@ -1,0 +1,45 @@
+/* Shared state and argument checks of the native API.  The binding is thin:
+ * check arguments, turn the communicator into a team, call the core. */
+#ifndef FMPL_API_FMPL_API_H
+#define FMPL_API_FMPL_API_H
+
+#include "fmpl.h"
+#include "base/error.h"
+#include "protocols/sender_match.h"
+#include "protocols/team.h"
+
+enum { FMPL_STATE_NEW = 0, FMPL_STATE_READY, FMPL_STATE_FINALIZED };
+extern int fmpl_api_state;
+
+/* Returns an error code (after reporting it) when FMPL is not ready. */
+static inline int fmpl_api_check_state(const char *func)
+{
+    if (__builtin_expect(fmpl_api_state == FMPL_STATE_READY, 1)) {
+        if (fmpl_sm_spool_pending()) /* every call moves the spool along */
+            fmpl_sm_progress();
+        return FMPL_SUCCESS;
+    }
+    if (fmpl_api_state == FMPL_STATE_NEW)
+        return fmpl_error_report(FMPL_ERR_NOT_INITIALIZED, func, "call fmpl_init first");
+    return fmpl_error_report(FMPL_ERR_FINALIZED, func, "FMPL was finalized");
+}
+
+/* The team of a communicator handle, or NULL after reporting. */
+static inline fmpl_team *fmpl_api_team(fmpl_comm comm, const char *func, int *rc)
+{
+    if (comm >= 0 && comm < FMPL_MAX_TEAMS && fmpl_teams[comm])
+        return fmpl_teams[comm];
+    *rc = fmpl_error_report(FMPL_ERR_COMM, func, "communicator %d does not exist%s", comm,
+                            comm == FMPL_COMM_NULL ? " (FMPL_COMM_NULL)" : " (or was freed)");
+    return NULL;
+}
+
+#define API_ENTER(comm_, team_)                                                    \
+    int rc_ = fmpl_api_check_state(__func__);                                      \
+    if (rc_ != FMPL_SUCCESS)                                                       \
+        return rc_;                                                                \
+    fmpl_team *team_ = fmpl_api_team((comm_), __func__, &rc_);                     \
+    if (!team_)                                                                    \
+        return rc_
+
+#endif

@@ -1,0 +1,103 @@
+/* Collective scratch blocks: allocation, exchange of their addresses,
+ * pre-built barrier flag writes.  See coll_team.h for the layout. */
+#include "collectives/coll_team.h"
+#include "progress/progress.h"
+#include "base/error.h"
+#include "base/tunable.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+FMPL_TUNABLE(tunable_bcast_chunk, "FMPL_BCAST_CHUNK", "64k",
+             "bytes per staging chunk of the pipelined shared-memory broadcast (4 chunks)");
+FMPL_TUNABLE(tunable_coll_area, "FMPL_COLL_AREA", "256k",
+             "bytes of each member's reduction input and output areas per communicator");
+
+int64_t fmpl_bcast_chunk;
+int64_t fmpl_coll_area;
+
+int fmpl_coll_init(void)
+{
+    fmpl_bcast_chunk = (fmpl_tunable_long(&tunable_bcast_chunk) + 63) & ~63ll;
+    if (fmpl_bcast_chunk < 4096)
+        fmpl_bcast_chunk = 4096;
+    fmpl_coll_area = (fmpl_tunable_long(&tunable_coll_area) + 63) & ~63ll;
+    if (fmpl_coll_area < 4096)
+        fmpl_coll_area = 4096;
+    return FMPL_SUCCESS;
+}
+
+static size_t scratch_bytes(void)
+{
+    return sizeof(fmpl_coll_scratch) + FMPL_BCAST_SLOTS * (size_t)fmpl_bcast_chunk +
+           2 * (size_t)fmpl_coll_area;
+}
+
+int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
+{
+    fmpl_coll_team *c = calloc(1, sizeof *c);
+    if (!c)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for collective state");
+    t->coll = c;
+    c->mine = fmpl_fab_alloc(scratch_bytes());
+    c->peer = calloc((size_t)t->size, sizeof *c->peer);
+    if (!c->mine || !c->peer) {
+        fmpl_coll_team_destroy(t);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
+                          scratch_bytes());
+    }
+    memset(c->mine, 0, sizeof *c->mine);
+    while ((1 << c->rounds) < t->size)
+        c->rounds++;
+    *mine = fmpl_fab_raddr(c->mine);
+    return FMPL_SUCCESS;
+}
+
+int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
+{
+    fmpl_coll_team *c = t->coll;
+    for (int p = 0; p < t->size; p++) {
+        c->peer[p] = fmpl_fab_ptr(scratch[p]);
+        if (!c->peer[p])
+            return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's collective scratch is not shared",
+                              p);
+    }
+    /* Dissemination round k: signal rank + 2^k in its flag[k]. */
+    for (int k = 0; k < c->rounds; k++) {
+        int to = (t->rank + (1 << k)) % t->size;
+        fmpl_raddr r = scratch[to];
+        r.addr += offsetof(fmpl_coll_scratch, flag) + (size_t)k * sizeof(fmpl_line);
+        fmpl_ctl_prepare(&c->diss[k], r);
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_coll_team_destroy(fmpl_team *t)
+{
+    if (!t->coll)
+        return;
+    fmpl_fab_free(t->coll->mine);
+    free(t->coll->peer);
+    free(t->coll);
+    t->coll = NULL;
+}
+
+void fmpl_coll_wait_all(fmpl_team *t, size_t field_offset, uint64_t value)
+{
+    for (int p = 0; p < t->size; p++) {
+        if (p == t->rank)
+            continue;
+        const fmpl_line *l = (const fmpl_line *)((char *)t->coll->peer[p] + field_offset);
+        FMPL_WAIT_UNTIL(fmpl_line_get(l) >= value);
+    }
+}
+
+void fmpl_coll_exchange_begin(fmpl_team *t, uint64_t s)
+{
+    uint64_t need = s > 2 ? s - 2 : 0;
+    if (t->coll->exchange_full > need)
+        need = t->coll->exchange_full;
+    if (need)
+        FMPL_COLL_WAIT_ALL(t, finished, need);
+}

@@ -1,0 +1,39 @@
+/* A rank's shared segment: a header with well-known offsets, then the heap.
+ *
+ *   offset 0              fmpl_shm_header (one page)
+ *   FMPL_SHM_HEADER_SIZE  heap (fmpl_heap bookkeeping, then blocks)
+ *
+ * The file is /dev/shm/fmpl-<job_id>-<rank>.  It exists only between its
+ * creation and the moment every rank has mapped it: the owner unlinks it
+ * after the attach barrier, so a job that dies later leaves no file, and the
+ * launcher removes any file with the job's prefix when a job dies earlier. */
+#ifndef FMPL_SHM_SEGMENT_H
+#define FMPL_SHM_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fabric/fabric.h"
+
+#define FMPL_SHM_MAGIC 0x464d504c53484d31ull /* "FMPLSHM1" */
+#define FMPL_SHM_HEADER_SIZE 4096
+
+typedef struct fmpl_shm_header {
+    uint64_t magic;
+    uint64_t owner_addr;           /* where the owner mapped it (for CMA probing) */
+    int32_t rank;
+    int32_t pid;
+    uint64_t size;
+} fmpl_shm_header;
+
+/* Name of rank's segment in this job (shm_open form, starting with '/'). */
+void fmpl_shm_segment_name(char *out, size_t len, const char *job_id, int rank);
+/* Create, size and map this rank's segment. */
+int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base);
+/* Map a peer's segment (it must exist). */
+int fmpl_shm_segment_attach(const char *job_id, int rank, size_t size, char **base);
+void fmpl_shm_segment_unlink(const char *job_id, int rank);
+void fmpl_shm_segment_unmap(char *base, size_t size);
+
+#endif

@@ -1,0 +1,23 @@
+/* The progress engine: one call that advances everything outstanding.
+ * Every wait in the layers above polls it.  Today it drives the point-to-
+ * point protocols; collective schedules and an offload agent thread plug in
+ * here (an agent would call fmpl_progress in a loop on its own core). */
+#ifndef FMPL_PROGRESS_H
+#define FMPL_PROGRESS_H
+
+#include "base/wait.h"
+
+/* Returns how many operations advanced (0: nothing to do right now). */
+int fmpl_progress(void);
+
+/* Spin-then-yield until cond holds, progressing meanwhile. */
+#define FMPL_WAIT_UNTIL(cond)                                                      \
+    do {                                                                           \
+        fmpl_waiter fmpl_w_ = FMPL_WAITER_INIT;                                    \
+        while (!(cond)) {                                                          \
+            if (!fmpl_progress())                                                  \
+                fmpl_wait_once(&fmpl_w_);                                          \
+        }                                                                          \
+    } while (0)
+
+#endif

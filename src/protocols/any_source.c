@@ -1,0 +1,224 @@
+/* Any-source domain: receiver-matched messages in arrival order.
+ *
+ * Each rank owns, per team, one ring that every member may append to:
+ *   sender S -> receiver R (ring in R's segment):
+ *     1. S fetch-adds R.ring.tail by the record length     -> position p
+ *        (the order of these fetch-adds is the arrival order)
+ *     2. S waits until p + length - R.ring.head <= capacity (space is free)
+ *     3. S writes the record {source, index, size, payload} at p
+ *        (small messages, up to FMPL_ANY_EAGER_MAX) or {source, index, size,
+ *        RENDEZVOUS} (large ones)
+ *     4. S release-stores record.ready = p + 1              <- arrived
+ *     5. large only: S sends the payload with the sender-matched protocol
+ *        on the pair's internal index FMPL_IDX_ANY_RNDV and waits for it
+ *   R, in fmpl_recv_any:
+ *     6. scans records from head in position order, stopping at the first
+ *        that is not ready, for the first unconsumed one whose index matches
+ *     7. copies the payload out (or, for rendezvous, posts the sender-matched
+ *        receive on FMPL_IDX_ANY_RNDV into the user's buffer and waits: one
+ *        copy, zero with shared buffers), marks the record consumed
+ *     8. advances head over consumed records and release-stores it
+ * The ring is the only buffering: a sender whose record does not fit waits
+ * (step 2) until the receiver consumes; messages never overwrite each other. */
+#include "protocols/any_source.h"
+#include "protocols/sender_match.h"
+#include "base/error.h"
+#include "base/tunable.h"
+#include "base/wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+FMPL_TUNABLE(tunable_any_queue, "FMPL_ANY_QUEUE_SIZE", "256k",
+             "bytes of each rank's any-source ring per communicator");
+FMPL_TUNABLE(tunable_any_eager, "FMPL_ANY_EAGER_MAX", "8k",
+             "any-source messages up to this size are buffered at the receiver; larger "
+             "ones wait for the receiver and move with one copy");
+
+typedef struct any_rec {
+    _Atomic uint64_t ready;  /* position + 1 once written */
+    int64_t size;
+    uint64_t len;            /* record length in bytes, header included */
+    int32_t source;
+    int32_t index;
+    uint32_t rendezvous;
+    uint32_t consumed;       /* written by the owner only */
+    char pad[24];
+} any_rec;
+
+#define REC_HDR ((uint64_t)sizeof(any_rec))
+
+static uint64_t capacity;
+static int64_t eager_max;
+
+int fmpl_any_init(void)
+{
+    long long cap = fmpl_tunable_long(&tunable_any_queue);
+    if (cap < 4096)
+        cap = 4096;
+    capacity = ((uint64_t)cap + 63) & ~63ull;
+    eager_max = fmpl_tunable_long(&tunable_any_eager);
+    if (eager_max < 0)
+        eager_max = 0;
+    if ((uint64_t)eager_max > capacity - REC_HDR)
+        eager_max = (int64_t)(capacity - REC_HDR);
+    return FMPL_SUCCESS;
+}
+
+static char *ring_data(fmpl_any_ring *r) { return (char *)(r + 1); }
+
+int fmpl_any_team_create(fmpl_team *t, fmpl_raddr *mine)
+{
+    fmpl_any_team *a = calloc(1, sizeof *a);
+    if (!a)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the any-source domain");
+    t->any = a;
+    a->mine = fmpl_fab_alloc(sizeof(fmpl_any_ring) + capacity);
+    a->peer = calloc((size_t)t->size, sizeof *a->peer);
+    if (!a->mine || !a->peer) {
+        fmpl_any_team_destroy(t);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a %llu-byte any-source ring",
+                          (unsigned long long)capacity);
+    }
+    memset(a->mine, 0, sizeof(fmpl_any_ring) + capacity);
+    *mine = fmpl_fab_raddr(a->mine);
+    return FMPL_SUCCESS;
+}
+
+int fmpl_any_team_connect(fmpl_team *t, const fmpl_raddr *rings)
+{
+    for (int p = 0; p < t->size; p++) {
+        t->any->peer[p] = fmpl_fab_ptr(rings[p]);
+        if (!t->any->peer[p])
+            return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's any-source ring is not shared", p);
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_any_team_destroy(fmpl_team *t)
+{
+    if (!t->any)
+        return;
+    fmpl_fab_free(t->any->mine);
+    free(t->any->peer);
+    free(t->any);
+    t->any = NULL;
+}
+
+/* Copy between a linear buffer and the ring, wrapping at the end. */
+static void ring_copy_in(fmpl_any_ring *r, uint64_t pos, const void *src, size_t len)
+{
+    uint64_t at = pos % capacity;
+    size_t first = len < capacity - at ? len : (size_t)(capacity - at);
+    memcpy(ring_data(r) + at, src, first);
+    memcpy(ring_data(r), (const char *)src + first, len - first);
+}
+
+static void ring_copy_out(fmpl_any_ring *r, uint64_t pos, void *dst, size_t len)
+{
+    uint64_t at = pos % capacity;
+    size_t first = len < capacity - at ? len : (size_t)(capacity - at);
+    memcpy(dst, ring_data(r) + at, first);
+    memcpy((char *)dst + first, ring_data(r), len - first);
+}
+
+static any_rec *rec_at(fmpl_any_ring *r, uint64_t pos)
+{
+    return (any_rec *)(ring_data(r) + pos % capacity);
+}
+
+int fmpl_any_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
+{
+    fmpl_any_ring *r = t->any->peer[dst];
+    int rendezvous = size > eager_max;
+    uint64_t len = REC_HDR + (rendezvous ? 0 : (((uint64_t)size + 63) & ~63ull));
+    uint64_t pos = atomic_fetch_add_explicit(&r->tail, len, memory_order_acq_rel);
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (pos + len - atomic_load_explicit(&r->head, memory_order_acquire) > capacity) {
+        if (!fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    if (!rendezvous)
+        ring_copy_in(r, pos + REC_HDR, buf, (size_t)size);
+    any_rec *rec = rec_at(r, pos);
+    rec->size = size;
+    rec->len = len;
+    rec->source = t->rank;
+    rec->index = index;
+    rec->rendezvous = (uint32_t)rendezvous;
+    rec->consumed = 0;
+    atomic_store_explicit(&rec->ready, pos + 1, memory_order_release);
+    if (!rendezvous)
+        return FMPL_SUCCESS;
+    int idx = fmpl_team_internal_index(t, FMPL_IDX_ANY_RNDV);
+    int rc = fmpl_sm_isend(t, buf, size, dst, idx);
+    return rc == FMPL_SUCCESS ? fmpl_sm_send_wait(t, dst, idx) : rc;
+}
+
+static void advance_head(fmpl_any_ring *r)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    while (head < tail) {
+        any_rec *rec = rec_at(r, head);
+        if (atomic_load_explicit(&rec->ready, memory_order_acquire) != head + 1 ||
+            !rec->consumed)
+            break;
+        head += rec->len;
+    }
+    atomic_store_explicit(&r->head, head, memory_order_release);
+}
+
+int fmpl_any_recv(fmpl_team *t, void *buf, int64_t size, int index, fmpl_status *status)
+{
+    fmpl_any_ring *r = t->any->mine;
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    any_rec *found = NULL;
+    uint64_t pos = 0;
+    while (!found) {
+        pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        while (pos < tail) {
+            any_rec *rec = rec_at(r, pos);
+            if (atomic_load_explicit(&rec->ready, memory_order_acquire) != pos + 1)
+                break; /* reserved but not written yet: later ones arrived after it */
+            if (!rec->consumed && (index == FMPL_TAG_ANY || rec->index == index)) {
+                found = rec;
+                break;
+            }
+            pos += rec->len;
+        }
+        if (!found && !fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    int src = found->source, msg_index = found->index;
+    int64_t msg_size = found->size;
+    int64_t n = msg_size < size ? msg_size : size;
+    int rc = FMPL_SUCCESS;
+    if (!found->rendezvous) {
+        ring_copy_out(r, pos + REC_HDR, buf, (size_t)n);
+        found->consumed = 1;
+        advance_head(r);
+    } else {
+        found->consumed = 1;
+        advance_head(r);
+        int idx = fmpl_team_internal_index(t, FMPL_IDX_ANY_RNDV);
+        rc = fmpl_sm_irecv(t, buf, size, src, idx);
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_sm_recv_wait(t, src, idx, NULL);
+        if (rc == FMPL_ERR_TRUNCATE)
+            rc = FMPL_SUCCESS; /* reported below with the any-source index */
+    }
+    if (status) {
+        status->source = src;
+        status->index = msg_index;
+        status->size = n;
+        status->error = msg_size > size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    }
+    if (rc == FMPL_SUCCESS && msg_size > size)
+        rc = FMPL_ERROR(FMPL_ERR_TRUNCATE,
+                        "any-source message of %lld bytes from rank %d on index %d, receive "
+                        "buffer %lld",
+                        (long long)msg_size, src, msg_index, (long long)size);
+    return rc;
+}

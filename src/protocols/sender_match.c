@@ -1,0 +1,704 @@
+/* Sender-matched zero-copy point-to-point.
+ *
+ * Areas, per team and per rank (in the rank's shared segment, or in caller
+ * memory given to fmpl_init for FMPL_COMM_WORLD):
+ *   slots[peer][nidx]  matching slots; slots[R][i] in sender S is written by
+ *                      receiver R to announce a receive on index i
+ *   done[peer][nidx]   completion lines; done[S][i] in receiver R is written by
+ *                      sender S when the message on i is in place
+ *
+ * Receive (R posts buf/capacity for sender S on index i):
+ *   1. R sets its own done[S][i].state = POSTED                  (local)
+ *   2. R writes {buf address, capacity, kind} into S.slots[R][i]  (remote put)
+ *   3. R release-stores S.slots[R][i].posted = 1                  (the header flag)
+ *   No query of S, no queue: the slot is exclusive to (S, R, i).
+ * Send (S has buf/size for R on index i):
+ *   4. S acquire-loads slots[R][i].posted (or the ANY slot) until it is 1
+ *   5. S reads the header and stores posted = 0 (resets the slot) -- before
+ *      step 7, so R may post again on i as soon as it sees completion
+ *   6. S moves min(size, capacity) bytes:
+ *        size <= FMPL_INLINE_MAX: into R.done[S][i].data (one cache line)
+ *        buffer in R's shared heap: memcpy straight into it (zero copy, no
+ *          system call)
+ *        private buffer, CMA allowed and size >= FMPL_CMA_MIN: one
+ *          process_vm_writev into it (single copy)
+ *        otherwise: through the staging ring S->R (staging.c); R copies out
+ *          and completes the receive itself, steps 7-8 are skipped
+ *   7. S writes {size, index, status} and release-stores
+ *      R.done[S][i].state = DONE                                  (completion)
+ *   8. R acquire-loads state == DONE, copies inline data if any, sets IDLE.
+ * A send whose header has not come is "pending": every FMPL call progresses
+ * pending sends (an intrusive list, no allocation).  A blocking send with a
+ * spool (fmpl_sendbuf_set) copies the message into the spool after the
+ * timeout and returns; the spooled copy is delivered by the same progress. */
+#include "protocols/sender_match.h"
+#include "protocols/staging.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/timer.h"
+#include "base/tunable.h"
+#include "base/wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+FMPL_TUNABLE(tunable_inline_max, "FMPL_INLINE_MAX", "40",
+             "messages up to this many bytes travel inside the completion line (max 40)");
+FMPL_TUNABLE(tunable_cma_min, "FMPL_CMA_MIN", "16k",
+             "private receive buffers: messages from this size use one CMA system call; "
+             "smaller ones are staged through shared memory (0: always CMA)");
+
+fmpl_team *fmpl_teams[FMPL_MAX_TEAMS];
+
+static int64_t inline_max = FMPL_SM_INLINE_CAP;
+static int64_t cma_min = 16384;
+
+/* Pending sends (waiting for a header, or streaming through a ring). */
+static fmpl_sm_sendop pending = {.next = &pending, .prev = &pending};
+static int npending;
+/* Per world rank: posted private receives that may be fed by its ring, and
+ * the send currently streaming into its ring. */
+static int *stage_expect;
+static int stage_expect_total;
+static fmpl_sm_sendop **stage_owner;
+
+/* The spool (fmpl_sendbuf_set). */
+static struct {
+    char *buf;
+    uint64_t size;
+    int timeout_ms;        /* < 0: none */
+    uint64_t head, tail;   /* ring positions (monotonic) */
+    int count;             /* spooled messages not yet delivered */
+    int delivered;         /* spooled messages delivered since start */
+} spool = {.timeout_ms = -1};
+
+/* ------------------------------------------------------------ set-up */
+
+size_t fmpl_sm_area_bytes(int size, int nidx) { return (size_t)size * (size_t)nidx * 64; }
+
+int fmpl_sm_init(void)
+{
+    long long v = fmpl_tunable_long(&tunable_inline_max);
+    inline_max = v < 0 ? 0 : (v > FMPL_SM_INLINE_CAP ? FMPL_SM_INLINE_CAP : v);
+    v = fmpl_tunable_long(&tunable_cma_min);
+    cma_min = v < 0 ? 0 : v;
+    stage_expect = calloc((size_t)fmpl_fab.size, sizeof *stage_expect);
+    stage_owner = calloc((size_t)fmpl_fab.size, sizeof *stage_owner);
+    if (!stage_expect || !stage_owner)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", fmpl_fab.size);
+    return FMPL_SUCCESS;
+}
+
+void fmpl_sm_finalize(void)
+{
+    free(stage_expect);
+    free(stage_owner);
+    stage_expect = NULL;
+    stage_owner = NULL;
+    stage_expect_total = 0;
+    pending.next = pending.prev = &pending;
+    npending = 0;
+    memset(&spool, 0, sizeof spool);
+    spool.timeout_ms = -1;
+}
+
+int fmpl_sm_team_create(fmpl_team *t, void *slots, void *done)
+{
+    size_t n = (size_t)t->size * (size_t)t->nidx;
+    fmpl_sm_team *sm = calloc(1, sizeof *sm);
+    if (!sm)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a team");
+    t->sm = sm;
+    sm->caller_areas = slots != NULL;
+    sm->slots = slots ? slots : fmpl_fab_alloc(n * sizeof(fmpl_sm_slot));
+    sm->done = done ? done : fmpl_fab_alloc(n * sizeof(fmpl_sm_done));
+    sm->sends = calloc(n, sizeof *sm->sends);
+    sm->recvs = calloc(n, sizeof *sm->recvs);
+    sm->peer_slots = calloc((size_t)t->size, sizeof *sm->peer_slots);
+    sm->peer_done = calloc((size_t)t->size, sizeof *sm->peer_done);
+    sm->peer_slots_ptr = calloc((size_t)t->size, sizeof *sm->peer_slots_ptr);
+    sm->peer_done_ptr = calloc((size_t)t->size, sizeof *sm->peer_done_ptr);
+    if (!sm->slots || !sm->done || !sm->sends || !sm->recvs || !sm->peer_slots ||
+        !sm->peer_done || !sm->peer_slots_ptr || !sm->peer_done_ptr) {
+        fmpl_sm_team_destroy(t);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY,
+                          "no memory for matching areas (%d peers x %d indices)", t->size,
+                          t->nidx);
+    }
+    memset(sm->slots, 0, n * sizeof(fmpl_sm_slot));
+    memset(sm->done, 0, n * sizeof(fmpl_sm_done));
+    return FMPL_SUCCESS;
+}
+
+void fmpl_sm_team_local_areas(const fmpl_team *t, fmpl_raddr *slots, fmpl_raddr *done)
+{
+    *slots = fmpl_fab_raddr(t->sm->slots);
+    *done = fmpl_fab_raddr(t->sm->done);
+}
+
+int fmpl_sm_team_connect(fmpl_team *t, const fmpl_raddr *slots, const fmpl_raddr *done)
+{
+    fmpl_sm_team *sm = t->sm;
+    for (int p = 0; p < t->size; p++) {
+        sm->peer_slots[p] = slots[p];
+        sm->peer_done[p] = done[p];
+        sm->peer_slots_ptr[p] = fmpl_fab_ptr(slots[p]);
+        sm->peer_done_ptr[p] = fmpl_fab_ptr(done[p]);
+        int w = t->world[p];
+        if ((!sm->peer_slots_ptr[p] || !sm->peer_done_ptr[p]) && !fmpl_fab.peers[w].cma)
+            return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                              "rank %d's matching areas are in private memory and CMA is "
+                              "unavailable (%s): pass NULL areas to fmpl_init",
+                              p, fmpl_fab.cma_reason ? fmpl_fab.cma_reason : "refused");
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_sm_team_destroy(fmpl_team *t)
+{
+    fmpl_sm_team *sm = t->sm;
+    if (!sm)
+        return;
+    if (!sm->caller_areas) {
+        fmpl_fab_free(sm->slots);
+        fmpl_fab_free(sm->done);
+    }
+    free(sm->sends);
+    free(sm->recvs);
+    free(sm->peer_slots);
+    free(sm->peer_done);
+    free(sm->peer_slots_ptr);
+    free(sm->peer_done_ptr);
+    free(sm);
+    t->sm = NULL;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static inline int slot_of(const fmpl_team *t, int index)
+{
+    return index == FMPL_TAG_ANY ? t->count + FMPL_IDX_ANY : index;
+}
+
+static inline size_t cell(const fmpl_team *t, int peer, int slot)
+{
+    return (size_t)peer * (size_t)t->nidx + (size_t)slot;
+}
+
+/* Offset of my cell in a peer's area: the peer's [my rank][slot]. */
+static inline uint64_t remote_cell_offset(const fmpl_team *t, int slot)
+{
+    return cell(t, t->rank, slot) * 64;
+}
+
+static void pending_add(fmpl_sm_sendop *s)
+{
+    s->next = &pending;
+    s->prev = pending.prev;
+    pending.prev->next = s;
+    pending.prev = s;
+    npending++;
+}
+
+static void pending_remove(fmpl_sm_sendop *s)
+{
+    s->prev->next = s->next;
+    s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+    npending--;
+}
+
+/* Step 7: the completion line in the receiver, with inline data if any. */
+static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
+                      int64_t inline_len, int status)
+{
+    char *base = t->sm->peer_done_ptr[s->peer];
+    if (base) {
+        fmpl_sm_done *d = (fmpl_sm_done *)(base + remote_cell_offset(t, s->slot));
+        if (inline_data) {
+            memcpy(d->data, inline_data, (size_t)inline_len);
+            d->flags = FMPL_SM_INLINE;
+        } else {
+            d->flags = 0;
+        }
+        d->index = s->index;
+        d->size = s->size;
+        d->status = status;
+        atomic_store_explicit(&d->state, FMPL_SM_DONE, memory_order_release);
+        return FMPL_SUCCESS;
+    }
+    /* Caller-provided completion area in the receiver: two CMA writes, the
+     * state word last. */
+    fmpl_sm_done d;
+    memset(&d, 0, sizeof d);
+    if (inline_data) {
+        memcpy(d.data, inline_data, (size_t)inline_len);
+        d.flags = FMPL_SM_INLINE;
+    }
+    d.index = s->index;
+    d.size = s->size;
+    d.status = status;
+    fmpl_raddr r = t->sm->peer_done[s->peer];
+    r.addr += remote_cell_offset(t, s->slot);
+    const size_t skip = sizeof(uint32_t) * 2; /* state and index stay for last */
+    int rc = fmpl_fab_put((char *)&d + skip, sizeof d - skip, (fmpl_raddr){r.addr + skip, r.rank, r.kind});
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fab_put(&d.index, sizeof d.index, (fmpl_raddr){r.addr + 4, r.rank, r.kind});
+    uint32_t state = FMPL_SM_DONE;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fab_put(&state, sizeof state, r);
+    return rc;
+}
+
+static void spool_release(fmpl_sm_sendop *s);
+
+/* A send reached its end: unlink it, and free a spooled one at once. */
+static void send_finished(fmpl_sm_sendop *s, int error)
+{
+    s->error = error;
+    s->state = FMPL_SEND_DONE;
+    if (s->next)
+        pending_remove(s);
+    if (s->spool_off != UINT64_MAX && spool.buf && s->buf >= (const void *)spool.buf &&
+        s->buf < (const void *)(spool.buf + spool.size))
+        spool_release(s);
+}
+
+/* Stream as much of a staged send as the ring takes.  Returns 1 when the
+ * last chunk is in the ring. */
+static int stream(fmpl_sm_sendop *s)
+{
+    fmpl_team *t = s->team;
+    int w = t->world[s->peer];
+    if (stage_owner[w] && stage_owner[w] != s)
+        return 0;
+    stage_owner[w] = s;
+    fmpl_stage_ring *ring = fmpl_stage_ring_to(w);
+    uint64_t prod = atomic_load_explicit(&ring->produced, memory_order_relaxed);
+    uint64_t cons = atomic_load_explicit(&ring->consumed, memory_order_acquire);
+    int status = s->deliver < s->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    while (s->streamed < s->deliver && prod - cons < FMPL_STAGE_CHUNKS) {
+        int64_t len = s->deliver - s->streamed;
+        if (len > fmpl_stage_chunk)
+            len = fmpl_stage_chunk;
+        memcpy(fmpl_stage_data(ring, prod), (const char *)s->buf + s->streamed, (size_t)len);
+        fmpl_stage_meta *m = &ring->meta[prod % FMPL_STAGE_CHUNKS];
+        m->team = t->id;
+        m->sender = t->rank;
+        m->slot = s->slot;
+        m->msg_index = s->index;
+        m->offset = s->streamed;
+        m->len = len;
+        m->msg_size = s->size;
+        m->status = status;
+        s->streamed += len;
+        m->last = s->streamed == s->deliver;
+        atomic_store_explicit(&ring->produced, ++prod, memory_order_release);
+    }
+    if (s->streamed < s->deliver)
+        return 0;
+    stage_owner[w] = NULL;
+    send_finished(s, status);
+    return 1;
+}
+
+/* Steps 6-7 once the header is known. */
+static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t kind)
+{
+    fmpl_team *t = s->team;
+    int64_t n = s->size < capacity ? s->size : capacity;
+    int status = s->size > capacity ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    int w = t->world[s->peer];
+    int rc;
+    if (n <= inline_max) {
+        rc = write_done(t, s, s->buf, n, status);
+    } else if (kind == FMPL_MEM_SHARED || w == fmpl_fab.rank) {
+        fmpl_raddr dst = {.addr = buf, .rank = w, .kind = kind};
+        memcpy(fmpl_fab_ptr(dst), s->buf, (size_t)n);
+        rc = write_done(t, s, NULL, 0, status);
+    } else if (fmpl_fab.peers[w].cma && n >= cma_min) {
+        rc = fmpl_fab_cma_write(w, buf, s->buf, (size_t)n);
+        if (rc == FMPL_SUCCESS)
+            rc = write_done(t, s, NULL, 0, status);
+    } else {
+        s->deliver = n;
+        s->streamed = 0;
+        s->state = FMPL_SEND_STREAMING;
+        if (!s->next)
+            pending_add(s);
+        stream(s);
+        return;
+    }
+    send_finished(s, rc != FMPL_SUCCESS ? rc : status);
+}
+
+/* Steps 4-5: look for the receiver's header on the index, then the ANY slot. */
+static int try_match(fmpl_sm_sendop *s)
+{
+    fmpl_team *t = s->team;
+    fmpl_sm_slot *h = &t->sm->slots[cell(t, s->peer, s->index)];
+    s->slot = s->index;
+    if (!atomic_load_explicit(&h->posted, memory_order_acquire)) {
+        if (s->index >= t->count)
+            return 0;
+        s->slot = t->count + FMPL_IDX_ANY;
+        h = &t->sm->slots[cell(t, s->peer, s->slot)];
+        if (!atomic_load_explicit(&h->posted, memory_order_acquire))
+            return 0;
+    }
+    uint64_t buf = h->buf;
+    int64_t capacity = h->capacity;
+    uint32_t kind = h->kind;
+    atomic_store_explicit(&h->posted, 0, memory_order_relaxed);
+    deliver(s, buf, capacity, kind);
+    return 1;
+}
+
+/* Copy out every chunk the world rank `w` has put in its ring to us. */
+static int drain(int w)
+{
+    fmpl_stage_ring *ring = fmpl_stage_ring_from(w);
+    uint64_t cons = atomic_load_explicit(&ring->consumed, memory_order_relaxed);
+    uint64_t prod = atomic_load_explicit(&ring->produced, memory_order_acquire);
+    int n = 0;
+    for (; cons < prod; cons++, n++) {
+        const fmpl_stage_meta *m = &ring->meta[cons % FMPL_STAGE_CHUNKS];
+        fmpl_team *t = fmpl_teams[m->team];
+        fmpl_sm_recvop *r = &t->sm->recvs[cell(t, m->sender, m->slot)];
+        memcpy((char *)r->buf + m->offset, fmpl_stage_data(ring, cons), (size_t)m->len);
+        r->received += m->len;
+        if (m->last) {
+            r->msg_size = m->msg_size;
+            r->status = m->status;
+            r->msg_index = m->msg_index;
+            r->state = FMPL_RECV_DONE;
+        }
+        atomic_store_explicit(&ring->consumed, cons + 1, memory_order_release);
+    }
+    return n;
+}
+
+int fmpl_sm_progress(void)
+{
+    int n = 0;
+    if (npending) {
+        fmpl_sm_sendop *s = pending.next;
+        while (s != &pending) {
+            fmpl_sm_sendop *next = s->next;
+            if (s->state == FMPL_SEND_WAITING)
+                n += try_match(s);
+            else if (s->state == FMPL_SEND_STREAMING)
+                n += stream(s);
+            s = next;
+        }
+    }
+    if (stage_expect_total) {
+        for (int w = 0; w < fmpl_fab.size; w++)
+            if (stage_expect[w])
+                n += drain(w);
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ receive */
+
+int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
+{
+    int slot = slot_of(t, index);
+    size_t c = cell(t, src, slot);
+    fmpl_sm_recvop *r = &t->sm->recvs[c];
+    if (r->state != FMPL_RECV_FREE)
+        return FMPL_ERROR(FMPL_ERR_BUSY, "a receive from rank %d on index %d is outstanding",
+                          src, index);
+    fmpl_raddr where = fmpl_fab_raddr(buf);
+    r->buf = buf;
+    r->capacity = size;
+    r->state = FMPL_RECV_POSTED;
+    r->received = 0;
+    r->staged = where.kind == FMPL_MEM_PRIVATE && size > inline_max && t->world[src] != fmpl_fab.rank;
+    if (r->staged) {
+        stage_expect[t->world[src]]++;
+        stage_expect_total++;
+    }
+    atomic_store_explicit(&t->sm->done[c].state, FMPL_SM_POSTED, memory_order_relaxed);
+
+    char *base = t->sm->peer_slots_ptr[src];
+    if (base) {
+        fmpl_sm_slot *h = (fmpl_sm_slot *)(base + remote_cell_offset(t, slot));
+        h->buf = where.addr;
+        h->capacity = size;
+        h->kind = where.kind;
+        atomic_store_explicit(&h->posted, 1, memory_order_release);
+        return FMPL_SUCCESS;
+    }
+    /* The sender's slots are caller memory: header fields, then the flag. */
+    fmpl_sm_slot h = {.buf = where.addr, .capacity = size, .kind = where.kind};
+    fmpl_raddr r0 = t->sm->peer_slots[src];
+    r0.addr += remote_cell_offset(t, slot);
+    int rc = fmpl_fab_put((char *)&h + 8, 24, (fmpl_raddr){r0.addr + 8, r0.rank, r0.kind});
+    uint64_t one = 1;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fab_put(&one, sizeof one, r0);
+    return rc;
+}
+
+static int recv_complete(fmpl_team *t, size_t c)
+{
+    return atomic_load_explicit(&t->sm->done[c].state, memory_order_acquire) == FMPL_SM_DONE ||
+           t->sm->recvs[c].state == FMPL_RECV_DONE;
+}
+
+/* Step 8, after completion was seen. */
+static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *status)
+{
+    fmpl_sm_recvop *r = &t->sm->recvs[c];
+    fmpl_sm_done *d = &t->sm->done[c];
+    int64_t size;
+    int err, msg_index;
+    if (atomic_load_explicit(&d->state, memory_order_acquire) == FMPL_SM_DONE) {
+        size = d->size;
+        err = d->status;
+        msg_index = d->index;
+        if (d->flags & FMPL_SM_INLINE)
+            memcpy(r->buf, d->data, (size_t)(size < r->capacity ? size : r->capacity));
+    } else {
+        size = r->msg_size;
+        err = r->status;
+        msg_index = r->msg_index;
+    }
+    atomic_store_explicit(&d->state, FMPL_SM_IDLE, memory_order_relaxed);
+    if (r->staged) {
+        stage_expect[t->world[src]]--;
+        stage_expect_total--;
+    }
+    int64_t delivered = size < r->capacity ? size : r->capacity;
+    r->state = FMPL_RECV_FREE;
+    if (status) {
+        status->source = src;
+        status->index = index == FMPL_TAG_ANY ? msg_index : index;
+        status->size = delivered;
+        status->error = err;
+    }
+    if (err == FMPL_ERR_TRUNCATE)
+        return FMPL_ERROR(FMPL_ERR_TRUNCATE,
+                          "message of %lld bytes from rank %d on index %d, receive buffer %lld",
+                          (long long)size, src, msg_index, (long long)r->capacity);
+    return err;
+}
+
+int fmpl_sm_recv_wait(fmpl_team *t, int src, int index, fmpl_status *status)
+{
+    size_t c = cell(t, src, slot_of(t, index));
+    if (t->sm->recvs[c].state == FMPL_RECV_FREE)
+        return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no receive from rank %d on index %d", src,
+                          index);
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (!recv_complete(t, c)) {
+        if (!fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    return recv_finish(t, src, index, c, status);
+}
+
+int fmpl_sm_recv_test(fmpl_team *t, int src, int index, int *flag, fmpl_status *status)
+{
+    size_t c = cell(t, src, slot_of(t, index));
+    *flag = 0;
+    if (t->sm->recvs[c].state == FMPL_RECV_FREE)
+        return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no receive from rank %d on index %d", src,
+                          index);
+    if (!recv_complete(t, c)) {
+        fmpl_sm_progress();
+        if (!recv_complete(t, c))
+            return FMPL_SUCCESS;
+    }
+    *flag = 1;
+    return recv_finish(t, src, index, c, status);
+}
+
+/* ------------------------------------------------------------ send */
+
+int fmpl_sm_isend(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
+{
+    fmpl_sm_sendop *s = &t->sm->sends[cell(t, dst, index)];
+    if (s->state != FMPL_SEND_FREE)
+        return FMPL_ERROR(FMPL_ERR_BUSY, "a send to rank %d on index %d is outstanding", dst,
+                          index);
+    s->buf = buf;
+    s->size = size;
+    s->team = t;
+    s->peer = dst;
+    s->index = index;
+    s->error = FMPL_SUCCESS;
+    s->spool_off = UINT64_MAX;
+    s->state = FMPL_SEND_WAITING;
+    if (!try_match(s))
+        pending_add(s);
+    return FMPL_SUCCESS;
+}
+
+static int send_finish(fmpl_sm_sendop *s)
+{
+    int err = s->error;
+    s->state = FMPL_SEND_FREE;
+    if (err == FMPL_ERR_TRUNCATE)
+        return FMPL_ERROR(FMPL_ERR_TRUNCATE,
+                          "message of %lld bytes to rank %d on index %d was truncated by the "
+                          "receiver's smaller buffer",
+                          (long long)s->size, s->peer, s->index);
+    return err;
+}
+
+int fmpl_sm_send_wait(fmpl_team *t, int dst, int index)
+{
+    fmpl_sm_sendop *s = &t->sm->sends[cell(t, dst, index)];
+    if (s->state == FMPL_SEND_FREE || s->spool_off != UINT64_MAX)
+        return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no send to rank %d on index %d", dst, index);
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (s->state != FMPL_SEND_DONE) {
+        if (!fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    return send_finish(s);
+}
+
+int fmpl_sm_send_test(fmpl_team *t, int dst, int index, int *flag)
+{
+    fmpl_sm_sendop *s = &t->sm->sends[cell(t, dst, index)];
+    *flag = 0;
+    if (s->state == FMPL_SEND_FREE || s->spool_off != UINT64_MAX)
+        return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no send to rank %d on index %d", dst, index);
+    if (s->state != FMPL_SEND_DONE)
+        fmpl_sm_progress();
+    if (s->state != FMPL_SEND_DONE)
+        return FMPL_SUCCESS;
+    *flag = 1;
+    return send_finish(s);
+}
+
+/* ------------------------------------------------------------ spool */
+
+/* The spool is a ring of records [u64 length | data], 64-byte aligned; a
+ * record is freed when its message is delivered, and the tail advances over
+ * freed records.  A record never wraps: the rest of the ring is skipped. */
+typedef struct spool_rec {
+    uint64_t len;    /* bytes of the record including this header */
+    uint64_t live;   /* 1 until delivered */
+} spool_rec;
+#define SPOOL_HDR 64
+
+static spool_rec *spool_at(uint64_t pos) { return (spool_rec *)(spool.buf + pos % spool.size); }
+
+static int spool_alloc(int64_t size, uint64_t *data_pos)
+{
+    uint64_t need = SPOOL_HDR + (((uint64_t)size + 63) & ~63ull);
+    uint64_t at = spool.head % spool.size;
+    uint64_t skip = 0;
+    if (at + need > spool.size)
+        skip = spool.size - at; /* to the ring's start */
+    if (spool.head + skip + need - spool.tail > spool.size)
+        return 0;
+    if (skip) {
+        spool_rec *pad = spool_at(spool.head);
+        if (skip >= sizeof *pad) {
+            pad->len = skip;
+            pad->live = 0;
+        }
+        spool.head += skip;
+    }
+    spool_rec *rec = spool_at(spool.head);
+    rec->len = need;
+    rec->live = 1;
+    *data_pos = spool.head;
+    spool.head += need;
+    return 1;
+}
+
+static void spool_release(fmpl_sm_sendop *s)
+{
+    spool_at(s->spool_off)->live = 0;
+    while (spool.tail < spool.head) {
+        uint64_t at = spool.tail % spool.size;
+        if (spool.size - at < SPOOL_HDR) { /* a sliver too small for a header */
+            spool.tail += spool.size - at;
+            continue;
+        }
+        spool_rec *rec = spool_at(spool.tail);
+        if (rec->live)
+            break;
+        spool.tail += rec->len;
+    }
+    s->spool_off = UINT64_MAX;
+    s->state = FMPL_SEND_FREE;
+    spool.count--;
+    spool.delivered++;
+}
+
+int fmpl_sm_spool_set(void *buf, int64_t size, int timeout_ms)
+{
+    if (spool.count)
+        return FMPL_ERROR(FMPL_ERR_BUSY, "the spool still holds %d undelivered messages",
+                          spool.count);
+    spool.buf = buf;
+    spool.size = buf ? (uint64_t)size & ~63ull : 0;
+    spool.timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+    spool.head = spool.tail = 0;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_sm_spool_check(int *nsend, int *nspool)
+{
+    int before = spool.delivered;
+    if (spool.count)
+        fmpl_sm_progress();
+    if (nsend)
+        *nsend = spool.delivered - before;
+    if (nspool)
+        *nspool = spool.count;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_sm_spool_pending(void) { return spool.count; }
+
+int fmpl_sm_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
+{
+    int rc = fmpl_sm_isend(t, buf, size, dst, index);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_sm_sendop *s = &t->sm->sends[cell(t, dst, index)];
+    if (s->state == FMPL_SEND_DONE)
+        return send_finish(s);
+    if (spool.timeout_ms < 0 || !spool.buf)
+        return fmpl_sm_send_wait(t, dst, index);
+
+    uint64_t deadline = fmpl_now_ns() + (uint64_t)spool.timeout_ms * 1000000ull;
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (s->state == FMPL_SEND_WAITING && fmpl_now_ns() < deadline) {
+        if (!fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    if (s->state != FMPL_SEND_WAITING) /* matched: finish as a normal send */
+        return fmpl_sm_send_wait(t, dst, index);
+
+    uint64_t pos;
+    if (!spool_alloc(size, &pos)) {
+        fmpl_sm_progress(); /* deliveries free spool space */
+        if (s->state != FMPL_SEND_WAITING)
+            return fmpl_sm_send_wait(t, dst, index);
+        if (!spool_alloc(size, &pos)) {
+            pending_remove(s);
+            s->state = FMPL_SEND_FREE;
+            return FMPL_ERROR(FMPL_ERR_SPOOL_FULL,
+                              "send of %lld bytes to rank %d on index %d timed out and the "
+                              "spool (%llu bytes, %d messages) has no room; nothing was sent",
+                              (long long)size, dst, index, (unsigned long long)spool.size,
+                              spool.count);
+        }
+    }
+    char *copy = spool.buf + pos % spool.size + SPOOL_HDR;
+    memcpy(copy, buf, (size_t)size);
+    s->buf = copy;
+    s->spool_off = pos;
+    spool.count++;
+    return FMPL_SUCCESS;
+}

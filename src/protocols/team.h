@@ -1,0 +1,42 @@
+/* A team: the protocol-level core of a communicator, shared by the native
+ * API (fmpl_comm) and, later, MPI communicators.  It maps team ranks to world
+ * ranks and holds each protocol's per-team state. */
+#ifndef FMPL_PROTOCOLS_TEAM_H
+#define FMPL_PROTOCOLS_TEAM_H
+
+#include <stdint.h>
+
+/* Matching indices above the user's `count` are the library's own:
+ *   count + 0   the FMPL_TAG_ANY slot (one outstanding ANY receive per pair)
+ *   count + 1   rendezvous of large any-source messages
+ *   count + 2.. collectives over point-to-point (trees) */
+enum {
+    FMPL_IDX_ANY = 0,
+    FMPL_IDX_ANY_RNDV = 1,
+    FMPL_IDX_COLL = 2,
+    FMPL_IDX_INTERNAL = 6 /* internal indices per pair */
+};
+
+#define FMPL_MAX_TEAMS 256
+
+typedef struct fmpl_team {
+    int id;               /* index in the team table; 0 is FMPL_COMM_WORLD */
+    int rank;             /* this process's rank in the team */
+    int size;
+    int *world;           /* [size] world rank of each member */
+    int count;            /* user matching indices per pair */
+    int nidx;             /* count + FMPL_IDX_INTERNAL */
+    struct fmpl_sm_team *sm;     /* sender-matched point-to-point */
+    struct fmpl_any_team *any;   /* any-source domain */
+    struct fmpl_coll_team *coll; /* collectives */
+} fmpl_team;
+
+/* Team table, indexed by id (the staging rings carry team ids). */
+extern fmpl_team *fmpl_teams[FMPL_MAX_TEAMS];
+
+static inline int fmpl_team_internal_index(const fmpl_team *t, int which)
+{
+    return t->count + which;
+}
+
+#endif
