@@ -4,6 +4,7 @@
 #define FMPL_BOOTSTRAP_IMPL_H
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/pmi1_wire.h"
 
 #include <stddef.h>
 
@@ -18,12 +19,8 @@ int fmpl_bootstrap_full_key(const char *func, int rank, const char *key, char *f
 /* Check a value to put: a PMI-1 word shorter than FMPL_BOOTSTRAP_VALUE_MAX. */
 int fmpl_bootstrap_check_value(const char *func, const char *value);
 
-/* Exit status abort() ends a job with: code's low byte, or 1 when that is 0
- * (an abort is always a failure). */
-static inline int fmpl_bootstrap_abort_status(int code)
-{
-    return (code & 0xff) ? (code & 0xff) : 1;
-}
+/* Exit status abort() ends a job with (the rule fmplrun applies too). */
+static inline int fmpl_bootstrap_abort_status(int code) { return fmpl_pmi1_abort_status(code); }
 
 /* Write "fmpl[<rank>] abort: <message> (exit code N)" to stderr in one write. */
 void fmpl_bootstrap_print_abort(int rank, int code, const char *message);

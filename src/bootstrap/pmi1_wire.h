@@ -17,6 +17,13 @@
 #define FMPL_PMI1_VALLEN_MAX 1024
 #define FMPL_PMI1_LINE_MAX 4096 /* longest request or reply, newline included */
 
+/* Exit status of a job a rank ended with cmd=abort exitcode=<code>: the
+ * code's low byte, or 1 when that is 0 (an abort is always a failure). */
+static inline int fmpl_pmi1_abort_status(int code)
+{
+    return (code & 0xff) ? (code & 0xff) : 1;
+}
+
 /* 1 when every character of s is one FMPL may put in a PMI-1 key or value
  * (letters, digits and -_.:,/+@), and s is not empty. */
 static inline int fmpl_pmi1_word_ok(const char *s)
