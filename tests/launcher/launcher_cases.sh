@@ -30,13 +30,23 @@ expect_one_report() {
     [ "$n" -eq 1 ] || fail "$n 'ending the job' lines, expected 1"
 }
 
+expect_one_report_absent() {
+    ! grep -q 'exited with status' "$work/err" || fail "a rank's exit reported after an exec failure"
+}
+
+# A test rank still running (a zombie waiting for init to reap it is dead).
+rank_alive() {
+    local state; state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$state" ] && [ "$state" != Z ] && grep -q lt_fail "/proc/$1/cmdline" 2>/dev/null
+}
+
 # After a failure case: every rank started, none alive, no shm file left.
 check_cleanup() {
     local nranks=$1 piddir=$work/pids pids=0 f pid
     for f in "$piddir"/pid.*; do
         [ -e "$f" ] || continue
         pids=$((pids + 1)); pid=${f##*/pid.}
-        if kill -0 "$pid" 2>/dev/null && grep -q lt_fail "/proc/$pid/cmdline" 2>/dev/null; then
+        if rank_alive "$pid"; then
             fail "rank pid $pid still alive after fmplrun returned"
         fi
     done
@@ -53,6 +63,20 @@ fail_case() {
     local n=$1 mode=$2 failrank=$3; shift 3
     mkdir -p "$work/pids"
     run -n "$n" "$@" "$LT_FAIL" "$mode" "$failrank" "$work/pids"
+}
+
+# start_background NRANKS MODE: fmplrun with lt_fail in the background
+# (pid in $launcher, start time in $t0); returns once every rank is up.
+start_background() {
+    mkdir -p "$work/pids"
+    t0=$(now_ms)
+    "$FMPLRUN" -n "$1" "$LT_FAIL" "$2" 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
+    launcher=$!
+    for _ in $(seq 100); do   # up to 5 s
+        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$1" ] && [ -s "$work/pids/jobid" ] && break
+        sleep 0.05
+    done
+    sleep 0.2   # let them reach their blocking call
 }
 
 case $case_name in
@@ -81,24 +105,52 @@ abort)
 exit0_barrier)
     fail_case 3 exit0 1
     expect_status 1
-    expect_err '^fmplrun: rank 1 \(pid [0-9]+\) exited with status 0 while rank\(s\) 0 2 waited for it in a PMI barrier it never entered; ending the job$'
+    expect_err '^fmplrun: rank 1 \(pid [0-9]+\) exited with status 0 while rank\(s\)( 0| 2)+ waited for it in a PMI barrier it never entered; ending the job$'
     expect_one_report; expect_fast 2500; check_cleanup 3 ;;
 sigterm)
-    mkdir -p "$work/pids"
-    t0=$(now_ms)
-    "$FMPLRUN" -n 3 "$LT_FAIL" sleep 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
-    launcher=$!
-    for _ in $(seq 100); do   # wait up to 5 s for the 3 ranks to start
-        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq 3 ] && [ -s "$work/pids/jobid" ] && break
-        sleep 0.05
+    start_background 3 sleep
+    # The ranks share one process group of their own, led by rank 0.
+    leader=$(grep -lx 0 "$work"/pids/pid.* | sed 's/.*pid\.//')
+    for f in "$work"/pids/pid.*; do
+        pgid=$(awk '{print $5}' "/proc/${f##*/pid.}/stat")
+        [ "$pgid" = "$leader" ] || fail "rank pid ${f##*/pid.} in group $pgid, not $leader"
     done
-    sleep 0.1
+    [ "$(awk '{print $5}' /proc/$launcher/stat)" != "$leader" ] || fail "ranks share fmplrun's group"
     kill -TERM "$launcher"
     wait "$launcher"; status=$?
     elapsed_ms=$(( $(now_ms) - t0 ))
     expect_status 143
     expect_err '^fmplrun: received signal 15 \(Terminated\); forwarding it to the ranks and ending the job$'
     expect_fast 4000; check_cleanup 3 ;;
+signal_escalation)
+    # Odd ranks ignore the forwarded SIGTERM: SIGKILL must follow after 1 s.
+    start_background 4 hang
+    t_kill=$(now_ms)
+    kill -TERM "$launcher"
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t_kill ))
+    expect_status 143
+    expect_err 'received signal 15 \(Terminated\); forwarding it'
+    [ "$elapsed_ms" -ge 900 ] || fail "SIGKILL came after ${elapsed_ms} ms, before 1 s"
+    expect_fast 2500; check_cleanup 4 ;;
+launcher_killed)
+    # A SIGKILLed launcher cannot clean up, but its ranks must not survive it.
+    start_background 3 sleep
+    kill -KILL "$launcher"
+    wait "$launcher" 2>/dev/null
+    for _ in $(seq 40); do
+        alive=0
+        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
+        [ "$alive" -eq 0 ] && break
+        sleep 0.05
+    done
+    job=$(cat "$work/pids/jobid"); rm -f /dev/shm/fmpl-"$job"-*
+    [ "$alive" -eq 0 ] || fail "ranks outlived their SIGKILLed launcher" ;;
+early_exit)
+    # A rank finishing first is normal: the others carry on.
+    run -n 3 sh -c '[ "$PMI_RANK" = 0 ] && exit 0; sleep 0.3; echo "done $PMI_RANK"'
+    expect_status 0; expect_out '^done 1$'; expect_out '^done 2$'
+    [ ! -s "$work/err" ] || fail "unexpected messages" ;;
 tag_output)
     run -n 2 --tag-output sh -c 'echo "out $PMI_RANK"; echo "err $PMI_RANK" >&2; printf "tail $PMI_RANK"'
     expect_status 0
@@ -129,6 +181,9 @@ usage)
     run -n 2 no-such-program-xyz; expect_status 127
     expect_err "^fmplrun: cannot execute 'no-such-program-xyz': No such file or directory$"
     run -n 2 /etc/passwd; expect_status 126; expect_err "cannot execute '/etc/passwd': Permission denied"
+    printf 'not a program\n' >"$work/noexec"; chmod +x "$work/noexec"
+    run -n 2 "$work/noexec"; expect_status 126; expect_err "cannot execute '.*noexec': Exec format error$"
+    expect_one_report_absent
     run --help; expect_status 0; expect_out '^usage: fmplrun -n N'; expect_out '124 +--timeout expired'
     run --version; expect_status 0; expect_out '^fmplrun \(FMPL\) [0-9]+\.[0-9]+'
     run -np 2 true; expect_status 0 ;;
