@@ -1,0 +1,28 @@
+/* Internal to the bootstrap layer: the constructors bootstrap.c chooses
+ * between, and the argument checks every implementation shares. */
+#ifndef FMPL_BOOTSTRAP_IMPL_H
+#define FMPL_BOOTSTRAP_IMPL_H
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/pmi1_wire.h"
+
+#include <stddef.h>
+
+/* Fill in *bs (zeroed by the caller); FMPL_SUCCESS or an error already
+ * reported.  On failure nothing stays allocated. */
+int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd);
+int fmpl_bootstrap_singleton_open(fmpl_bootstrap *bs);
+
+/* Build "<rank>.<key>" into full[FMPL_BOOTSTRAP_KEY_MAX] after checking key
+ * (a PMI-1 word, short enough); FMPL_SUCCESS or FMPL_ERR_ARG, reported. */
+int fmpl_bootstrap_full_key(const char *func, int rank, const char *key, char *full);
+/* Check a value to put: a PMI-1 word shorter than FMPL_BOOTSTRAP_VALUE_MAX. */
+int fmpl_bootstrap_check_value(const char *func, const char *value);
+
+/* Exit status abort() ends a job with (the rule fmplrun applies too). */
+static inline int fmpl_bootstrap_abort_status(int code) { return fmpl_pmi1_abort_status(code); }
+
+/* Write "fmpl[<rank>] abort: <message> (exit code N)" to stderr in one write. */
+void fmpl_bootstrap_print_abort(int rank, int code, const char *message);
+
+#endif

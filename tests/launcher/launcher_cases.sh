@@ -1,0 +1,247 @@
+#!/bin/bash
+# Driver for fmplrun's behaviour tests: runs one case, checks exit status,
+# messages, elapsed time, that no rank outlives the job and that the job's
+# /dev/shm/fmpl-<job_id>-* files are gone.  Exit 0: pass, 77: skip.
+#
+# usage: launcher_cases.sh CASE FMPLRUN LT_FAIL LT_EXCHANGE
+set -u
+case_name=$1 FMPLRUN=$2 LT_FAIL=$3 LT_EXCHANGE=$4
+work=$(mktemp -d "${TMPDIR:-/tmp}/fmplrun-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+ulimit -c 0
+
+fail() { echo "FAIL [$case_name]: $*"; for f in "$work"/out "$work"/err; do [ -f "$f" ] && { echo "--- ${f##*/}:"; head -c 3000 "$f"; }; done; exit 1; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# run ARGS...: run fmplrun; sets status and elapsed_ms.
+run() {
+    local t0; t0=$(now_ms)
+    "$FMPLRUN" "$@" >"$work/out" 2>"$work/err" </dev/null
+    status=$?
+    elapsed_ms=$(( $(now_ms) - t0 ))
+}
+expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1"; }
+expect_err() { grep -Eq -- "$1" "$work/err" || fail "stderr lacks /$1/"; }
+expect_out() { grep -Eq -- "$1" "$work/out" || fail "stdout lacks /$1/"; }
+expect_fast() { [ "$elapsed_ms" -le "$1" ] || fail "took ${elapsed_ms} ms, limit $1 ms"; }
+# Exactly one fmplrun line that ends the job.
+expect_one_report() {
+    local n; n=$(grep -c 'ending the job' "$work/err")
+    [ "$n" -eq 1 ] || fail "$n 'ending the job' lines, expected 1"
+}
+
+expect_one_report_absent() {
+    ! grep -q 'exited with status' "$work/err" || fail "a rank's exit reported after an exec failure"
+}
+
+# A test rank still running (a zombie waiting for init to reap it is dead).
+rank_alive() {
+    local state; state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$state" ] && [ "$state" != Z ] && grep -q lt_fail "/proc/$1/cmdline" 2>/dev/null
+}
+
+# After a failure case: every rank started, none alive, no shm file left.
+check_cleanup() {
+    local nranks=$1 piddir=$work/pids pids=0 f pid
+    for f in "$piddir"/pid.*; do
+        [ -e "$f" ] || continue
+        pids=$((pids + 1)); pid=${f##*/pid.}
+        if rank_alive "$pid"; then
+            fail "rank pid $pid still alive after fmplrun returned"
+        fi
+    done
+    [ "$pids" -eq "$nranks" ] || fail "$pids ranks recorded a pid, expected $nranks"
+    [ -s "$piddir/jobid" ] || fail "rank 0 did not record the job id"
+    local job; job=$(cat "$piddir/jobid")
+    if compgen -G "/dev/shm/fmpl-$job-*" >/dev/null; then
+        fail "leftover shared-memory files: $(ls /dev/shm/fmpl-"$job"-*)"
+    fi
+}
+
+# fail_case NRANKS MODE FAILRANK [fmplrun options...]
+fail_case() {
+    local n=$1 mode=$2 failrank=$3; shift 3
+    mkdir -p "$work/pids"
+    run -n "$n" "$@" "$LT_FAIL" "$mode" "$failrank" "$work/pids"
+}
+
+# start_background NRANKS MODE: fmplrun with lt_fail in the background
+# (pid in $launcher, start time in $t0); returns once every rank is up.
+start_background() {
+    mkdir -p "$work/pids"
+    t0=$(now_ms)
+    "$FMPLRUN" -n "$1" "$LT_FAIL" "$2" 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
+    launcher=$!
+    for _ in $(seq 100); do   # up to 5 s
+        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$1" ] && [ -s "$work/pids/jobid" ] && break
+        sleep 0.05
+    done
+    sleep 0.2   # let them reach their blocking call
+}
+
+case $case_name in
+exit_status)
+    fail_case 4 exit3 2
+    expect_status 3
+    expect_err '^fmplrun: rank 2 \(pid [0-9]+\) exited with status 3; ending the job$'
+    expect_one_report; expect_fast 2500; check_cleanup 4 ;;
+signal)
+    fail_case 3 segv 1
+    expect_status 139
+    expect_err '^fmplrun: rank 1 \(pid [0-9]+\) killed by signal 11 \(Segmentation fault\); ending the job$'
+    expect_one_report; expect_fast 2500; check_cleanup 3 ;;
+timeout)
+    fail_case 4 hang 0 --timeout 1
+    expect_status 124
+    expect_err '^fmplrun: job exceeded --timeout 1 s; ranks still running: 0 1 2 3; ending the job$'
+    expect_one_report; expect_fast 3000; check_cleanup 4
+    [ "$elapsed_ms" -ge 1000 ] || fail "ended after ${elapsed_ms} ms, before the 1 s timeout" ;;
+abort)
+    fail_case 3 abort 0
+    expect_status 7
+    expect_err '^fmplrun: rank 0 \(pid [0-9]+\) called abort with code 7; ending the job$'
+    expect_err '^fmpl\[0\] abort: lt_fail: deliberate abort \(exit code 7\)$'
+    expect_one_report; expect_fast 2500; check_cleanup 3 ;;
+exit0_barrier)
+    fail_case 3 exit0 1
+    expect_status 1
+    expect_err '^fmplrun: rank 1 \(pid [0-9]+\) exited with status 0 while rank\(s\)( 0| 2)+ waited for it in a PMI barrier it never entered; ending the job$'
+    expect_one_report; expect_fast 2500; check_cleanup 3 ;;
+sigterm)
+    start_background 3 sleep
+    # The ranks share one process group of their own, led by rank 0.
+    leader=$(grep -lx 0 "$work"/pids/pid.* | sed 's/.*pid\.//')
+    for f in "$work"/pids/pid.*; do
+        pgid=$(awk '{print $5}' "/proc/${f##*/pid.}/stat")
+        [ "$pgid" = "$leader" ] || fail "rank pid ${f##*/pid.} in group $pgid, not $leader"
+    done
+    [ "$(awk '{print $5}' /proc/$launcher/stat)" != "$leader" ] || fail "ranks share fmplrun's group"
+    kill -TERM "$launcher"
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t0 ))
+    expect_status 143
+    expect_err '^fmplrun: received signal 15 \(Terminated\); forwarding it to the ranks and ending the job$'
+    expect_fast 4000; check_cleanup 3 ;;
+signal_escalation)
+    # Odd ranks ignore the forwarded SIGTERM: SIGKILL must follow after 1 s.
+    start_background 4 hang
+    t_kill=$(now_ms)
+    kill -TERM "$launcher"
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t_kill ))
+    expect_status 143
+    expect_err 'received signal 15 \(Terminated\); forwarding it'
+    [ "$elapsed_ms" -ge 900 ] || fail "SIGKILL came after ${elapsed_ms} ms, before 1 s"
+    expect_fast 2500; check_cleanup 4 ;;
+launcher_killed)
+    # A SIGKILLed launcher cannot clean up, but its ranks must not survive it.
+    start_background 3 sleep
+    kill -KILL "$launcher"
+    wait "$launcher" 2>/dev/null
+    for _ in $(seq 40); do
+        alive=0
+        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
+        [ "$alive" -eq 0 ] && break
+        sleep 0.05
+    done
+    job=$(cat "$work/pids/jobid"); rm -f /dev/shm/fmpl-"$job"-*
+    [ "$alive" -eq 0 ] || fail "ranks outlived their SIGKILLed launcher" ;;
+early_exit)
+    # A rank finishing first is normal: the others carry on.
+    run -n 3 sh -c '[ "$PMI_RANK" = 0 ] && exit 0; sleep 0.3; echo "done $PMI_RANK"'
+    expect_status 0; expect_out '^done 1$'; expect_out '^done 2$'
+    [ ! -s "$work/err" ] || fail "unexpected messages" ;;
+tag_output)
+    run -n 2 --tag-output sh -c 'echo "out $PMI_RANK"; echo "err $PMI_RANK" >&2; printf "tail $PMI_RANK"'
+    expect_status 0
+    for r in 0 1; do
+        expect_out "^\[$r\] out $r$"; expect_out "^\[$r\] tail $r$"; expect_err "^\[$r\] err $r$"
+    done
+    # Many long lines written in chunks that split lines: every relayed line
+    # must be whole and tagged with the right rank.
+    run -n 2 --tag-output awk -v r=0 'BEGIN { r = ENVIRON["PMI_RANK"];
+        for (i = 0; i < 3000; i++) printf "rank %d line %d %0100d\n", r, i, i }'
+    expect_status 0
+    [ "$(wc -l <"$work/out")" -eq 6000 ] || fail "expected 6000 lines"
+    bad=$(grep -Evc '^\[([01])\] rank \1 line [0-9]+ [0-9]{100}$' "$work/out")
+    [ "$bad" -eq 0 ] || fail "$bad lines broken or mis-tagged"
+    # Without the flag, output is not touched.
+    run -n 2 sh -c 'echo "plain $PMI_RANK"'
+    expect_status 0; expect_out '^plain 0$'; expect_out '^plain 1$' ;;
+usage)
+    run; [ "$status" -ne 0 ] || fail "no arguments: exit 0"; expect_err 'missing -n'
+    run -n 0 true; [ "$status" -ne 0 ] || fail "-n 0: exit 0"; expect_err "invalid number of ranks '0'"
+    run -n abc true; [ "$status" -ne 0 ] || fail "-n abc: exit 0"; expect_err "invalid number of ranks 'abc'"
+    run -n; [ "$status" -ne 0 ] || fail "-n without value: exit 0"; expect_err "needs a number"
+    run -n 2; [ "$status" -ne 0 ] || fail "no program: exit 0"; expect_err 'missing the program'
+    run --frobnicate -n 2 true; [ "$status" -ne 0 ] || fail "unknown option: exit 0"
+    expect_err "unknown option '--frobnicate'"
+    run -n 2 --bind sockets true; [ "$status" -ne 0 ] || fail "bad --bind: exit 0"; expect_err "invalid --bind"
+    run -n 2 --timeout soon true; [ "$status" -ne 0 ] || fail "bad --timeout: exit 0"; expect_err "invalid --timeout"
+    run -n 2 no-such-program-xyz; expect_status 127
+    expect_err "^fmplrun: cannot execute 'no-such-program-xyz': No such file or directory$"
+    run -n 2 /etc/passwd; expect_status 126; expect_err "cannot execute '/etc/passwd': Permission denied"
+    printf 'not a program\n' >"$work/noexec"; chmod +x "$work/noexec"
+    run -n 2 "$work/noexec"; expect_status 126; expect_err "cannot execute '.*noexec': Exec format error$"
+    expect_one_report_absent
+    run --help; expect_status 0; expect_out '^usage: fmplrun -n N'; expect_out '124 +--timeout expired'
+    run --version; expect_status 0; expect_out '^fmplrun \(FMPL\) [0-9]+\.[0-9]+'
+    run -np 2 true; expect_status 0 ;;
+pmi_wire)
+    # A shell rank speaking PMI-1 by hand: environment, maxes, universe
+    # size, a missing key and an unknown command (rc=-1 with a message).
+    run -n 1 bash -c '
+        echo "env $PMI_RANK $PMI_SIZE $FMPL_LAUNCHER fd=${PMI_FD:+set}"
+        ask() { echo "$1" >&$PMI_FD; IFS= read -r line <&$PMI_FD; echo "$line"; }
+        ask "cmd=init pmi_version=1 pmi_subversion=1"
+        ask "cmd=get_maxes"
+        ask "cmd=get_universe_size"
+        kvs=$(ask "cmd=get_my_kvsname"); echo "$kvs"; kvs=${kvs#*kvsname=}
+        ask "cmd=get kvsname=$kvs key=0.missing"
+        ask "cmd=put kvsname=$kvs key=0.k value=a\$b#c"
+        ask "cmd=get kvsname=$kvs key=0.k"
+        ask "cmd=frobnicate x=1"
+        ask "cmd=init pmi_version=2 pmi_subversion=0"
+        ask "cmd=finalize"'
+    expect_status 0
+    expect_out '^env 0 1 fmplrun fd=set$'
+    expect_out '^cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0$'
+    expect_out '^cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024$'
+    expect_out '^cmd=universe_size size=1$'
+    expect_out '^cmd=my_kvsname kvsname=fmplrun-[0-9]+-[0-9a-f]{8}$'
+    expect_out '^cmd=get_result rc=-1 msg=key_0.missing_not_found$'
+    expect_out '^cmd=put_result rc=0 msg=success$'
+    expect_out '^cmd=get_result rc=0 msg=success value=a\$b#c$'
+    expect_out '^cmd=error rc=-1 msg=unknown_command_frobnicate$'
+    expect_out '^cmd=response_to_init .*rc=-1'
+    expect_out '^cmd=finalize_ack$'
+    expect_err "rank 0 sent an unknown PMI command 'frobnicate'" ;;
+binding)
+    ncpus=$(nproc)
+    run -n 2 --bind none -v true; expect_status 0; expect_err '^fmplrun: binding: none \(--bind none'
+    n=$((ncpus + 1))
+    run -n "$n" -v true; expect_status 0; expect_err "^fmplrun: binding: none \(oversubscribed; $n ranks, $ncpus CPUs"
+    if [ "$ncpus" -ge 2 ]; then
+        run -n 2 -v --tag-output sh -c 'grep Cpus_allowed_list /proc/self/status'
+        expect_status 0; expect_err '^fmplrun: binding: core \(rank->CPU\): 0->[0-9]+ 1->[0-9]+$'
+        c0=$(sed -n 's/^\[0\] Cpus_allowed_list:\s*//p' "$work/out")
+        c1=$(sed -n 's/^\[1\] Cpus_allowed_list:\s*//p' "$work/out")
+        [[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ && "$c0" != "$c1" ]] ||
+            fail "ranks not bound to distinct single CPUs: '$c0' '$c1'"
+        expect_err "^fmplrun: binding: core \(rank->CPU\): 0->$c0 1->$c1$"
+    fi ;;
+hydra)
+    if ! command -v mpiexec.hydra >/dev/null; then
+        echo "SKIP: mpiexec.hydra is not installed (apt-get install mpich)"; exit 77
+    fi
+    t0=$(now_ms)
+    timeout 30 mpiexec.hydra -n 2 "$LT_EXCHANGE" --expect-size 2 --expect-launcher pmi1 --rounds 5 \
+        >"$work/out" 2>"$work/err" </dev/null
+    status=$?
+    expect_status 0
+    expect_out '^lt_exchange: rank 0 of 2 ok \(launcher pmi1, job kvs_'
+    expect_out '^lt_exchange: rank 1 of 2 ok \(launcher pmi1, job kvs_' ;;
+*)
+    fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
