@@ -7,26 +7,29 @@
  *   done[peer][nidx]   completion lines; done[S][i] in receiver R is written by
  *                      sender S when the message on i is in place
  *
- * Receive (R posts buf/capacity for sender S on index i):
- *   1. R sets its own done[S][i].state = POSTED                  (local)
- *   2. R writes {buf address, capacity, kind} into S.slots[R][i]  (remote put)
- *   3. R release-stores S.slots[R][i].posted = 1                  (the header flag)
+ * Receive (R posts buf/capacity for sender S on index i; n = R's post count
+ * for (S, i), kept privately):
+ *   1. R writes {buf address, capacity, kind} into S.slots[R][i]  (remote put)
+ *   2. R release-stores S.slots[R][i].seq = n                    (the header flag)
  *   No query of S, no queue: the slot is exclusive to (S, R, i).
- * Send (S has buf/size for R on index i):
- *   4. S acquire-loads slots[R][i].posted (or the ANY slot) until it is 1
- *   5. S reads the header and stores posted = 0 (resets the slot) -- before
- *      step 7, so R may post again on i as soon as it sees completion
- *   6. S moves min(size, capacity) bytes:
+ * Send (S has buf/size for R on index i; S remembers the last sequence it
+ * consumed on each slot):
+ *   3. S acquire-loads slots[R][i].seq (or the ANY slot's) until it differs
+ *      from the one it consumed last: the header is there
+ *   4. S moves min(size, capacity) bytes:
  *        size <= FMPL_INLINE_MAX: into R.done[S][i].data (one cache line)
  *        buffer in R's shared heap: memcpy straight into it (zero copy, no
  *          system call)
  *        private buffer, CMA allowed and size >= FMPL_CMA_MIN: one
  *          process_vm_writev into it (single copy)
  *        otherwise: through the staging ring S->R (staging.c); R copies out
- *          and completes the receive itself, steps 7-8 are skipped
- *   7. S writes {size, index, status} and release-stores
- *      R.done[S][i].state = DONE                                  (completion)
- *   8. R acquire-loads state == DONE, copies inline data if any, sets IDLE.
+ *          and completes the receive itself, step 5 is skipped
+ *   5. S writes {size, index, status} and release-stores
+ *      R.done[S][i].seq = n                                       (completion)
+ *   6. R acquire-loads done.seq == n, copies inline data if any.
+ * Neither side ever writes a line the other side writes (no resets): each
+ * cache line makes one trip per message, and a receiver may post on i again
+ * as soon as it sees the completion.
  * A send whose header has not come is "pending": every FMPL call progresses
  * pending sends (an intrusive list, no allocation).  A blocking send with a
  * spool (fmpl_sendbuf_set) copies the message into the spool after the
@@ -114,11 +117,12 @@ int fmpl_sm_team_create(fmpl_team *t, void *slots, void *done)
     sm->done = done ? done : fmpl_fab_alloc(n * sizeof(fmpl_sm_done));
     sm->sends = calloc(n, sizeof *sm->sends);
     sm->recvs = calloc(n, sizeof *sm->recvs);
+    sm->seen = calloc(n, sizeof *sm->seen);
     sm->peer_slots = calloc((size_t)t->size, sizeof *sm->peer_slots);
     sm->peer_done = calloc((size_t)t->size, sizeof *sm->peer_done);
     sm->peer_slots_ptr = calloc((size_t)t->size, sizeof *sm->peer_slots_ptr);
     sm->peer_done_ptr = calloc((size_t)t->size, sizeof *sm->peer_done_ptr);
-    if (!sm->slots || !sm->done || !sm->sends || !sm->recvs || !sm->peer_slots ||
+    if (!sm->slots || !sm->done || !sm->sends || !sm->recvs || !sm->seen || !sm->peer_slots ||
         !sm->peer_done || !sm->peer_slots_ptr || !sm->peer_done_ptr) {
         fmpl_sm_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY,
@@ -165,6 +169,7 @@ void fmpl_sm_team_destroy(fmpl_team *t)
     }
     free(sm->sends);
     free(sm->recvs);
+    free(sm->seen);
     free(sm->peer_slots);
     free(sm->peer_done);
     free(sm->peer_slots_ptr);
@@ -208,7 +213,7 @@ static void pending_remove(fmpl_sm_sendop *s)
     npending--;
 }
 
-/* Step 7: the completion line in the receiver, with inline data if any. */
+/* Step 5: the completion line in the receiver, with inline data if any. */
 static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
                       int64_t inline_len, int status)
 {
@@ -224,11 +229,11 @@ static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
         d->index = s->index;
         d->size = s->size;
         d->status = status;
-        atomic_store_explicit(&d->state, FMPL_SM_DONE, memory_order_release);
+        atomic_store_explicit(&d->seq, s->match_seq, memory_order_release);
         return FMPL_SUCCESS;
     }
-    /* Caller-provided completion area in the receiver: two CMA writes, the
-     * state word last. */
+    /* Caller-provided completion area in the receiver: CMA writes, the
+     * sequence word last. */
     fmpl_sm_done d;
     memset(&d, 0, sizeof d);
     if (inline_data) {
@@ -240,13 +245,12 @@ static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
     d.status = status;
     fmpl_raddr r = t->sm->peer_done[s->peer];
     r.addr += remote_cell_offset(t, s->slot);
-    const size_t skip = sizeof(uint32_t) * 2; /* state and index stay for last */
-    int rc = fmpl_fab_put((char *)&d + skip, sizeof d - skip, (fmpl_raddr){r.addr + skip, r.rank, r.kind});
+    const size_t skip = sizeof(uint32_t); /* the sequence goes last */
+    int rc = fmpl_fab_put((char *)&d + skip, sizeof d - skip,
+                          (fmpl_raddr){r.addr + skip, r.rank, r.kind});
+    uint32_t seq = s->match_seq;
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_put(&d.index, sizeof d.index, (fmpl_raddr){r.addr + 4, r.rank, r.kind});
-    uint32_t state = FMPL_SM_DONE;
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_put(&state, sizeof state, r);
+        rc = fmpl_fab_put(&seq, sizeof seq, r);
     return rc;
 }
 
@@ -302,7 +306,7 @@ static int stream(fmpl_sm_sendop *s)
     return 1;
 }
 
-/* Steps 6-7 once the header is known. */
+/* Steps 4-5 once the header is known. */
 static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t kind)
 {
     fmpl_team *t = s->team;
@@ -332,25 +336,27 @@ static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t 
     send_finished(s, rc != FMPL_SUCCESS ? rc : status);
 }
 
-/* Steps 4-5: look for the receiver's header on the index, then the ANY slot. */
+/* Step 3: look for the receiver's header on the index, then the ANY slot. */
 static int try_match(fmpl_sm_sendop *s)
 {
     fmpl_team *t = s->team;
-    fmpl_sm_slot *h = &t->sm->slots[cell(t, s->peer, s->index)];
+    size_t c = cell(t, s->peer, s->index);
+    fmpl_sm_slot *h = &t->sm->slots[c];
+    uint64_t seq = atomic_load_explicit(&h->seq, memory_order_acquire);
     s->slot = s->index;
-    if (!atomic_load_explicit(&h->posted, memory_order_acquire)) {
+    if (seq == t->sm->seen[c]) {
         if (s->index >= t->count)
             return 0;
         s->slot = t->count + FMPL_IDX_ANY;
-        h = &t->sm->slots[cell(t, s->peer, s->slot)];
-        if (!atomic_load_explicit(&h->posted, memory_order_acquire))
+        c = cell(t, s->peer, s->slot);
+        h = &t->sm->slots[c];
+        seq = atomic_load_explicit(&h->seq, memory_order_acquire);
+        if (seq == t->sm->seen[c])
             return 0;
     }
-    uint64_t buf = h->buf;
-    int64_t capacity = h->capacity;
-    uint32_t kind = h->kind;
-    atomic_store_explicit(&h->posted, 0, memory_order_relaxed);
-    deliver(s, buf, capacity, kind);
+    t->sm->seen[c] = seq;
+    s->match_seq = (uint32_t)seq;
+    deliver(s, h->buf, h->capacity, h->kind);
     return 1;
 }
 
@@ -420,7 +426,7 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
         stage_expect[t->world[src]]++;
         stage_expect_total++;
     }
-    atomic_store_explicit(&t->sm->done[c].state, FMPL_SM_POSTED, memory_order_relaxed);
+    uint32_t seq = ++r->seq;
 
     char *base = t->sm->peer_slots_ptr[src];
     if (base) {
@@ -428,7 +434,7 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
         h->buf = where.addr;
         h->capacity = size;
         h->kind = where.kind;
-        atomic_store_explicit(&h->posted, 1, memory_order_release);
+        atomic_store_explicit(&h->seq, seq, memory_order_release);
         return FMPL_SUCCESS;
     }
     /* The sender's slots are caller memory: header fields, then the flag. */
@@ -436,26 +442,27 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
     fmpl_raddr r0 = t->sm->peer_slots[src];
     r0.addr += remote_cell_offset(t, slot);
     int rc = fmpl_fab_put((char *)&h + 8, 24, (fmpl_raddr){r0.addr + 8, r0.rank, r0.kind});
-    uint64_t one = 1;
+    uint64_t seq64 = seq;
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_put(&one, sizeof one, r0);
+        rc = fmpl_fab_put(&seq64, sizeof seq64, r0);
     return rc;
 }
 
-static int recv_complete(fmpl_team *t, size_t c)
+static inline int recv_complete(fmpl_team *t, size_t c)
 {
-    return atomic_load_explicit(&t->sm->done[c].state, memory_order_acquire) == FMPL_SM_DONE ||
+    return atomic_load_explicit(&t->sm->done[c].seq, memory_order_acquire) ==
+               t->sm->recvs[c].seq ||
            t->sm->recvs[c].state == FMPL_RECV_DONE;
 }
 
-/* Step 8, after completion was seen. */
+/* Step 6, after completion was seen. */
 static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *status)
 {
     fmpl_sm_recvop *r = &t->sm->recvs[c];
     fmpl_sm_done *d = &t->sm->done[c];
     int64_t size;
     int err, msg_index;
-    if (atomic_load_explicit(&d->state, memory_order_acquire) == FMPL_SM_DONE) {
+    if (r->state != FMPL_RECV_DONE) { /* completed through the line, not the ring */
         size = d->size;
         err = d->status;
         msg_index = d->index;
@@ -466,7 +473,6 @@ static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *
         err = r->status;
         msg_index = r->msg_index;
     }
-    atomic_store_explicit(&d->state, FMPL_SM_IDLE, memory_order_relaxed);
     if (r->staged) {
         stage_expect[t->world[src]]--;
         stage_expect_total--;

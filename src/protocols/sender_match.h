@@ -10,7 +10,9 @@
 
 /* Header a receiver writes into the sender's matching slot.  One cache line. */
 typedef struct fmpl_sm_slot {
-    _Atomic uint64_t posted;  /* 0 empty; 1 header present (written last) */
+    _Atomic uint64_t seq;     /* the receiver's post count, written last: a header
+                                 is present when it differs from what the sender
+                                 has consumed (nobody ever resets the slot) */
     uint64_t buf;             /* receive buffer: fmpl_raddr.addr */
     int64_t capacity;         /* receive buffer size in bytes */
     uint32_t kind;            /* FMPL_MEM_SHARED or FMPL_MEM_PRIVATE */
@@ -22,7 +24,7 @@ typedef struct fmpl_sm_slot {
 
 /* Completion line a sender writes into the receiver's completion area. */
 typedef struct fmpl_sm_done {
-    _Atomic uint32_t state;   /* FMPL_SM_IDLE / POSTED (receiver) / DONE (sender) */
+    _Atomic uint32_t seq;     /* sequence of the receive it completes, written last */
     int32_t index;            /* index the message was sent on (for FMPL_TAG_ANY) */
     int64_t size;             /* size of the message (may exceed what was delivered) */
     int32_t status;           /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
@@ -30,7 +32,6 @@ typedef struct fmpl_sm_done {
     unsigned char data[FMPL_SM_INLINE_CAP];
 } __attribute__((aligned(64))) fmpl_sm_done;
 
-enum { FMPL_SM_IDLE = 0, FMPL_SM_POSTED = 1, FMPL_SM_DONE = 2 };
 enum { FMPL_SM_INLINE = 1 };
 
 /* Sender-side state of one (peer, index): a send not yet delivered. */
@@ -47,7 +48,7 @@ typedef struct fmpl_sm_sendop {
     int32_t peer;             /* team rank of the receiver */
     int32_t index;
     int32_t slot;             /* slot matched (index or the ANY slot) */
-    int32_t pad;
+    uint32_t match_seq;       /* sequence of the header it matched */
 } fmpl_sm_sendop;
 
 enum {
@@ -67,6 +68,7 @@ typedef struct fmpl_sm_recvop {
     int64_t msg_size;
     int32_t status;
     int32_t msg_index;
+    uint32_t seq;             /* this cell's post count; the current receive's */
 } fmpl_sm_recvop;
 
 enum { FMPL_RECV_FREE = 0, FMPL_RECV_POSTED, FMPL_RECV_DONE };
@@ -81,6 +83,7 @@ typedef struct fmpl_sm_team {
     char **peer_done_ptr;
     fmpl_sm_sendop *sends;      /* [peer][nidx] */
     fmpl_sm_recvop *recvs;      /* [peer][nidx] */
+    uint64_t *seen;           /* [peer][nidx] slot sequence consumed by my sends */
 } fmpl_sm_team;
 
 /* Bytes of one slot or completion area for a team of `size` with `nidx`. */

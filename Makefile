@@ -1,0 +1,52 @@
+# FMPL: the README's commands.
+#   make            build (release, in build/)
+#   make test       build and run the whole test suite, also under ASan/UBSan
+#   make demo       install what is missing, build, run the FMPL benchmark
+#   make install    install to PREFIX (default /usr/local)
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+BUILD := build
+BUILD_SAN := build-sanitize
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: all build build-sanitize test test-release test-sanitize demo deps install clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+$(BUILD_SAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_SAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DFMPL_SANITIZE=ON
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-sanitize: $(BUILD_SAN)/CMakeCache.txt
+	cmake --build $(BUILD_SAN) -j $(JOBS)
+
+# The sanitizer run goes first so that the suite's last lines are the
+# summary of the release build.
+test-sanitize: build-sanitize
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j 1
+
+test: test-sanitize test-release
+
+demo: deps build
+	@echo "== fmpl-bench, 2 ranks =="
+	$(BUILD)/tools/fmplrun/fmplrun -n 2 $(BUILD)/bench/fmpl-bench --quick --json $(BUILD)/bench-2.json
+	@echo "== fmpl-bench, 4 ranks (oversubscribed on $(JOBS) cores) =="
+	$(BUILD)/tools/fmplrun/fmplrun -n 4 $(BUILD)/bench/fmpl-bench --quick --json $(BUILD)/bench-4.json
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)
