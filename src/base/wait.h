@@ -37,6 +37,7 @@ static inline void fmpl_wait_once(fmpl_waiter *w)
     }
 }
 
-void fmpl_wait_init(void);
+/* Set the spin budget for `local_ranks` ranks sharing this host. */
+void fmpl_wait_init(int local_ranks);
 
 #endif

@@ -190,7 +190,7 @@ int fmpl_init(void *ma, void *fa, int count)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_log_set_rank(bootstrap->rank);
-    fmpl_wait_init();
+    fmpl_wait_init(bootstrap->size); /* every rank is on this host (no network yet) */
     user_count = count ? count : FMPL_DEFAULT_COUNT;
 
     rc = fmpl_fabric_init(bootstrap);
