@@ -255,8 +255,8 @@ static void alloc_buffers(void)
         int failed = (g.sbuf == NULL || g.rbuf == NULL);
         if (allreduce_int_sum(failed) == 0)
             break;
+        buf_free(g.rbuf); /* reverse order: kind to simple allocators */
         buf_free(g.sbuf);
-        buf_free(g.rbuf);
         g.sbuf = g.rbuf = NULL;
         if (want <= 4096)
             die("cannot allocate two %ld-byte buffers with %s", want,
@@ -289,12 +289,12 @@ static void alloc_buffers(void)
 
 static void free_buffers(void)
 {
-    buf_free(g.sbuf);
-    buf_free(g.rbuf);
-    buf_free(g.small_s);
-    buf_free(g.small_r);
-    buf_free(g.pp_s);
     buf_free(g.pp_r);
+    buf_free(g.pp_s);
+    buf_free(g.small_r);
+    buf_free(g.small_s);
+    buf_free(g.rbuf);
+    buf_free(g.sbuf);
 }
 
 /* ------------------------------------------------------------ patterns */
@@ -374,14 +374,14 @@ static int verify_data(const char *what, const unsigned char *buf, long size, ui
     long off = pattern_check(buf, size, seed, &got, &want);
     if (off >= 0) {
         errmsg("VERIFICATION FAILED: %s, %ld bytes: byte %ld "
-                "is 0x%02x, expected 0x%02x", what, size, off, got, want);
+               "is 0x%02x, expected 0x%02x", what, size, off, got, want);
         return 1;
     }
     off = guard_check(buf, size);
     if (off >= 0) {
         errmsg("VERIFICATION FAILED: %s, %ld bytes: byte %ld "
-                "past the end of the message was overwritten (0x%02x)",
-                what, size, off, buf[off]);
+               "past the end of the message was overwritten (0x%02x)",
+               what, size, off, buf[off]);
         return 1;
     }
     return 0;
@@ -860,14 +860,14 @@ static int reduce_check(const char *what, const double *v, long count)
         double want = n * (n + 1) / 2 + n * (double)(i % 7);
         if (v[i] != want) {
             errmsg("VERIFICATION FAILED: %s, %ld doubles: "
-                    "element %ld is %.17g, expected %.17g", what, count, i, v[i], want);
+                   "element %ld is %.17g, expected %.17g", what, count, i, v[i], want);
             return 1;
         }
     }
     long off = guard_check((const unsigned char *)v, count * 8);
     if (off >= 0) {
         errmsg("VERIFICATION FAILED: %s, %ld doubles: byte %ld "
-                "past the buffer was overwritten", what, count, off);
+               "past the buffer was overwritten", what, count, off);
         return 1;
     }
     return 0;
@@ -1472,7 +1472,7 @@ static void configure(void)
     g.bw.base = base / 20 > 2 ? base / 20 : 2;
     g.bw.min = 2;
     g.bw.skip_max = g.quick ? 2 : 5;
-    g.coll.base = over && base / 4 > 1 ? base / 4 : base;
+    g.coll.base = over && !g.iters_set && base / 4 > 1 ? base / 4 : base;
     g.coll.min = g.quick ? 5 : 10;
     g.coll.skip_max = over ? (g.quick ? 10 : 50) : (g.quick ? 50 : 200);
     g.prepost_reps = g.quick ? 5 : 20;
