@@ -16,14 +16,17 @@
  *    reductions are in elements.  Sizes and counts are signed so that a
  *    negative value is reported (FMPL_ERR_SIZE) instead of wrapping.
  *  - A matching index ("mai" in the paper) plays the role of a tag.  It
- *    names one exclusive slot per (sender, receiver, communicator): an index
- *    may not be reused between the same pair while an operation on it is
- *    outstanding (FMPL_ERR_BUSY).  Indices run from 0 to count-1, where count
- *    is the value given to fmpl_init.
+ *    names one exclusive slot per (sender, receiver, communicator), one
+ *    direction: index 3 from A to B and index 3 from B to A are different
+ *    slots.  An index may not be reused in the same direction while an
+ *    operation on it is outstanding (FMPL_ERR_BUSY).  Indices run from 0 to
+ *    count-1, where count is the value given to fmpl_init.
+ *  - Every `fmpl_status *` argument may be NULL.
  *  - Messages are contiguous bytes.  Buffers may be anywhere in the process;
  *    buffers obtained from fmpl_alloc are reached by the peer with plain
  *    loads and stores, others by a single kernel-assisted copy (Linux CMA)
- *    or, where that is refused, through shared staging buffers.
+ *    or, where that is refused, through shared staging buffers.  This holds
+ *    for collectives too.
  *  - Not thread safe: call FMPL from one thread at a time.
  */
 #ifndef FMPL_H
@@ -91,9 +94,14 @@ int fmpl_init(void *ma, void *fa, int count);
 /* Bytes each caller-provided area must have for `count` slots in this job. */
 int fmpl_area_size(int count, size_t *bytes);
 
-/* Finish: waits for nothing, releases every resource.  Outstanding
- * operations are abandoned.  FMPL cannot be initialised again afterwards. */
+/* Finish.  Collective over all ranks (a barrier), then releases every
+ * resource; outstanding operations are abandoned.  FMPL cannot be
+ * initialised again afterwards (FMPL_ERR_FINALIZED). */
 int fmpl_finalize(void);
+
+/* End the whole job: every rank is terminated by the launcher, which reports
+ * this rank, `code` and `message`.  Does not return. */
+void fmpl_abort(int code, const char *message) __attribute__((noreturn));
 
 int fmpl_initialized(int *flag);
 int fmpl_finalized(int *flag);
@@ -110,11 +118,15 @@ int fmpl_comm_free(fmpl_comm *comm);
 
 /* Memory in the shared heap: peers reach it with plain loads and stores, so
  * transfers into and out of it make no system call.  64-byte aligned.
- * Returns NULL when the heap (FMPL_HEAP_SIZE) is exhausted. */
+ * Returns NULL when the heap is exhausted: each rank has FMPL_HEAP_SIZE
+ * bytes (default 256 MiB, taken from memory only when touched), shared with
+ * FMPL's own areas (about 1 MiB per communicator). */
 void *fmpl_alloc(size_t size);
 void fmpl_free(void *ptr);
 
-/* Seconds since an arbitrary point, for timing. */
+/* Seconds since an arbitrary point, for timing (CLOCK_MONOTONIC through the
+ * vDSO: nanosecond resolution, no system call, comparable across ranks of
+ * one host). */
 double fmpl_wtime(void);
 
 /* ---------------------------------------------------------- point-to-point */
@@ -139,7 +151,9 @@ int fmpl_recv(void *buf, long size, int src, int index, fmpl_comm comm,
 
 /* Nonblocking forms.  fmpl_irecv writes its header to the sender at once and
  * returns; fmpl_isend returns at once and sends when the header is there.
- * Neither buffer may be touched until the matching wait returns.  Operations
+ * Neither buffer may be touched until the matching wait returns (several
+ * receives may target one buffer; its contents are then whichever arrived
+ * last).  Operations
  * are named by (peer, index, comm); there are no request objects.  A pending
  * send progresses inside every FMPL call. */
 int fmpl_isend(const void *buf, long size, int dst, int index, fmpl_comm comm);

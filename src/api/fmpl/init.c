@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int fmpl_api_state = FMPL_STATE_NEW;
 static fmpl_bootstrap *bootstrap;
@@ -230,6 +231,13 @@ int fmpl_finalize(void)
     fmpl_bootstrap_finalize(&bootstrap);
     fmpl_api_state = FMPL_STATE_FINALIZED;
     return rc;
+}
+
+void fmpl_abort(int code, const char *message)
+{
+    if (bootstrap_once() != FMPL_SUCCESS)
+        _exit(code ? code : 1);
+    bootstrap->abort(bootstrap, code, message ? message : "fmpl_abort called");
 }
 
 int fmpl_initialized(int *flag)
