@@ -59,6 +59,7 @@ static int64_t cma_min = 16384;
 /* Pending sends (waiting for a header, or streaming through a ring). */
 static fmpl_sm_sendop pending = {.next = &pending, .prev = &pending};
 static int npending;
+int fmpl_sm_outstanding; /* npending + stage_expect_total */
 /* Per world rank: posted private receives that may be fed by its ring, and
  * the send currently streaming into its ring. */
 static int *stage_expect;
@@ -101,6 +102,7 @@ void fmpl_sm_finalize(void)
     stage_expect_total = 0;
     pending.next = pending.prev = &pending;
     npending = 0;
+    fmpl_sm_outstanding = 0;
     memset(&spool, 0, sizeof spool);
     spool.timeout_ms = -1;
 }
@@ -203,6 +205,7 @@ static void pending_add(fmpl_sm_sendop *s)
     pending.prev->next = s;
     pending.prev = s;
     npending++;
+    fmpl_sm_outstanding++;
 }
 
 static void pending_remove(fmpl_sm_sendop *s)
@@ -211,6 +214,7 @@ static void pending_remove(fmpl_sm_sendop *s)
     s->next->prev = s->prev;
     s->next = s->prev = NULL;
     npending--;
+    fmpl_sm_outstanding--;
 }
 
 /* Step 5: the completion line in the receiver, with inline data if any. */
@@ -428,6 +432,7 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
     if (r->staged) {
         stage_expect[t->world[src]]++;
         stage_expect_total++;
+        fmpl_sm_outstanding++;
     }
     uint32_t seq = ++r->seq;
 
@@ -479,6 +484,7 @@ static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *
     if (r->staged) {
         stage_expect[t->world[src]]--;
         stage_expect_total--;
+        fmpl_sm_outstanding--;
     }
     int64_t delivered = size < r->capacity ? size : r->capacity;
     r->state = FMPL_RECV_FREE;
@@ -667,7 +673,6 @@ int fmpl_sm_spool_check(int *nsend, int *nspool)
     return FMPL_SUCCESS;
 }
 
-int fmpl_sm_spool_pending(void) { return spool.count; }
 
 int fmpl_sm_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
 {

@@ -111,11 +111,13 @@ int fmpl_sm_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index
 /* Spool (one-copy buffer mode). */
 int fmpl_sm_spool_set(void *buf, int64_t size, int timeout_ms);
 int fmpl_sm_spool_check(int *nsend, int *nspool);
-int fmpl_sm_spool_pending(void);
 
 /* Progress every pending send and staged receive; returns the number of
  * operations that advanced. */
 int fmpl_sm_progress(void);
+/* Work that only progress can advance: pending sends (spooled ones included)
+ * and staged receives. */
+extern int fmpl_sm_outstanding;
 
 int fmpl_sm_init(void);      /* world-wide structures (staging rings) */
 void fmpl_sm_finalize(void);

@@ -15,7 +15,7 @@ extern int fmpl_api_state;
 static inline int fmpl_api_check_state(const char *func)
 {
     if (__builtin_expect(fmpl_api_state == FMPL_STATE_READY, 1)) {
-        if (fmpl_sm_spool_pending()) /* every call moves the spool along */
+        if (fmpl_sm_outstanding) /* every call moves pending sends and the spool along */
             fmpl_sm_progress();
         return FMPL_SUCCESS;
     }
