@@ -239,7 +239,7 @@ static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
 {
-    int fd, rank, size;
+    int fd = -1, rank = -1, size = 0;
     if (env_int("PMI_FD", pmi_fd, &fd) || env_int("PMI_RANK", getenv("PMI_RANK"), &rank) ||
         env_int("PMI_SIZE", getenv("PMI_SIZE"), &size))
         return FMPL_ERR_BOOTSTRAP;
