@@ -175,11 +175,13 @@ __attribute__((noreturn)) static void p_abort(fmpl_bootstrap *bs, int code, cons
 {
     pmi1 *p = bs->impl;
     fmpl_bootstrap_print_abort(bs->rank, code, message);
-    char line[64];
-    int n = snprintf(line, sizeof line, "cmd=abort exitcode=%d\n",
-                     fmpl_bootstrap_abort_status(code));
-    ssize_t ignored = send(p->fd, line, (size_t)n, MSG_NOSIGNAL);
-    (void)ignored;
+    if (p) { /* NULL after finalize: then only the fallback below is left */
+        char line[64];
+        int n = snprintf(line, sizeof line, "cmd=abort exitcode=%d\n",
+                         fmpl_bootstrap_abort_status(code));
+        ssize_t ignored = send(p->fd, line, (size_t)n, MSG_NOSIGNAL);
+        (void)ignored;
+    }
     /* The launcher ends the job; exiting ourselves is the fallback. */
     _exit(fmpl_bootstrap_abort_status(code));
 }
