@@ -175,11 +175,13 @@ __attribute__((noreturn)) static void p_abort(fmpl_bootstrap *bs, int code, cons
 {
     pmi1 *p = bs->impl;
     fmpl_bootstrap_print_abort(bs->rank, code, message);
-    char line[64];
-    int n = snprintf(line, sizeof line, "cmd=abort exitcode=%d\n",
-                     fmpl_bootstrap_abort_status(code));
-    ssize_t ignored = send(p->fd, line, (size_t)n, MSG_NOSIGNAL);
-    (void)ignored;
+    if (p) { /* NULL after finalize: then only the fallback below is left */
+        char line[64];
+        int n = snprintf(line, sizeof line, "cmd=abort exitcode=%d\n",
+                         fmpl_bootstrap_abort_status(code));
+        ssize_t ignored = send(p->fd, line, (size_t)n, MSG_NOSIGNAL);
+        (void)ignored;
+    }
     /* The launcher ends the job; exiting ourselves is the fallback. */
     _exit(fmpl_bootstrap_abort_status(code));
 }
@@ -239,7 +241,7 @@ static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
 {
-    int fd, rank, size;
+    int fd = -1, rank = -1, size = 0;
     if (env_int("PMI_FD", pmi_fd, &fd) || env_int("PMI_RANK", getenv("PMI_RANK"), &rank) ||
         env_int("PMI_SIZE", getenv("PMI_SIZE"), &size))
         return FMPL_ERR_BOOTSTRAP;
