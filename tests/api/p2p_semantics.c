@@ -71,6 +71,8 @@ static long a_size(int k) { return k == 3 ? 200000 : k * 1000 + 3; }
 static const int a2_idx[6] = {2, 9, 17, 33, 40, 58};
 static long a2_size(int j) { return 500L * (j + 1) + j + (j == 4 ? 100000 : 0); }
 
+/* The sequential part relies on the default synchronous mode (no spool set):
+ * send k cannot complete before receive k is posted, so receive k gets it. */
 static void sub_any_tag(int peer, int snd)
 {
     tu_sub = "a: FMPL_TAG_ANY, sequential";
