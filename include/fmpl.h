@@ -53,7 +53,7 @@ enum {
     FMPL_ERR_SIZE,                /* negative size or count */
     FMPL_ERR_TRUNCATE,            /* message larger than the receive buffer; the
                                      buffer holds its first bytes, nothing past it */
-    FMPL_ERR_BUSY,                /* the index already has an outstanding operation */
+    FMPL_ERR_BUSY,                /* the index (or spool) is still used by an outstanding operation */
     FMPL_ERR_NOT_PENDING,         /* a wait or test names no outstanding operation */
     FMPL_ERR_NOT_INITIALIZED,     /* called before fmpl_init */
     FMPL_ERR_FINALIZED,           /* called after fmpl_finalize */

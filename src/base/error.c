@@ -9,6 +9,7 @@ FMPL_TUNABLE(tunable_quiet, "FMPL_ERRORS_QUIET", "0",
              "1: return error codes without printing a message for each");
 
 static int errors_quiet;
+const char *fmpl_error_caller;
 
 void fmpl_error_init(void) { errors_quiet = fmpl_tunable_long(&tunable_quiet) != 0; }
 
@@ -20,7 +21,7 @@ static const char *const error_strings[FMPL_ERR_LAST] = {
     [FMPL_ERR_INDEX] = "invalid matching index",
     [FMPL_ERR_SIZE] = "invalid (negative) size or count",
     [FMPL_ERR_TRUNCATE] = "message truncated: larger than the receive buffer",
-    [FMPL_ERR_BUSY] = "matching index already has an outstanding operation",
+    [FMPL_ERR_BUSY] = "busy: an outstanding operation still uses it",
     [FMPL_ERR_NOT_PENDING] = "no outstanding operation on this index",
     [FMPL_ERR_NOT_INITIALIZED] = "FMPL is not initialized",
     [FMPL_ERR_FINALIZED] = "FMPL is already finalized",

@@ -10,7 +10,12 @@
 int fmpl_error_report(int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define FMPL_ERROR(code, ...) fmpl_error_report((code), __func__, __VA_ARGS__)
+/* The public function being executed: set at every API entry so that errors
+ * found deep in the core name the call the user made. */
+extern const char *fmpl_error_caller;
+
+#define FMPL_ERROR(code, ...)                                                      \
+    fmpl_error_report((code), fmpl_error_caller ? fmpl_error_caller : __func__, __VA_ARGS__)
 
 void fmpl_error_init(void);
 

@@ -73,6 +73,10 @@ static inline void fmpl_op_apply(const fmpl_op *op, const void *in, void *inout,
  * and returns FMPL_ERR_OP.  Use through the macro, which passes __func__ so
  * the message names the public entry point. */
 int fmpl_op_check_from(const fmpl_op *op, const char *caller);
+
+/* fmpl_op_create / fmpl_op_free without the API's state checks. */
+int fmpl_op_new(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op);
+int fmpl_op_delete(fmpl_op **op);
 #define fmpl_op_check(op) fmpl_op_check_from((op), __func__)
 
 /* Bytes per element; the operation must be valid. */

@@ -193,7 +193,7 @@ _Static_assert(sizeof(c_f32) == 8 && sizeof(c_f64) == 16, "complex layout");
 static struct fmpl_op *quarantine[OP_QUARANTINE];
 static unsigned quarantine_next;
 
-int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op)
+int fmpl_op_new(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op)
 {
     if (!op)
         return FMPL_ERROR(FMPL_ERR_ARG, "op (where to store the new operation) is NULL");
@@ -212,7 +212,7 @@ int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op)
     return FMPL_SUCCESS;
 }
 
-int fmpl_op_free(fmpl_op **op)
+int fmpl_op_delete(fmpl_op **op)
 {
     if (!op)
         return FMPL_ERROR(FMPL_ERR_ARG, "op is NULL");

@@ -607,6 +607,8 @@ static spool_rec *spool_at(uint64_t pos) { return (spool_rec *)(spool.buf + pos 
 static int spool_alloc(int64_t size, uint64_t *data_pos)
 {
     uint64_t need = SPOOL_HDR + (((uint64_t)size + 63) & ~63ull);
+    if (need > spool.size)
+        return 0;
     uint64_t at = spool.head % spool.size;
     uint64_t skip = 0;
     if (at + need > spool.size)

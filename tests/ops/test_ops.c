@@ -350,7 +350,7 @@ static void test_user(void)
 {
     user_ctx ctx = {0, 0};
     fmpl_op *op = NULL;
-    CHECK(fmpl_op_create(mat_mul, sizeof(mat2), &ctx, &op) == FMPL_SUCCESS, "create");
+    CHECK(fmpl_op_new(mat_mul, sizeof(mat2), &ctx, &op) == FMPL_SUCCESS, "create");
     CHECK(op != NULL, "create gave NULL");
     CHECK(fmpl_op_check(op) == FMPL_SUCCESS, "user op invalid");
     CHECK(fmpl_op_elem_size(op) == sizeof(mat2), "user elem_size");
@@ -365,21 +365,21 @@ static void test_user(void)
           ctx.calls, ctx.elems);
     fmpl_op_apply(op, in, io, 0);
     CHECK(ctx.calls == 1, "count 0 must not call the user function");
-    CHECK(fmpl_op_free(&op) == FMPL_SUCCESS, "free");
+    CHECK(fmpl_op_delete(&op) == FMPL_SUCCESS, "free");
     CHECK(op == NULL, "free did not clear the handle");
 
     fmpl_op *z = NULL;
-    CHECK(fmpl_op_create(never_called, 1, NULL, &z) == FMPL_SUCCESS, "create (1-byte elements)");
+    CHECK(fmpl_op_new(never_called, 1, NULL, &z) == FMPL_SUCCESS, "create (1-byte elements)");
     char a = 1, b = 2;
     fmpl_op_apply(z, &a, &b, 0);
     fmpl_op_apply(z, &a, &b, -5);
-    CHECK(fmpl_op_free(&z) == FMPL_SUCCESS, "free z");
+    CHECK(fmpl_op_delete(&z) == FMPL_SUCCESS, "free z");
 
     /* Many create/free cycles: exercises the quarantine (ASan checks it). */
     for (int i = 0; i < 500; i++) {
         fmpl_op *t = NULL;
-        CHECK(fmpl_op_create(mat_mul, sizeof(mat2), &ctx, &t) == FMPL_SUCCESS, "create %d", i);
-        CHECK(fmpl_op_free(&t) == FMPL_SUCCESS, "free %d", i);
+        CHECK(fmpl_op_new(mat_mul, sizeof(mat2), &ctx, &t) == FMPL_SUCCESS, "create %d", i);
+        CHECK(fmpl_op_delete(&t) == FMPL_SUCCESS, "free %d", i);
     }
 }
 
@@ -387,10 +387,10 @@ static void test_errors(void)
 {
     user_ctx ctx = {0, 0};
     fmpl_op *op = (fmpl_op *)0x1;
-    CHECK(fmpl_op_create(NULL, 4, &ctx, &op) == FMPL_ERR_ARG, "NULL fn");
+    CHECK(fmpl_op_new(NULL, 4, &ctx, &op) == FMPL_ERR_ARG, "NULL fn");
     CHECK(op == NULL, "failed create must set *op = NULL");
-    CHECK(fmpl_op_create(mat_mul, 0, &ctx, &op) == FMPL_ERR_ARG, "elem_size 0");
-    CHECK(fmpl_op_create(mat_mul, 4, &ctx, NULL) == FMPL_ERR_ARG, "NULL op");
+    CHECK(fmpl_op_new(mat_mul, 0, &ctx, &op) == FMPL_ERR_ARG, "elem_size 0");
+    CHECK(fmpl_op_new(mat_mul, 4, &ctx, NULL) == FMPL_ERR_ARG, "NULL op");
 
     CHECK(fmpl_op_check(NULL) == FMPL_ERR_OP, "check NULL");
     struct { uint64_t junk[8]; } garbage;
@@ -409,19 +409,19 @@ static void test_errors(void)
 
     /* Built-ins cannot be freed, and stay valid. */
     fmpl_op *b = (fmpl_op *)fmpl_dsum;
-    CHECK(fmpl_op_free(&b) == FMPL_ERR_OP, "free builtin");
+    CHECK(fmpl_op_delete(&b) == FMPL_ERR_OP, "free builtin");
     CHECK(b == fmpl_dsum, "failed free must leave the handle");
     CHECK(fmpl_op_check(fmpl_dsum) == FMPL_SUCCESS, "dsum still valid");
 
     /* Freed ops are detected through a stale handle. */
-    CHECK(fmpl_op_create(mat_mul, sizeof(mat2), &ctx, &op) == FMPL_SUCCESS, "create");
+    CHECK(fmpl_op_new(mat_mul, sizeof(mat2), &ctx, &op) == FMPL_SUCCESS, "create");
     fmpl_op *stale = op;
-    CHECK(fmpl_op_free(&op) == FMPL_SUCCESS, "free");
+    CHECK(fmpl_op_delete(&op) == FMPL_SUCCESS, "free");
     CHECK(fmpl_op_check(stale) == FMPL_ERR_OP, "check freed");
-    CHECK(fmpl_op_free(&stale) == FMPL_ERR_OP, "double free");
-    CHECK(fmpl_op_free(NULL) == FMPL_ERR_ARG, "free(NULL)");
+    CHECK(fmpl_op_delete(&stale) == FMPL_ERR_OP, "double free");
+    CHECK(fmpl_op_delete(NULL) == FMPL_ERR_ARG, "free(NULL)");
     fmpl_op *null_op = NULL;
-    CHECK(fmpl_op_free(&null_op) == FMPL_ERR_OP, "free of a NULL handle");
+    CHECK(fmpl_op_delete(&null_op) == FMPL_ERR_OP, "free of a NULL handle");
 }
 
 /* ------------------------------------------------------------ bench */

@@ -12,16 +12,24 @@ enum { FMPL_STATE_NEW = 0, FMPL_STATE_READY, FMPL_STATE_FINALIZED };
 extern int fmpl_api_state;
 
 /* Returns an error code (after reporting it) when FMPL is not ready. */
-static inline int fmpl_api_check_state(const char *func)
+static inline int fmpl_api_check_ready(const char *func)
 {
-    if (__builtin_expect(fmpl_api_state == FMPL_STATE_READY, 1)) {
-        if (fmpl_sm_outstanding) /* every call moves pending sends and the spool along */
-            fmpl_sm_progress();
+    fmpl_error_caller = func;
+    if (__builtin_expect(fmpl_api_state == FMPL_STATE_READY, 1))
         return FMPL_SUCCESS;
-    }
     if (fmpl_api_state == FMPL_STATE_NEW)
         return fmpl_error_report(FMPL_ERR_NOT_INITIALIZED, func, "call fmpl_init first");
     return fmpl_error_report(FMPL_ERR_FINALIZED, func, "FMPL was finalized");
+}
+
+/* The same, and move pending sends, staged receives and the spool along:
+ * every call does, so no outstanding message waits for a particular call. */
+static inline int fmpl_api_check_state(const char *func)
+{
+    int rc = fmpl_api_check_ready(func);
+    if (rc == FMPL_SUCCESS && fmpl_sm_outstanding)
+        fmpl_sm_progress();
+    return rc;
 }
 
 /* The team of a communicator handle, or NULL after reporting. */

@@ -2,6 +2,18 @@
 #include "api/fmpl/api.h"
 #include "collectives/collectives.h"
 
+int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op)
+{
+    int rc = fmpl_api_check_state(__func__);
+    return rc == FMPL_SUCCESS ? fmpl_op_new(fn, elem_size, ctx, op) : rc;
+}
+
+int fmpl_op_free(fmpl_op **op)
+{
+    int rc = fmpl_api_check_state(__func__);
+    return rc == FMPL_SUCCESS ? fmpl_op_delete(op) : rc;
+}
+
 int fmpl_barrier(fmpl_comm comm)
 {
     API_ENTER(comm, t);

@@ -181,8 +181,10 @@ int fmpl_init(void *ma, void *fa, int count)
         return FMPL_ERROR(FMPL_ERR_ALREADY_INITIALIZED, "fmpl_init was already called");
     if (fmpl_api_state == FMPL_STATE_FINALIZED)
         return FMPL_ERROR(FMPL_ERR_FINALIZED, "FMPL cannot be initialized after fmpl_finalize");
-    if (count < 0 || count > (1 << 24))
-        return FMPL_ERROR(FMPL_ERR_ARG, "count %d is outside 0 .. 16777216", count);
+    if (count < 0)
+        return FMPL_ERROR(FMPL_ERR_SIZE, "count %d is negative", count);
+    if (count > (1 << 24))
+        return FMPL_ERROR(FMPL_ERR_ARG, "count %d is above 16777216", count);
     if ((ma == NULL) != (fa == NULL))
         return FMPL_ERROR(FMPL_ERR_ARG, "give both the matching and the completion area, or neither");
     if (((uintptr_t)ma | (uintptr_t)fa) & 63)

@@ -114,15 +114,16 @@ int fmpl_sendbuf_set(void *buf, long size, int timeout_ms)
     if (rc != FMPL_SUCCESS)
         return rc;
     CHECK(check_buffer(buf, size, __func__));
-    if (buf && size < 128)
-        return FMPL_ERROR(FMPL_ERR_SIZE, "a spool of %ld bytes is too small (128 at least)",
-                          size);
+    if (timeout_ms < FMPL_TIMEOUT_NONE)
+        return FMPL_ERROR(FMPL_ERR_ARG, "timeout %d ms is negative (FMPL_TIMEOUT_NONE is %d)",
+                          timeout_ms, FMPL_TIMEOUT_NONE);
     return fmpl_sm_spool_set(buf, size, timeout_ms);
 }
 
 int fmpl_sendbuf_check(int *nsend, int *nspool)
 {
-    int rc = fmpl_api_check_state(__func__);
+    /* No progress before counting: this call's deliveries are its nsend. */
+    int rc = fmpl_api_check_ready(__func__);
     if (rc != FMPL_SUCCESS)
         return rc;
     return fmpl_sm_spool_check(nsend, nspool);
