@@ -35,7 +35,7 @@ int main(void)
     TRY(fmpl_comm_rank(FMPL_COMM_WORLD, &rank));
     TRY(fmpl_comm_size(FMPL_COMM_WORLD, &size));
 
-    /* 1. Broadcast 8 KB from each root in turn; every member passes the same root. */
+    /* 1. Broadcast 4000 bytes from each root in turn; all members pass the same root. */
     int *b = fmpl_alloc(N * sizeof *b);
     if (!b)
         fmpl_abort(FMPL_ERR_NO_MEMORY, "fmpl_alloc");

@@ -66,7 +66,8 @@ int main(int argc, char **argv)
             bad += in[i] != left * 1000.0 + r * 100.0 + i;
         bad += st.source != left || st.size != (long)(N * sizeof *in);
         /* Our message may still be in the spool (the neighbour posted its
-         * receive after our last FMPL call): keep at most one there. */
+         * receive after our last FMPL call): deliver it now, so that the
+         * spool is empty when the next round starts. */
         flush_spool();
     }
     TRY(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));   /* spool is empty */
