@@ -553,7 +553,7 @@ static void pp_verify(int variant, long size)
     uint64_t s_ping = make_seed(1, 2u * (unsigned)variant, size);
     uint64_t s_pong = make_seed(1, 2u * (unsigned)variant + 1, size);
     fmpl_status st;
-    char what[64];
+    char what[128];
     int ping_idx = variant == V_BLOCKING ? IDX_BLK_PING : IDX_PRE_PING;
     int pong_idx = variant == V_BLOCKING ? IDX_BLK_PONG : IDX_PRE_PONG;
     int bad;
@@ -712,7 +712,7 @@ static void bw_verify(long size)
                 verify_status("bw streaming", &st, 0, idx, size);
             }
             for (j = 0; j < nmsg && !bad; j++) {
-                char what[64];
+                char what[128];
                 snprintf(what, sizeof what, "bw streaming, message %ld of the window", base + j);
                 bad = verify_data(what, g.rbuf + j * stride, size,
                                   make_seed(2, (unsigned)(base + j), size));
@@ -851,7 +851,7 @@ static void bcast_verify(long size)
         pattern_fill(g.sbuf, size, seed, g.rank != root);
         guard_set(g.sbuf, size);
         CHECK(fmpl_bcast(g.sbuf, size, root, WORLD));
-        char what[64];
+        char what[128];
         snprintf(what, sizeof what, "bcast from root %d", root);
         bad |= verify_data(what, g.sbuf, size, seed);
     }
@@ -927,7 +927,7 @@ static void allreduce_verify(long size)
     long count = size / 8;
     double *v = (double *)(void *)g.sbuf;
     int roots[8], nr = coll_roots(roots), bad = 0;
-    char what[64];
+    char what[128];
 
     reduce_fill(v, count);
     guard_set(g.sbuf, size);
@@ -958,7 +958,7 @@ static void reduce_verify(long size)
     long count = size / 8;
     double *v = (double *)(void *)g.sbuf;
     int roots[8], nr = coll_roots(roots), bad = 0;
-    char what[64];
+    char what[128];
 
     for (int k = 0; k < nr; k++) {
         int root = roots[k], contrib = (root + 1) % g.nranks;

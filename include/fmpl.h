@@ -9,9 +9,15 @@
  *
  * Conventions
  *  - Every function returns FMPL_SUCCESS or an FMPL_ERR_* code; on error a
- *    one-line message naming the problem is also written to standard error
- *    (set FMPL_ERRORS_QUIET=1 to silence it), and nothing has been sent,
- *    received or changed unless the code says otherwise (FMPL_ERR_TRUNCATE).
+ *    one-line message naming the call and the problem is also written to
+ *    standard error (set FMPL_ERRORS_QUIET=1 to silence it), and nothing has
+ *    been sent, received or changed unless the code says otherwise
+ *    (FMPL_ERR_TRUNCATE).  The exception is a failure inside fmpl_init after
+ *    the ranks have started to connect (a launcher or shared-memory failure):
+ *    no rank could continue alone, so it ends the job with the reason.
+ *  - Progress: every call that takes a communicator (and fmpl_sendbuf_check)
+ *    moves pending sends, spooled messages and staged receives along; no
+ *    progress thread is needed, and none runs.
  *  - Sizes of point-to-point messages and broadcasts are in bytes; counts of
  *    reductions are in elements.  Sizes and counts are signed so that a
  *    negative value is reported (FMPL_ERR_SIZE) instead of wrapping.
@@ -103,7 +109,9 @@ int fmpl_finalize(void);
  * this rank, `code` and `message`.  Does not return. */
 void fmpl_abort(int code, const char *message) __attribute__((noreturn));
 
+/* *flag: fmpl_init has been called (it stays 1 after fmpl_finalize). */
 int fmpl_initialized(int *flag);
+/* *flag: fmpl_finalize has been called. */
 int fmpl_finalized(int *flag);
 
 int fmpl_comm_rank(fmpl_comm comm, int *rank);
@@ -113,7 +121,9 @@ int fmpl_comm_size(fmpl_comm comm, int *size);
  * form one new communicator, ranked in the order of their world ranks; a
  * process passing FMPL_KEY_NONE gets FMPL_COMM_NULL. */
 int fmpl_comm_create(int key, fmpl_comm *comm);
-/* Collective over `comm`; sets *comm to FMPL_COMM_NULL. */
+/* Collective over `comm`; sets *comm to FMPL_COMM_NULL.  FMPL_COMM_WORLD
+ * cannot be freed (FMPL_ERR_COMM); a communicator with outstanding
+ * operations, spooled sends included, is refused with FMPL_ERR_BUSY. */
 int fmpl_comm_free(fmpl_comm *comm);
 
 /* Memory in the shared heap: peers reach it with plain loads and stores, so
@@ -139,13 +149,20 @@ typedef struct fmpl_status {
 } fmpl_status;
 
 /* Blocking send of `size` bytes to `dst` on matching index `index`.  Returns
- * when `buf` may be reused: after the data is in the receive buffer, or
- * (with a spool set) after the timeout, once the data is copied to the spool. */
+ * when `buf` may be reused: once the data is in the receive buffer (or, for a
+ * private receive buffer reached through the staging ring, in the ring), or
+ * (with a spool set) after the timeout, once the data is copied to the spool.
+ * If the receive buffer is smaller than the message, its first bytes are
+ * delivered and both sides get FMPL_ERR_TRUNCATE (a spooled message's sender
+ * has already returned and does not learn of it). */
 int fmpl_send(const void *buf, long size, int dst, int index, fmpl_comm comm);
 
 /* Blocking receive into `buf` (capacity `size`) from `src` on `index`, or on
- * any index with FMPL_TAG_ANY.  Returns when the data is in place.  `status`
- * may be NULL. */
+ * any index with FMPL_TAG_ANY.  Returns when the data is in place; bytes of
+ * buf past the message are never written.  One FMPL_TAG_ANY receive per
+ * (source, communicator) may be outstanding; it matches a send on any index,
+ * with no ordering promise against receives naming the index (the paper's
+ * rule).  A rank may send to itself. */
 int fmpl_recv(void *buf, long size, int src, int index, fmpl_comm comm,
               fmpl_status *status);
 
@@ -165,7 +182,7 @@ int fmpl_irecv_wait(int src, int index, fmpl_comm comm, fmpl_status *status);
 int fmpl_isend_test(int dst, int index, fmpl_comm comm, int *flag);
 int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *status);
 
-/* One-copy spool.  After this call a blocking fmpl_send waits up to
+/* One-copy spool.  After this call a blocking fmpl_send waits at least
  * `timeout_ms` milliseconds for the receiver's header; if it has not come,
  * the message is copied into the spool `buf` (`size` bytes, owned by FMPL
  * until replaced) and the send returns.  timeout 0: always spool when the
@@ -174,7 +191,10 @@ int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *
  * out when their receive is posted, inside fmpl_sendbuf_check and every other
  * FMPL call.  If a timed-out message does not fit in the free part of the
  * spool, the send returns FMPL_ERR_SPOOL_FULL having sent nothing: post the
- * receives or call fmpl_sendbuf_check, and send again.  Replacing or removing
+ * receives or call fmpl_sendbuf_check, and send again.  Each message takes
+ * its size rounded up to 64 bytes plus a 64-byte record header; space is
+ * reclaimed in order.  A spooled message keeps its index busy until it is
+ * delivered (fmpl_isend_wait does not apply to it).  Replacing or removing
  * (buf NULL, size 0) the spool while it holds messages is FMPL_ERR_BUSY. */
 int fmpl_sendbuf_set(void *buf, long size, int timeout_ms);
 
@@ -186,9 +206,13 @@ int fmpl_sendbuf_check(int *nsend, int *nspool);
  * with fmpl_send is never received by fmpl_recv_any, nor the reverse).
  * fmpl_recv_any takes the earliest-arrived message on `index` (or on any
  * index with FMPL_TAG_ANY) from any member of `comm`; status reports the
- * source, index and size.  Messages up to FMPL_ANY_EAGER_MAX bytes are
- * buffered at the receiver and fmpl_send_any returns at once; larger ones
- * wait for the receiver, then move with a single copy. */
+ * source, index and size; messages from all senders are taken in the order
+ * they arrived.  Messages up to FMPL_ANY_EAGER_MAX bytes (default 8 KiB) are
+ * buffered in the receiver's ring (FMPL_ANY_QUEUE_SIZE, default 256 KiB per
+ * communicator) and fmpl_send_any returns once the message is there; when
+ * the ring is full it waits for the receiver to take messages.  Larger
+ * messages wait for the receiver's fmpl_recv_any, then move with a single
+ * copy (synchronous). */
 int fmpl_send_any(const void *buf, long size, int dst, int index, fmpl_comm comm);
 int fmpl_recv_any(void *buf, long size, int index, fmpl_comm comm, fmpl_status *status);
 
@@ -210,7 +234,10 @@ extern const fmpl_op *const fmpl_zsum, *const fmpl_zmax, *const fmpl_zmin;
 
 /* A user-defined operation: combine `count` elements of `in` into `inout`
  * (inout[i] = in[i] op inout[i]).  `in` holds the lower-ranked operand.
- * The function must be associative; FMPL applies it in rank order. */
+ * The function must be associative; FMPL applies it in rank order, but the
+ * grouping of operands depends on the algorithm, so floating-point sums may
+ * differ in the last bits between algorithms (never between ranks of one
+ * call).  `in` and `inout` are at least 8-byte aligned. */
 typedef void (*fmpl_user_fn)(const void *in, void *inout, long count, void *ctx);
 int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op);
 int fmpl_op_free(fmpl_op **op);

@@ -180,6 +180,15 @@ void fmpl_sm_team_destroy(fmpl_team *t)
     t->sm = NULL;
 }
 
+int fmpl_sm_team_outstanding(const fmpl_team *t)
+{
+    size_t n = (size_t)t->size * (size_t)t->nidx;
+    int busy = 0;
+    for (size_t c = 0; c < n; c++)
+        busy += (t->sm->sends[c].state != FMPL_SEND_FREE) + (t->sm->recvs[c].state != FMPL_RECV_FREE);
+    return busy;
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static inline int slot_of(const fmpl_team *t, int index)

@@ -94,6 +94,8 @@ int fmpl_sm_team_create(fmpl_team *t, void *slots, void *done);
 /* After the raddrs of every member's areas are known. */
 int fmpl_sm_team_connect(fmpl_team *t, const fmpl_raddr *slots, const fmpl_raddr *done);
 void fmpl_sm_team_destroy(fmpl_team *t);
+/* Operations of this team not yet completed (sends, spooled sends, receives). */
+int fmpl_sm_team_outstanding(const fmpl_team *t);
 /* The raddrs of this rank's areas, to be exchanged. */
 void fmpl_sm_team_local_areas(const fmpl_team *t, fmpl_raddr *slots, fmpl_raddr *done);
 

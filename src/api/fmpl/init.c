@@ -237,6 +237,7 @@ int fmpl_finalize(void)
 
 void fmpl_abort(int code, const char *message)
 {
+    fflush(NULL); /* the launcher kills the others; keep what this rank printed */
     if (bootstrap_once() != FMPL_SUCCESS)
         _exit(code ? code : 1);
     bootstrap->abort(bootstrap, code, message ? message : "fmpl_abort called");
@@ -371,6 +372,12 @@ int fmpl_comm_free(fmpl_comm *comm)
     fmpl_team *t = fmpl_api_team(*comm, __func__, &rc);
     if (!t)
         return rc;
+    int busy = fmpl_sm_team_outstanding(t);
+    if (busy)
+        return FMPL_ERROR(FMPL_ERR_BUSY,
+                          "communicator %d still has %d outstanding operations (spooled sends "
+                          "included): complete them before freeing it",
+                          *comm, busy);
     rc = fmpl_coll_barrier(t); /* nobody uses it any more */
     team_delete(t);
     *comm = FMPL_COMM_NULL;
