@@ -54,6 +54,7 @@ enum {
     IDX_PRE_PONG = 96,        /* 1 -> 0: 96 .. 96+PRE_BATCH-1 */
     IDX_ACK = 8,              /* 1 -> 0, streaming bandwidth acknowledgement */
     IDX_REPLY = 9,            /* 1 -> 0, pre-post test replies */
+    IDX_PRE_READY = 10,       /* 1 -> 0, pre-posted ping-pong: next batch posted */
     IDX_STREAM = 16,          /* 0 -> 1, streaming window: 16 .. 16+WINDOW-1 */
     IDX_PREPOST = 128,        /* 0 -> 1, pre-post test: 128 .. 128+PREPOST_N-1 */
     IDX_END = IDX_PREPOST + PREPOST_N
@@ -494,9 +495,10 @@ static int make_sizes(long *sizes, int include_zero, long lo)
 /* Runs skip + iters round trips; returns rank 0's time for the last iters.
  * Pre-posted (the paper's measure): receives are posted in batches of
  * PRE_BATCH on distinct indices before the round trips that use them, so
- * every header is in place before its send starts; the posting itself is
- * outside the timed spans.  Rank 1 posts its next batch before its last
- * reply of the current one, so rank 0's next ping finds the header. */
+ * every header is in place before its send starts.  Posting is outside the
+ * timed spans on both sides: rank 1 posts its batch, then tells rank 0 with
+ * a message on IDX_PRE_READY, which rank 0 receives before starting its
+ * clock. */
 static double pp_run(int variant, long size, long skip, long iters)
 {
     long total = skip + iters, i;
@@ -520,13 +522,11 @@ static double pp_run(int variant, long size, long skip, long iters)
 
     long batches_skip = (skip + PRE_BATCH - 1) / PRE_BATCH;
     long batches = batches_skip + (iters + PRE_BATCH - 1) / PRE_BATCH;
-    if (g.rank == 1)
-        for (int j = 0; j < PRE_BATCH; j++)
-            CHECK(fmpl_irecv(rb, size, 0, IDX_PRE_PING + j, WORLD));
     for (long b = 0; b < batches; b++) {
         if (g.rank == 0) {
             for (int j = 0; j < PRE_BATCH; j++)
                 CHECK(fmpl_irecv(rb, size, 1, IDX_PRE_PONG + j, WORLD));
+            CHECK(fmpl_recv(NULL, 0, 1, IDX_PRE_READY, WORLD, NULL));
             t0 = fmpl_wtime();
             for (int j = 0; j < PRE_BATCH; j++) {
                 CHECK(fmpl_send(sb, size, 1, IDX_PRE_PING + j, WORLD));
@@ -535,11 +535,11 @@ static double pp_run(int variant, long size, long skip, long iters)
             if (b >= batches_skip)
                 timed += fmpl_wtime() - t0;
         } else {
+            for (int j = 0; j < PRE_BATCH; j++)
+                CHECK(fmpl_irecv(rb, size, 0, IDX_PRE_PING + j, WORLD));
+            CHECK(fmpl_send(NULL, 0, 0, IDX_PRE_READY, WORLD));
             for (int j = 0; j < PRE_BATCH; j++) {
                 CHECK(fmpl_irecv_wait(0, IDX_PRE_PING + j, WORLD, NULL));
-                if (j == PRE_BATCH - 1 && b + 1 < batches)
-                    for (int k = 0; k < PRE_BATCH; k++)
-                        CHECK(fmpl_irecv(rb, size, 0, IDX_PRE_PING + k, WORLD));
                 CHECK(fmpl_send(sb, size, 0, IDX_PRE_PONG + j, WORLD));
             }
         }
