@@ -28,6 +28,7 @@ typedef struct fmpl_team {
     int nidx;             /* count + FMPL_IDX_INTERNAL */
     struct fmpl_sm_team *sm;     /* sender-matched point-to-point */
     struct fmpl_any_team *any;   /* any-source domain */
+    struct fmpl_tm_team *tm;     /* tag-matched point-to-point (MPI) */
     struct fmpl_coll_team *coll; /* collectives */
 } fmpl_team;
 

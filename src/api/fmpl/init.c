@@ -9,6 +9,7 @@
 #include "fabric/fabric.h"
 #include "protocols/any_source.h"
 #include "protocols/staging.h"
+#include "protocols/tag_match.h"
 #include "base/log.h"
 #include "base/timer.h"
 #include "base/wait.h"
@@ -72,6 +73,7 @@ static void team_delete(fmpl_team *t)
     if (!t)
         return;
     fmpl_coll_team_destroy(t);
+    fmpl_tm_team_destroy(t);
     fmpl_any_team_destroy(t);
     fmpl_sm_team_destroy(t);
     if (fmpl_teams[t->id] == t)
@@ -85,6 +87,8 @@ static int team_create_areas(fmpl_team *t, void *ma, void *fa, team_areas *mine)
 {
     fmpl_raddr slots, done, any, coll;
     int rc = fmpl_sm_team_create(t, ma, fa);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_tm_team_create(t);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_any_team_create(t, &any);
     if (rc == FMPL_SUCCESS)
@@ -133,43 +137,52 @@ static int init_world(void *ma, void *fa)
     fmpl_teams[FMPL_COMM_WORLD] = t;
 
     team_areas mine;
-    fmpl_raddr stage;
+    fmpl_raddr stage, chan;
     int rc = team_create_areas(t, ma, fa, &mine);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_stage_init(&stage);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_tm_init(&chan);
     if (rc != FMPL_SUCCESS)
         return rc;
 
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
-    snprintf(value, sizeof value, "%llx,%llx,%llx,%llx,%llx", (unsigned long long)mine.slots,
-             (unsigned long long)mine.done, (unsigned long long)mine.any,
-             (unsigned long long)mine.coll, (unsigned long long)fmpl_raddr_pack(stage));
+    snprintf(value, sizeof value, "%llx,%llx,%llx,%llx,%llx,%llx",
+             (unsigned long long)mine.slots, (unsigned long long)mine.done,
+             (unsigned long long)mine.any, (unsigned long long)mine.coll,
+             (unsigned long long)fmpl_raddr_pack(stage), (unsigned long long)fmpl_raddr_pack(chan));
     if (bs->put(bs, "areas", value) != FMPL_SUCCESS || bs->fence(bs) != FMPL_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "exchanging area addresses failed");
 
     team_areas *all = calloc((size_t)bs->size, sizeof *all);
     fmpl_raddr *stages = calloc((size_t)bs->size, sizeof *stages);
-    if (!all || !stages) {
+    fmpl_raddr *chans = calloc((size_t)bs->size, sizeof *chans);
+    if (!all || !stages || !chans) {
         free(all);
         free(stages);
+        free(chans);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", bs->size);
     }
     for (int r = 0; r < bs->size && rc == FMPL_SUCCESS; r++) {
-        unsigned long long a, b, c, d, e;
+        unsigned long long a, b, c, d, e, f;
         if (bs->get(bs, r, "areas", value, sizeof value) != FMPL_SUCCESS ||
-            sscanf(value, "%llx,%llx,%llx,%llx,%llx", &a, &b, &c, &d, &e) != 5) {
+            sscanf(value, "%llx,%llx,%llx,%llx,%llx,%llx", &a, &b, &c, &d, &e, &f) != 6) {
             rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no area addresses", r);
             break;
         }
         all[r] = (team_areas){a, b, c, d};
         stages[r] = fmpl_raddr_unpack(e, r);
+        chans[r] = fmpl_raddr_unpack(f, r);
     }
     if (rc == FMPL_SUCCESS)
         rc = team_connect(t, all);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_stage_connect(stages);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_tm_connect(chans);
     free(all);
     free(stages);
+    free(chans);
     if (rc == FMPL_SUCCESS && bs->barrier(bs) != FMPL_SUCCESS)
         rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "start-up barrier failed");
     return rc;
@@ -228,6 +241,7 @@ int fmpl_finalize(void)
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         team_delete(fmpl_teams[id]);
     fmpl_stage_finalize();
+    fmpl_tm_finalize();
     fmpl_sm_finalize();
     fmpl_fabric_finalize();
     fmpl_bootstrap_finalize(&bootstrap);

@@ -1,0 +1,550 @@
+/* Tag-matched point-to-point: eager and rendezvous over per-pair channels.
+ *
+ * Records (channel.c carries them, first-in first-out per pair):
+ *   EAGER {context, tag, source, size, payload}
+ *   RTS   {context, tag, source, size, sender request, sender buffer}
+ *   CTS   {sender request, receiver request, receiver buffer, bytes, PUT|STREAM}
+ *   FIN   {request to complete, bytes}
+ *   DATA  {receiver request, offset, length, last, payload}
+ *
+ * Eager (size <= FMPL_EAGER_MAX, standard mode):
+ *   1. S copies the envelope and payload into a record in S->R, publishes it;
+ *      the send is complete.
+ *   2. R, progressing, matches the envelope against its posted receives in
+ *      posting order: a match copies the payload into the user's buffer; no
+ *      match moves the payload out of the channel into an unexpected entry,
+ *      so the channel never stalls.
+ * Rendezvous (larger, or synchronous mode):
+ *   1. S publishes RTS naming its buffer and request.
+ *   2. R matches it (now, or when the receive is posted) and moves the data
+ *      with one copy, choosing by where the buffers are:
+ *        S's buffer reachable (shared heap): R copies it out  -> FIN to S
+ *        R's buffer in the shared heap:      CTS(PUT) to S; S copies into it
+ *                                            -> FIN to R
+ *        CMA allowed:                        R reads it with process_vm_readv
+ *                                            -> FIN to S
+ *        otherwise:                          CTS(STREAM); S streams DATA
+ *                                            records through S->R; the last
+ *                                            completes R, and S when written
+ *   3. FIN completes the request it names.
+ * Order: envelopes from one sender are matched in the order it sent them,
+ * eager and rendezvous alike (the channel is FIFO and matching happens when
+ * a record is taken from it), which is MPI's non-overtaking rule. */
+#include "protocols/tag_match.h"
+#include "protocols/channel.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/tunable.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+FMPL_TUNABLE(tunable_eager_max, "FMPL_EAGER_MAX", "16k",
+             "tag-matched messages up to this size go eagerly through the channel; larger "
+             "ones by rendezvous (0 forces rendezvous for every message)");
+
+enum { REC_EAGER = 1, REC_RTS, REC_CTS, REC_FIN, REC_DATA };
+enum { CTS_PUT = 1, CTS_STREAM };
+
+typedef struct rts_body {
+    uint64_t sreq;
+    uint64_t sbuf_addr;
+    uint32_t sbuf_kind;
+    uint32_t pad;
+} rts_body;
+
+typedef struct cts_body {
+    uint64_t sreq, rreq;
+    uint64_t rbuf_addr;
+    uint32_t rbuf_kind;
+    uint32_t how;
+    int64_t bytes;
+} cts_body;
+
+typedef struct fin_body {
+    uint64_t req;
+    int64_t bytes;
+} fin_body;
+
+typedef struct data_body {
+    uint64_t rreq;
+    int64_t offset, len;
+    uint32_t last;
+    uint32_t pad;
+} data_body;
+
+static int64_t eager_max;
+static fmpl_tm_req streaming = {.next = &streaming, .prev = &streaming};
+static int nstreaming;
+static fmpl_tm_unexp *unexp_free;
+static int poll_start;
+
+/* ------------------------------------------------------------ set-up */
+
+int fmpl_tm_init(fmpl_raddr *channels)
+{
+    int rc = fmpl_chan_init(channels);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    eager_max = fmpl_tunable_long(&tunable_eager_max);
+    if (eager_max < 0)
+        eager_max = 0;
+    if (eager_max > fmpl_chan_max_record - FMPL_CHAN_HEADER)
+        eager_max = fmpl_chan_max_record - FMPL_CHAN_HEADER;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_tm_connect(const fmpl_raddr *channels) { return fmpl_chan_connect(channels); }
+
+void fmpl_tm_finalize(void)
+{
+    while (unexp_free) {
+        fmpl_tm_unexp *u = unexp_free;
+        unexp_free = u->next;
+        free(u);
+    }
+    streaming.next = streaming.prev = &streaming;
+    nstreaming = 0;
+    fmpl_chan_finalize();
+}
+
+int fmpl_tm_team_create(fmpl_team *t)
+{
+    fmpl_tm_team *tm = calloc(1, sizeof *tm);
+    if (!tm)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for matching queues");
+    tm->posted.next = tm->posted.prev = &tm->posted;
+    tm->unexpected.next = tm->unexpected.prev = &tm->unexpected;
+    t->tm = tm;
+    return FMPL_SUCCESS;
+}
+
+static void unexp_put(fmpl_tm_unexp *u);
+
+void fmpl_tm_team_destroy(fmpl_team *t)
+{
+    if (!t->tm)
+        return;
+    while (t->tm->unexpected.next != &t->tm->unexpected) {
+        fmpl_tm_unexp *u = t->tm->unexpected.next;
+        fmpl_tm_dequeue(t, u);
+        unexp_put(u);
+    }
+    free(t->tm);
+    t->tm = NULL;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static inline int matches(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == FMPL_TM_ANY_SOURCE || want_src == src) &&
+           (want_tag == FMPL_TM_ANY_TAG || want_tag == tag);
+}
+
+static void list_append(fmpl_tm_req *head, fmpl_tm_req *r)
+{
+    r->next = head;
+    r->prev = head->prev;
+    head->prev->next = r;
+    head->prev = r;
+}
+
+static void list_remove(fmpl_tm_req *r)
+{
+    r->prev->next = r->next;
+    r->next->prev = r->prev;
+    r->next = r->prev = NULL;
+}
+
+static fmpl_tm_unexp *unexp_get(void)
+{
+    fmpl_tm_unexp *u = unexp_free;
+    if (u) {
+        unexp_free = u->next;
+        return u;
+    }
+    return malloc(sizeof *u); /* only unexpected messages reach this */
+}
+
+static void unexp_put(fmpl_tm_unexp *u)
+{
+    if (u->data && u->data != u->inline_data)
+        free(u->data);
+    u->data = NULL;
+    u->next = unexp_free;
+    unexp_free = u;
+}
+
+static void complete(fmpl_tm_req *r, int64_t bytes, int error)
+{
+    r->st_bytes = bytes;
+    r->st_error = error;
+    r->complete = 1;
+}
+
+static void send_fin(int world_to, uint64_t req, int64_t bytes)
+{
+    fmpl_chan_rec *rec = fmpl_chan_reserve(world_to, sizeof(fin_body));
+    rec->type = REC_FIN;
+    fin_body *b = fmpl_chan_payload(rec);
+    b->req = req;
+    b->bytes = bytes;
+    fmpl_chan_publish(world_to, rec);
+}
+
+/* Step 2 of the rendezvous, at the receiver, once matched. */
+static void rndv_start_recv(fmpl_tm_req *r, int src, int tag, int64_t size, uint64_t sreq,
+                            fmpl_raddr sbuf)
+{
+    int w = r->team->world[src];
+    int64_t n = size < r->size ? size : r->size;
+    r->st_source = src;
+    r->st_tag = tag;
+    r->peer_req = sreq;
+    int error = size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    r->st_error = error;
+    const void *direct = fmpl_fab_ptr(sbuf);
+    fmpl_raddr rbuf = fmpl_fab_raddr(r->buf);
+    if (n == 0 || direct) {
+        if (n)
+            memcpy(r->buf, direct, (size_t)n);
+        send_fin(w, sreq, n);
+        complete(r, n, error);
+        return;
+    }
+    if (rbuf.kind == FMPL_MEM_SHARED || !fmpl_fab.peers[w].cma) {
+        fmpl_chan_rec *rec = fmpl_chan_reserve(w, sizeof(cts_body));
+        rec->type = REC_CTS;
+        cts_body *b = fmpl_chan_payload(rec);
+        b->sreq = sreq;
+        b->rreq = (uint64_t)(uintptr_t)r;
+        b->rbuf_addr = rbuf.addr;
+        b->rbuf_kind = rbuf.kind;
+        b->how = rbuf.kind == FMPL_MEM_SHARED ? CTS_PUT : CTS_STREAM;
+        b->bytes = n;
+        r->st_bytes = n;
+        fmpl_chan_publish(w, rec);
+        return; /* completes on FIN or on the last DATA record */
+    }
+    int rc = fmpl_fab_cma_read(w, r->buf, sbuf.addr, (size_t)n);
+    send_fin(w, sreq, n);
+    complete(r, n, rc != FMPL_SUCCESS ? rc : error);
+}
+
+/* Push DATA records of a streaming send while the channel has room now
+ * (never waits: progress calls it, and a wait would call progress). */
+static int stream_some(fmpl_tm_req *s)
+{
+    int w = s->team->world[s->peer];
+    int64_t chunk = (fmpl_chan_max_record - FMPL_CHAN_HEADER - (int64_t)sizeof(data_body)) / 2;
+    int64_t total = s->st_bytes;
+    int n = 0;
+    while (s->streamed < total) {
+        int64_t len = total - s->streamed < chunk ? total - s->streamed : chunk;
+        fmpl_chan_rec *rec = fmpl_chan_try_reserve(w, (int64_t)sizeof(data_body) + len);
+        if (!rec)
+            return n;
+        rec->type = REC_DATA;
+        data_body *b = fmpl_chan_payload(rec);
+        b->rreq = s->peer_req;
+        b->offset = s->streamed;
+        b->len = len;
+        b->last = s->streamed + len == total;
+        memcpy(b + 1, (const char *)s->buf + s->streamed, (size_t)len);
+        fmpl_chan_publish(w, rec);
+        s->streamed += len;
+        n++;
+    }
+    list_remove(s);
+    nstreaming--;
+    complete(s, total, FMPL_SUCCESS);
+    return n;
+}
+
+/* ------------------------------------------------------------ arrivals */
+
+static fmpl_tm_req *find_posted(fmpl_team *t, int src, int tag)
+{
+    for (fmpl_tm_req *r = t->tm->posted.next; r != &t->tm->posted; r = r->next)
+        if (matches(r->peer, r->tag, src, tag))
+            return r;
+    return NULL;
+}
+
+static void on_eager(fmpl_team *t, fmpl_chan_rec *rec)
+{
+    const void *data = fmpl_chan_payload(rec);
+    fmpl_tm_req *r = find_posted(t, rec->source, rec->tag);
+    if (r) {
+        list_remove(r);
+        int64_t n = rec->size < r->size ? rec->size : r->size;
+        memcpy(r->buf, data, (size_t)n);
+        r->st_source = rec->source;
+        r->st_tag = rec->tag;
+        complete(r, n, rec->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
+        return;
+    }
+    fmpl_tm_unexp *u = unexp_get();
+    if (!u) {
+        fmpl_log_error("out of memory for an unexpected message");
+        return;
+    }
+    u->source = rec->source;
+    u->tag = rec->tag;
+    u->size = rec->size;
+    u->rendezvous = 0;
+    u->data = rec->size <= (int64_t)sizeof u->inline_data ? u->inline_data
+                                                          : malloc((size_t)rec->size);
+    memcpy(u->data, data, (size_t)rec->size);
+    u->next = &t->tm->unexpected;
+    u->prev = t->tm->unexpected.prev;
+    t->tm->unexpected.prev->next = u;
+    t->tm->unexpected.prev = u;
+}
+
+static void on_rts(fmpl_team *t, fmpl_chan_rec *rec, int w)
+{
+    const rts_body *b = fmpl_chan_payload(rec);
+    fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind};
+    fmpl_tm_req *r = find_posted(t, rec->source, rec->tag);
+    if (r) {
+        list_remove(r);
+        rndv_start_recv(r, rec->source, rec->tag, rec->size, b->sreq, sbuf);
+        return;
+    }
+    fmpl_tm_unexp *u = unexp_get();
+    if (!u) {
+        fmpl_log_error("out of memory for an unexpected message");
+        return;
+    }
+    u->source = rec->source;
+    u->tag = rec->tag;
+    u->size = rec->size;
+    u->rendezvous = 1;
+    u->sreq = b->sreq;
+    u->sbuf = sbuf;
+    u->data = NULL;
+    u->next = &t->tm->unexpected;
+    u->prev = t->tm->unexpected.prev;
+    t->tm->unexpected.prev->next = u;
+    t->tm->unexpected.prev = u;
+}
+
+static void on_cts(fmpl_chan_rec *rec, int w)
+{
+    const cts_body *b = fmpl_chan_payload(rec);
+    fmpl_tm_req *s = (fmpl_tm_req *)(uintptr_t)b->sreq;
+    s->peer_req = b->rreq;
+    s->st_bytes = b->bytes;
+    if (b->how == CTS_PUT) {
+        fmpl_raddr dst = {.addr = b->rbuf_addr, .rank = w, .kind = b->rbuf_kind};
+        int rc = fmpl_fab_put(s->buf, (size_t)b->bytes, dst);
+        send_fin(w, b->rreq, b->bytes);
+        complete(s, b->bytes, rc);
+        return;
+    }
+    s->streamed = 0;
+    list_append(&streaming, s);
+    nstreaming++;
+}
+
+static void on_fin(fmpl_chan_rec *rec)
+{
+    const fin_body *b = fmpl_chan_payload(rec);
+    fmpl_tm_req *r = (fmpl_tm_req *)(uintptr_t)b->req;
+    complete(r, b->bytes, r->kind == FMPL_TM_RECV ? r->st_error : FMPL_SUCCESS);
+}
+
+static void on_data(fmpl_chan_rec *rec)
+{
+    const data_body *b = fmpl_chan_payload(rec);
+    fmpl_tm_req *r = (fmpl_tm_req *)(uintptr_t)b->rreq;
+    memcpy((char *)r->buf + b->offset, b + 1, (size_t)b->len);
+    if (b->last)
+        complete(r, b->offset + b->len, r->st_error);
+}
+
+static void handle(fmpl_chan_rec *rec, int w)
+{
+    switch (rec->type) {
+    case REC_EAGER:
+    case REC_RTS: {
+        fmpl_team *t = rec->context >= 0 && rec->context < FMPL_MAX_TEAMS
+                           ? fmpl_teams[rec->context] : NULL;
+        if (!t || !t->tm) {
+            fmpl_log_error("message for unknown communicator context %d from rank %d dropped",
+                           rec->context, w);
+            return;
+        }
+        if (rec->type == REC_EAGER)
+            on_eager(t, rec);
+        else
+            on_rts(t, rec, w);
+        return;
+    }
+    case REC_CTS:
+        on_cts(rec, w);
+        return;
+    case REC_FIN:
+        on_fin(rec);
+        return;
+    case REC_DATA:
+        on_data(rec);
+        return;
+    default:
+        fmpl_log_error("corrupt channel record type %d from rank %d", rec->type, w);
+    }
+}
+
+int fmpl_tm_progress(void)
+{
+    /* A full channel makes a sender progress while it waits (channel.c), and
+     * handling a record may send one: bound the nesting. */
+    static int depth;
+    if (depth >= 4)
+        return 0;
+    depth++;
+    int n = 0, size = fmpl_fab.size;
+    for (int i = 0; i < size; i++) {
+        int w = (poll_start + i) % size;
+        fmpl_chan_rec *rec;
+        while ((rec = fmpl_chan_peek(w)) != NULL) {
+            handle(rec, w);
+            fmpl_chan_release(w, rec);
+            n++;
+        }
+    }
+    poll_start = (poll_start + 1) % size;
+    if (nstreaming) {
+        fmpl_tm_req *s = streaming.next;
+        while (s != &streaming) {
+            fmpl_tm_req *next = s->next;
+            n += stream_some(s);
+            s = next;
+        }
+    }
+    depth--;
+    return n;
+}
+
+/* ------------------------------------------------------------ operations */
+
+int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
+                  int tag, int mode)
+{
+    int w = t->world[dst];
+    r->kind = FMPL_TM_SEND;
+    r->complete = 0;
+    r->cancelled = 0;
+    r->mode = (uint8_t)mode;
+    r->team = t;
+    r->peer = dst;
+    r->tag = tag;
+    r->buf = (void *)buf;
+    r->size = size;
+    r->st_error = FMPL_SUCCESS;
+    r->next = r->prev = NULL;
+    if (size <= eager_max && mode == FMPL_TM_MODE_STANDARD) {
+        fmpl_chan_rec *rec = fmpl_chan_reserve(w, size);
+        rec->type = REC_EAGER;
+        rec->context = t->id;
+        rec->tag = tag;
+        rec->source = t->rank;
+        rec->size = size;
+        memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
+        fmpl_chan_publish(w, rec);
+        complete(r, size, FMPL_SUCCESS);
+        return FMPL_SUCCESS;
+    }
+    fmpl_raddr where = fmpl_fab_raddr(buf);
+    fmpl_chan_rec *rec = fmpl_chan_reserve(w, sizeof(rts_body));
+    rec->type = REC_RTS;
+    rec->context = t->id;
+    rec->tag = tag;
+    rec->source = t->rank;
+    rec->size = size;
+    rts_body *b = fmpl_chan_payload(rec);
+    b->sreq = (uint64_t)(uintptr_t)r;
+    b->sbuf_addr = where.addr;
+    b->sbuf_kind = where.kind;
+    fmpl_chan_publish(w, rec);
+    return FMPL_SUCCESS;
+}
+
+static void take_unexpected(fmpl_tm_req *r, fmpl_team *t, fmpl_tm_unexp *u)
+{
+    if (u->rendezvous) {
+        rndv_start_recv(r, u->source, u->tag, u->size, u->sreq, u->sbuf);
+    } else {
+        int64_t n = u->size < r->size ? u->size : r->size;
+        memcpy(r->buf, u->data, (size_t)n);
+        r->st_source = u->source;
+        r->st_tag = u->tag;
+        complete(r, n, u->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
+    }
+    (void)t;
+    unexp_put(u);
+}
+
+static void recv_setup(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src, int tag)
+{
+    r->kind = FMPL_TM_RECV;
+    r->complete = 0;
+    r->cancelled = 0;
+    r->mode = 0;
+    r->team = t;
+    r->peer = src;
+    r->tag = tag;
+    r->buf = buf;
+    r->size = size;
+    r->st_error = FMPL_SUCCESS;
+    r->st_bytes = 0;
+    r->next = r->prev = NULL;
+}
+
+int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src, int tag)
+{
+    recv_setup(r, t, buf, size, src, tag);
+    fmpl_tm_unexp *u = fmpl_tm_probe(t, src, tag);
+    if (u) {
+        fmpl_tm_dequeue(t, u);
+        take_unexpected(r, t, u);
+        return FMPL_SUCCESS;
+    }
+    list_append(&t->tm->posted, r);
+    return FMPL_SUCCESS;
+}
+
+int fmpl_tm_cancel_recv(fmpl_tm_req *r)
+{
+    if (r->complete || !r->next)
+        return 0;
+    list_remove(r);
+    r->cancelled = 1;
+    complete(r, 0, FMPL_SUCCESS);
+    return 1;
+}
+
+fmpl_tm_unexp *fmpl_tm_probe(fmpl_team *t, int src, int tag)
+{
+    for (fmpl_tm_unexp *u = t->tm->unexpected.next; u != &t->tm->unexpected; u = u->next)
+        if (matches(src, tag, u->source, u->tag))
+            return u;
+    return NULL;
+}
+
+void fmpl_tm_dequeue(fmpl_team *t, fmpl_tm_unexp *u)
+{
+    (void)t;
+    u->prev->next = u->next;
+    u->next->prev = u->prev;
+    u->next = u->prev = NULL;
+}
+
+int fmpl_tm_imrecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, fmpl_tm_unexp *u)
+{
+    recv_setup(r, t, buf, size, u->source, u->tag);
+    take_unexpected(r, t, u);
+    return FMPL_SUCCESS;
+}

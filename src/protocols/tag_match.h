@@ -1,0 +1,87 @@
+/* Tag-matched point-to-point (seed 001's MPI protocols on FMPL's fabric):
+ * envelopes on per-pair channels, eager and rendezvous, posted and
+ * unexpected queues per team.  The MPI binding builds its requests on
+ * fmpl_tm_req.  The sequences are in tag_match.c. */
+#ifndef FMPL_PROTOCOLS_TAG_MATCH_H
+#define FMPL_PROTOCOLS_TAG_MATCH_H
+
+#include <stdint.h>
+
+#include "fabric/fabric.h"
+#include "protocols/team.h"
+
+#define FMPL_TM_ANY_SOURCE (-2)  /* = MPI_ANY_SOURCE */
+#define FMPL_TM_ANY_TAG (-1)     /* = MPI_ANY_TAG */
+
+enum { FMPL_TM_SEND = 1, FMPL_TM_RECV };
+enum {
+    FMPL_TM_MODE_STANDARD = 0,
+    FMPL_TM_MODE_SYNC = 1  /* completes only once matched (MPI_Ssend) */
+};
+
+/* An unexpected message: an eager copy, or a rendezvous announcement. */
+typedef struct fmpl_tm_unexp {
+    struct fmpl_tm_unexp *next, *prev;
+    int32_t source, tag;
+    int64_t size;
+    uint32_t rendezvous;
+    uint32_t sync;
+    uint64_t sreq;            /* sender's request (rendezvous, sync) */
+    fmpl_raddr sbuf;          /* sender's buffer (rendezvous) */
+    void *data;               /* eager payload: inline_data or heap */
+    unsigned char inline_data[128];
+} fmpl_tm_unexp;
+
+typedef struct fmpl_tm_req {
+    uint8_t kind;             /* FMPL_TM_SEND / FMPL_TM_RECV */
+    uint8_t complete;         /* set once; the owner polls it */
+    uint8_t mode;             /* FMPL_TM_MODE_* */
+    uint8_t cancelled;
+    int32_t peer;             /* team rank, or FMPL_TM_ANY_SOURCE */
+    int32_t tag;
+    fmpl_team *team;
+    void *buf;                /* contiguous bytes */
+    int64_t size;             /* send: bytes; receive: capacity */
+    /* status once complete */
+    int32_t st_source, st_tag;
+    int64_t st_bytes;         /* bytes delivered */
+    int32_t st_error;         /* FMPL_SUCCESS or FMPL_ERR_TRUNCATE */
+    /* rendezvous */
+    int64_t streamed;         /* bytes streamed so far (fallback path) */
+    uint64_t peer_req;        /* the other side's request */
+    struct fmpl_tm_req *next, *prev;  /* posted queue / streaming list */
+    void *user;               /* the API layer's object */
+} fmpl_tm_req;
+
+typedef struct fmpl_tm_team {
+    fmpl_tm_req posted;       /* list head: receives in posting order */
+    fmpl_tm_unexp unexpected; /* list head: unexpected messages in arrival order */
+} fmpl_tm_team;
+
+int fmpl_tm_init(fmpl_raddr *channels);
+int fmpl_tm_connect(const fmpl_raddr *channels);
+void fmpl_tm_finalize(void);
+int fmpl_tm_team_create(fmpl_team *t);
+void fmpl_tm_team_destroy(fmpl_team *t);
+
+/* Start a send or a receive; `r` is caller memory that stays put until
+ * r->complete.  A send may complete before returning (eager). */
+int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
+                  int tag, int mode);
+int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src, int tag);
+
+/* Remove a posted, unmatched receive: 1 if cancelled, 0 if already matched. */
+int fmpl_tm_cancel_recv(fmpl_tm_req *r);
+
+/* Probe: the first unexpected message matching (src, tag), or NULL. */
+fmpl_tm_unexp *fmpl_tm_probe(fmpl_team *t, int src, int tag);
+/* Take an unexpected message out of the queue (MPI_Mprobe); receive it
+ * later with fmpl_tm_imrecv. */
+void fmpl_tm_dequeue(fmpl_team *t, fmpl_tm_unexp *u);
+int fmpl_tm_imrecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, fmpl_tm_unexp *u);
+
+/* Drain the channels and advance rendezvous transfers; returns the number of
+ * events handled. */
+int fmpl_tm_progress(void);
+
+#endif
