@@ -1,0 +1,133 @@
+/* Handle tables: communicators and the request pool.
+ *
+ * Requests come from a pool that grows in chunks of 1024 and never shrinks,
+ * so starting a message allocates nothing once the pool is warm, and a
+ * request's address never changes (the protocol keeps pointers to it). */
+#include "api/mpi/mpi_impl.h"
+#include "base/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REQ_CHUNK 1024
+#define REQ_MAX_CHUNKS 4096
+#define COMM_MAX 65536
+
+static fmpl_mpi_request *req_chunks[REQ_MAX_CHUNKS];
+static int req_nchunks;
+static fmpl_mpi_request *req_free;
+
+static fmpl_mpi_comm *comms[COMM_MAX]; /* dynamic communicators */
+static fmpl_mpi_comm comm_world, comm_self;
+
+static int grow_requests(void)
+{
+    if (req_nchunks == REQ_MAX_CHUNKS)
+        return 0;
+    fmpl_mpi_request *chunk = calloc(REQ_CHUNK, sizeof *chunk);
+    if (!chunk)
+        return 0;
+    int base = req_nchunks * REQ_CHUNK;
+    req_chunks[req_nchunks++] = chunk;
+    for (int i = REQ_CHUNK - 1; i >= 0; i--) {
+        chunk[i].handle = fmpl_handle_make(FMPL_HK_REQUEST, base + i);
+        chunk[i].next_free = req_free;
+        req_free = &chunk[i];
+    }
+    return 1;
+}
+
+fmpl_mpi_request *fmpl_mpi_request_new(void)
+{
+    if (!req_free && !grow_requests())
+        return NULL;
+    fmpl_mpi_request *r = req_free;
+    req_free = r->next_free;
+    int handle = r->handle;
+    memset(r, 0, sizeof *r);
+    r->handle = handle;
+    return r;
+}
+
+void fmpl_mpi_request_free(fmpl_mpi_request *r)
+{
+    free(r->packed);
+    r->packed = NULL;
+    r->kind = FMPL_MREQ_FREE;
+    r->next_free = req_free;
+    req_free = r;
+}
+
+fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
+{
+    if (!fmpl_handle_is_dynamic(h) || fmpl_handle_kind(h) != FMPL_HK_REQUEST)
+        return NULL;
+    int i = fmpl_handle_index(h);
+    if (i / REQ_CHUNK >= req_nchunks)
+        return NULL;
+    fmpl_mpi_request *r = &req_chunks[i / REQ_CHUNK][i % REQ_CHUNK];
+    return r->kind == FMPL_MREQ_FREE ? NULL : r;
+}
+
+/* ------------------------------------------------------------ communicators */
+
+fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c)
+{
+    if (c == MPI_COMM_WORLD)
+        return comm_world.team ? &comm_world : NULL;
+    if (c == MPI_COMM_SELF)
+        return comm_self.team ? &comm_self : NULL;
+    if (!fmpl_handle_is_dynamic(c) || fmpl_handle_kind(c) != FMPL_HK_COMM)
+        return NULL;
+    int i = fmpl_handle_index(c);
+    return i < COMM_MAX ? comms[i] : NULL;
+}
+
+int fmpl_mpi_comm_register(fmpl_team *t, MPI_Comm *handle)
+{
+    for (int i = 0; i < COMM_MAX; i++) {
+        if (comms[i])
+            continue;
+        fmpl_mpi_comm *c = calloc(1, sizeof *c);
+        if (!c)
+            return MPI_ERR_NO_MEM;
+        c->handle = fmpl_handle_make(FMPL_HK_COMM, i);
+        c->team = t;
+        c->errhandler = MPI_ERRORS_ARE_FATAL;
+        c->refs = 1;
+        comms[i] = c;
+        *handle = c->handle;
+        return MPI_SUCCESS;
+    }
+    return MPI_ERR_INTERN;
+}
+
+void fmpl_mpi_comm_release(fmpl_mpi_comm *c)
+{
+    if (c == &comm_world || c == &comm_self)
+        return;
+    comms[fmpl_handle_index(c->handle)] = NULL;
+    free(c);
+}
+
+int fmpl_mpi_comms_init(void)
+{
+    comm_world = (fmpl_mpi_comm){.handle = MPI_COMM_WORLD, .team = fmpl_teams[0],
+                                 .errhandler = MPI_ERRORS_ARE_FATAL, .refs = 1};
+    strcpy(comm_world.name, "MPI_COMM_WORLD");
+    comm_self = (fmpl_mpi_comm){.handle = MPI_COMM_SELF, .errhandler = MPI_ERRORS_ARE_FATAL,
+                                .refs = 1};
+    strcpy(comm_self.name, "MPI_COMM_SELF");
+    return MPI_SUCCESS;
+}
+
+void fmpl_mpi_comm_set_self(fmpl_team *t) { comm_self.team = t; }
+
+void fmpl_mpi_comms_finalize(void)
+{
+    for (int i = 0; i < COMM_MAX; i++) {
+        free(comms[i]);
+        comms[i] = NULL;
+    }
+    comm_world.team = comm_self.team = NULL;
+}

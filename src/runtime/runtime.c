@@ -1,0 +1,86 @@
+/* Start-up and shut-down of the whole core, shared by both APIs:
+ * bootstrap (rank, size, key-value space) -> fabric (segments, heap, CMA
+ * probe) -> protocol state -> the world team -> barrier. */
+#include "runtime/runtime.h"
+#include "collectives/collectives.h"
+#include "fabric/fabric.h"
+#include "protocols/any_source.h"
+#include "protocols/sender_match.h"
+#include "protocols/staging.h"
+#include "protocols/tag_match.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/wait.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int fmpl_runtime_state = FMPL_RUNTIME_NEW;
+static fmpl_bootstrap *bootstrap;
+
+int fmpl_runtime_bootstrap(fmpl_bootstrap **bs)
+{
+    if (!bootstrap) {
+        fmpl_log_init();
+        fmpl_error_init();
+        int rc = fmpl_bootstrap_init(&bootstrap);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    if (bs)
+        *bs = bootstrap;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_runtime_init(void *ma, void *fa, int count)
+{
+    int rc = fmpl_runtime_bootstrap(NULL);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_log_set_rank(bootstrap->rank);
+    fmpl_wait_init(bootstrap->size); /* every rank is on this host (no network yet) */
+    rc = fmpl_fabric_init(bootstrap);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_sm_init();
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_any_init();
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_coll_init();
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_team_build_world(bootstrap, ma, fa, count);
+    if (rc != FMPL_SUCCESS) {
+        /* A half-started job cannot continue: end it with the reason. */
+        char msg[160];
+        snprintf(msg, sizeof msg, "start-up failed on rank %d: %s", bootstrap->rank,
+                 fmpl_error_string(rc));
+        bootstrap->abort(bootstrap, 1, msg);
+    }
+    fmpl_runtime_state = FMPL_RUNTIME_READY;
+    fmpl_log_info("started: rank %d of %d, launcher %s, CMA %s", bootstrap->rank,
+                  bootstrap->size, bootstrap->launcher,
+                  fmpl_fab.cma_reason ? fmpl_fab.cma_reason : "available");
+    return FMPL_SUCCESS;
+}
+
+int fmpl_runtime_finalize(void)
+{
+    int rc = fmpl_coll_barrier(fmpl_teams[0]);
+    for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
+        fmpl_team_free(fmpl_teams[id]);
+    fmpl_stage_finalize();
+    fmpl_tm_finalize();
+    fmpl_sm_finalize();
+    fmpl_fabric_finalize();
+    fmpl_bootstrap_finalize(&bootstrap);
+    fmpl_runtime_state = FMPL_RUNTIME_DONE;
+    return rc;
+}
+
+void fmpl_runtime_abort(int code, const char *message)
+{
+    fflush(NULL); /* the launcher kills the others; keep what this rank printed */
+    if (fmpl_runtime_bootstrap(NULL) != FMPL_SUCCESS)
+        _exit(code ? code : 1);
+    bootstrap->abort(bootstrap, code, message);
+}

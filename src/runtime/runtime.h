@@ -1,0 +1,30 @@
+/* The runtime: start-up of every layer, and the teams behind communicators.
+ * Both APIs (fmpl.h and mpi.h) stand on it. */
+#ifndef FMPL_RUNTIME_H
+#define FMPL_RUNTIME_H
+
+#include "bootstrap/bootstrap.h"
+#include "protocols/team.h"
+
+enum { FMPL_RUNTIME_NEW = 0, FMPL_RUNTIME_READY, FMPL_RUNTIME_DONE };
+extern int fmpl_runtime_state;
+
+/* The bootstrap, started on first use (fmpl_area_size needs the job size
+ * before fmpl_init). */
+int fmpl_runtime_bootstrap(fmpl_bootstrap **bs);
+/* Start every layer and FMPL_COMM_WORLD's team; `count` matching slots per
+ * peer (> 0).  A failure after ranks began to connect ends the job. */
+int fmpl_runtime_init(void *ma, void *fa, int count);
+/* Collective over all ranks (a barrier), then everything is released. */
+int fmpl_runtime_finalize(void);
+void fmpl_runtime_abort(int code, const char *message) __attribute__((noreturn));
+
+/* Teams (team_build.c). */
+extern int fmpl_team_count;  /* user matching indices of every team */
+int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count);
+/* Collective over `parent`: members passing the same color >= 0 form a team
+ * ranked by (key, parent rank); *out is NULL for color < 0. */
+int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out);
+void fmpl_team_free(fmpl_team *t);
+
+#endif
