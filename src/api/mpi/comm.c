@@ -1,0 +1,153 @@
+/* Communicators: rank, size, dup, split, free, compare, names, error
+ * handlers.  New communicators are teams split from the parent
+ * (runtime/team_build.c). */
+#include "api/mpi/mpi_impl.h"
+#include "collectives/collectives.h"
+#include "runtime/runtime.h"
+
+#include <string.h>
+
+#define GET_COMM(comm, c, func)                                                    \
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);                                    \
+    if (!c)                                                                        \
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,                  \
+                              "invalid communicator 0x%x", (unsigned)(comm))
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_rank");
+    *rank = c->team->rank;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_rank)
+
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_size");
+    *size = c->team->size;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_size)
+
+static int split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm, const char *func)
+{
+    fmpl_team *t;
+    int rc = fmpl_team_split(c->team, color, key, &t);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(c->handle, fmpl_mpi_error_class_of(rc), func,
+                              "cannot create the communicator");
+    *newcomm = MPI_COMM_NULL;
+    if (!t)
+        return MPI_SUCCESS;
+    rc = fmpl_mpi_comm_register(t, newcomm);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(c->handle, rc, func, "too many communicators");
+    fmpl_mpi_comm_get(*newcomm)->errhandler = c->errhandler;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_split");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
+    return split(c, color == MPI_UNDEFINED ? -1 : color, key, newcomm, "MPI_Comm_split");
+}
+FMPL_MPI_WEAK(Comm_split)
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_dup");
+    return split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
+}
+FMPL_MPI_WEAK(Comm_dup)
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!comm)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return fmpl_mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
+                              "predefined communicators cannot be freed");
+    GET_COMM(*comm, c, "MPI_Comm_free");
+    fmpl_coll_barrier(c->team); /* nobody uses it any more */
+    fmpl_team_free(c->team);
+    fmpl_mpi_comm_release(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_free)
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    FMPL_MPI_CHECK_READY(comm1);
+    GET_COMM(comm1, a, "MPI_Comm_compare");
+    GET_COMM(comm2, b, "MPI_Comm_compare");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    if (a->team->size != b->team->size) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    int same_order = 1, same_set = 1;
+    for (int i = 0; i < a->team->size; i++) {
+        if (a->team->world[i] != b->team->world[i])
+            same_order = 0;
+        int found = 0;
+        for (int j = 0; j < b->team->size && !found; j++)
+            found = a->team->world[i] == b->team->world[j];
+        same_set &= found;
+    }
+    *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_compare)
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_set_name");
+    strncpy(c->name, name, MPI_MAX_OBJECT_NAME - 1);
+    c->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_set_name)
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_get_name");
+    strcpy(name, c->name);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_get_name)
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_set_errhandler");
+    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
+        errhandler != MPI_ERRORS_ABORT)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                              "user error handlers are not supported yet");
+    c->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    GET_COMM(comm, c, "MPI_Comm_get_errhandler");
+    *errhandler = c->errhandler;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_get_errhandler)

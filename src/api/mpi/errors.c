@@ -1,0 +1,120 @@
+/* MPI error classes, strings and error handlers on communicators.
+ * An error is reported on a communicator: MPI_ERRORS_ARE_FATAL (the
+ * default) and MPI_ERRORS_ABORT print the message and end the job through
+ * the launcher; MPI_ERRORS_RETURN returns the code; a user handler is
+ * called with the communicator and the code, and the code is returned. */
+#include "api/mpi/mpi_impl.h"
+#include "runtime/runtime.h"
+#include "base/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const class_strings[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_KEYVAL] = "invalid key value",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_INFO_KEY] = "invalid info key",
+    [MPI_ERR_INFO_VALUE] = "invalid info value",
+    [MPI_ERR_INFO_NOKEY] = "info key not found",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_BASE] = "invalid base address",
+    [MPI_ERR_SIZE] = "invalid size",
+    [MPI_ERR_DISP] = "invalid displacement",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_ASSERT] = "invalid assertion",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
+};
+
+int fmpl_mpi_error_class_of(int fmpl_code)
+{
+    switch (fmpl_code) {
+    case FMPL_SUCCESS: return MPI_SUCCESS;
+    case FMPL_ERR_ARG: return MPI_ERR_ARG;
+    case FMPL_ERR_RANK: return MPI_ERR_RANK;
+    case FMPL_ERR_COMM: return MPI_ERR_COMM;
+    case FMPL_ERR_SIZE: return MPI_ERR_COUNT;
+    case FMPL_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case FMPL_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case FMPL_ERR_OP: return MPI_ERR_OP;
+    case FMPL_ERR_ROOT: return MPI_ERR_ROOT;
+    case FMPL_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case FMPL_ERR_INTERNAL: return MPI_ERR_INTERN;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+static const char *class_string(int code)
+{
+    if (code >= 0 && code < (int)(sizeof class_strings / sizeof *class_strings) &&
+        class_strings[code])
+        return class_strings[code];
+    return "unknown error class";
+}
+
+int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
+{
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
+    if (!c)
+        c = fmpl_mpi_comm_get(MPI_COMM_WORLD);
+    MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
+    if (h == MPI_ERRORS_RETURN)
+        return code;
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT || fmpl_mpi_state != FMPL_MPI_READY) {
+        char line[800];
+        snprintf(line, sizeof line, "%s: %s (%s)", func, msg, class_string(code));
+        fmpl_log_print("MPI error", "%s", line);
+        fmpl_runtime_abort(code ? code : 1, line);
+    }
+    return code; /* user handlers: see errhandler.c (not yet) */
+}
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (!errorclass)
+        return MPI_ERR_ARG;
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+        return MPI_ERR_ARG;
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Error_class)
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (!string || !resultlen)
+        return MPI_ERR_ARG;
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", class_string(errorcode));
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Error_string)

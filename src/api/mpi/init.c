@@ -1,0 +1,123 @@
+/* MPI_Init and friends: the runtime (src/runtime) plus MPI's objects. */
+#include "api/mpi/mpi_impl.h"
+#include "runtime/runtime.h"
+#include "base/timer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int fmpl_mpi_state = FMPL_MPI_NEW;
+int fmpl_mpi_thread_level = MPI_THREAD_SINGLE;
+static pthread_t main_thread;
+void fmpl_mpi_comm_set_self(fmpl_team *t);
+
+static int start(int required, int *provided)
+{
+    if (fmpl_mpi_state == FMPL_MPI_READY)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+    if (fmpl_mpi_state == FMPL_MPI_DONE)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init",
+                              "MPI cannot be initialized again after MPI_Finalize");
+    int rc = fmpl_runtime_init(NULL, NULL, FMPL_DEFAULT_COUNT);
+    if (rc != FMPL_SUCCESS)
+        return MPI_ERR_OTHER;
+    fmpl_mpi_comms_init();
+    fmpl_team *self;
+    rc = fmpl_team_split(fmpl_teams[0], fmpl_teams[0]->rank, 0, &self);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Init",
+                              "cannot create MPI_COMM_SELF");
+    fmpl_mpi_comm_set_self(self);
+    /* One thread calls MPI at a time in this version: FUNNELED is honest
+     * (only the main thread calls MPI), SERIALIZED and MULTIPLE are not. */
+    fmpl_mpi_thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
+    if (fmpl_mpi_thread_level < MPI_THREAD_SINGLE)
+        fmpl_mpi_thread_level = MPI_THREAD_SINGLE;
+    if (provided)
+        *provided = fmpl_mpi_thread_level;
+    main_thread = pthread_self();
+    fmpl_mpi_state = FMPL_MPI_READY;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return start(MPI_THREAD_SINGLE, NULL);
+}
+FMPL_MPI_WEAK(Init)
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    return start(required, provided);
+}
+FMPL_MPI_WEAK(Init_thread)
+
+int PMPI_Finalize(void)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_state = FMPL_MPI_DONE;
+    fmpl_mpi_comms_finalize();
+    int rc = fmpl_runtime_finalize();
+    return rc == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+FMPL_MPI_WEAK(Finalize)
+
+int PMPI_Initialized(int *flag)
+{
+    *flag = fmpl_mpi_state != FMPL_MPI_NEW;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+    *flag = fmpl_mpi_state == FMPL_MPI_DONE;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Finalized)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    (void)comm; /* MPI allows ending every process, which is what happens */
+    char msg[96];
+    snprintf(msg, sizeof msg, "MPI_Abort called with error code %d", errorcode);
+    fmpl_runtime_abort(errorcode, msg);
+}
+FMPL_MPI_WEAK(Abort)
+
+double PMPI_Wtime(void) { return (double)fmpl_now_ns() * 1e-9; }
+FMPL_MPI_WEAK(Wtime)
+
+double PMPI_Wtick(void) { return 1e-9; }
+FMPL_MPI_WEAK(Wtick)
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+        strcpy(name, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Get_processor_name)
+
+int PMPI_Query_thread(int *provided)
+{
+    *provided = fmpl_mpi_thread_level;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+    *flag = pthread_equal(pthread_self(), main_thread);
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Is_thread_main)

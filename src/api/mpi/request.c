@@ -1,0 +1,280 @@
+/* Completion: MPI_Wait/Test and their all/any/some forms, statuses, counts,
+ * freeing and cancelling requests. */
+#include "api/mpi/mpi_impl.h"
+#include "progress/progress.h"
+
+void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, int error, MPI_Count bytes,
+                         int cancelled)
+{
+    s->MPI_SOURCE = source;
+    s->MPI_TAG = tag;
+    s->MPI_ERROR = error;
+    s->count_lo = (int)(bytes & 0xffffffff);
+    s->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1) | (cancelled ? 1 : 0);
+}
+
+void fmpl_mpi_status_empty(MPI_Status *s)
+{
+    fmpl_mpi_status_set(s, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+}
+
+static MPI_Count status_bytes(const MPI_Status *s)
+{
+    return (MPI_Count)((uint64_t)(uint32_t)s->count_lo |
+                       ((uint64_t)((unsigned)s->count_hi_and_cancelled >> 1) << 32));
+}
+
+int fmpl_mpi_request_test(fmpl_mpi_request *r)
+{
+    if (r->proc_null || r->kind == FMPL_MREQ_DONE)
+        return 1;
+    if (r->persistent && !r->active)
+        return 1;
+    if (!r->tm.complete)
+        fmpl_progress();
+    return r->tm.complete;
+}
+
+int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status)
+{
+    int err = MPI_SUCCESS;
+    if (r->proc_null) {
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    } else if (r->kind == FMPL_MREQ_DONE) {
+        err = r->error;
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+    } else if (r->persistent && !r->active) {
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+    } else {
+        err = r->tm.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r->tm.st_error);
+        if (status != MPI_STATUS_IGNORE) {
+            if (r->kind == FMPL_MREQ_RECV)
+                fmpl_mpi_status_set(status, r->tm.st_source, r->tm.st_tag, err, r->tm.st_bytes,
+                                    r->tm.cancelled);
+            else
+                fmpl_mpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0, 0);
+        }
+    }
+    if (r->persistent) {
+        r->active = 0;
+    } else {
+        fmpl_mpi_request_free(r);
+        *handle = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!request)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
+    if (*request == MPI_REQUEST_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    fmpl_mpi_request *r = fmpl_mpi_request_get(*request);
+    if (!r)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait",
+                              "invalid request 0x%x", (unsigned)*request);
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (!fmpl_mpi_request_test(r))
+        fmpl_wait_once(&w);
+    MPI_Comm comm = r->comm;
+    int err = fmpl_mpi_request_finish(r, request, status);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : fmpl_mpi_error(comm, err, "MPI_Wait", "the request failed");
+}
+FMPL_MPI_WEAK(Wait)
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!request || !flag)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
+    *flag = 1;
+    if (*request == MPI_REQUEST_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    fmpl_mpi_request *r = fmpl_mpi_request_get(*request);
+    if (!r)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test",
+                              "invalid request 0x%x", (unsigned)*request);
+    *flag = fmpl_mpi_request_test(r);
+    if (!*flag)
+        return MPI_SUCCESS;
+    MPI_Comm comm = r->comm;
+    int err = fmpl_mpi_request_finish(r, request, status);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : fmpl_mpi_error(comm, err, "MPI_Test", "the request failed");
+}
+FMPL_MPI_WEAK(Test)
+
+int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        int rc = PMPI_Wait(&requests[i], s);
+        if (rc != MPI_SUCCESS)
+            err = MPI_ERR_IN_STATUS;
+    }
+    return err;
+}
+FMPL_MPI_WEAK(Waitall)
+
+int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_progress();
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        fmpl_mpi_request *r = fmpl_mpi_request_get(requests[i]);
+        if (!r)
+            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testall",
+                                  "invalid request 0x%x", (unsigned)requests[i]);
+        if (!fmpl_mpi_request_test(r)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return PMPI_Waitall(count, requests, statuses);
+}
+FMPL_MPI_WEAK(Testall)
+
+int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    int active = 0;
+    *flag = 0;
+    *index = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        fmpl_mpi_request *r = fmpl_mpi_request_get(requests[i]);
+        if (!r)
+            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testany",
+                                  "invalid request 0x%x", (unsigned)requests[i]);
+        if (r->persistent && !r->active)
+            continue;
+        active++;
+        if (fmpl_mpi_request_test(r)) {
+            *flag = 1;
+            *index = i;
+            return fmpl_mpi_request_finish(r, &requests[i], status);
+        }
+    }
+    if (!active) {
+        *flag = 1;
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+    }
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Testany)
+
+int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int flag = 0, rc;
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while ((rc = PMPI_Testany(count, requests, index, &flag, status)) == MPI_SUCCESS && !flag)
+        fmpl_wait_once(&w);
+    return rc;
+}
+FMPL_MPI_WEAK(Waitany)
+
+int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    int active = 0, n = 0, err = MPI_SUCCESS;
+    fmpl_progress();
+    for (int i = 0; i < incount; i++) {
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        fmpl_mpi_request *r = fmpl_mpi_request_get(requests[i]);
+        if (!r)
+            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Testsome",
+                                  "invalid request 0x%x", (unsigned)requests[i]);
+        if (r->persistent && !r->active)
+            continue;
+        active++;
+        if (fmpl_mpi_request_test(r)) {
+            MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+            if (fmpl_mpi_request_finish(r, &requests[i], s) != MPI_SUCCESS)
+                err = MPI_ERR_IN_STATUS;
+            indices[n++] = i;
+        }
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return err;
+}
+FMPL_MPI_WEAK(Testsome)
+
+int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    int rc;
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while ((rc = PMPI_Testsome(incount, requests, outcount, indices, statuses)) == MPI_SUCCESS &&
+           *outcount == 0)
+        fmpl_wait_once(&w);
+    return rc;
+}
+FMPL_MPI_WEAK(Waitsome)
+
+int PMPI_Request_free(MPI_Request *request)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_request *r = request ? fmpl_mpi_request_get(*request) : NULL;
+    if (!r)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                              "invalid request");
+    /* An active operation still completes; it is simply not reported.
+     * Wait for it here so that its request memory can be reused. */
+    FMPL_WAIT_UNTIL(fmpl_mpi_request_test(r));
+    fmpl_mpi_request_free(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Request_free)
+
+int PMPI_Cancel(MPI_Request *request)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_request *r = request ? fmpl_mpi_request_get(*request) : NULL;
+    if (!r)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    if (r->kind == FMPL_MREQ_RECV && !r->proc_null)
+        fmpl_tm_cancel_recv(&r->tm);
+    /* Sends are not cancelled: they complete normally (MPI allows this). */
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Test_cancelled)
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
+{
+    MPI_Aint size;
+    int contiguous;
+    if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
+    MPI_Count bytes = status_bytes(status);
+    *count = size == 0 ? 0 : (bytes % size ? MPI_UNDEFINED : (int)(bytes / size));
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Get_count)
