@@ -172,10 +172,16 @@ typedef struct join_info {
     uint8_t used[FMPL_MAX_TEAMS / 8]; /* team ids in use on that rank */
 } join_info;
 
+typedef struct member_order {
+    int key, rank;
+} member_order;
+
 static int compare_members(const void *a, const void *b)
 {
-    const int64_t *x = a, *y = b;
-    return (*x > *y) - (*x < *y);
+    const member_order *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
@@ -188,7 +194,7 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
             me.used[id / 8] |= (uint8_t)(1u << (id % 8));
     join_info *all = calloc((size_t)n, sizeof *all);
     team_areas *areas = calloc((size_t)n, sizeof *areas);
-    int64_t *order = calloc((size_t)n, sizeof *order);
+    member_order *order = calloc((size_t)n, sizeof *order);
     int *members = calloc((size_t)n, sizeof *members);
     if (!all || !areas || !order || !members) {
         free(all);
@@ -205,10 +211,10 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
     if (color >= 0) {
         for (int r = 0; r < n; r++)
             if (all[r].color == color)
-                order[size++] = ((int64_t)all[r].key << 32) | (uint32_t)r;
+                order[size++] = (member_order){all[r].key, r};
         qsort(order, (size_t)size, sizeof *order, compare_members);
         for (int m = 0; m < size; m++) {
-            members[m] = (int)(order[m] & 0xffffffff);
+            members[m] = order[m].rank;
             if (members[m] == parent->rank)
                 rank = m;
         }
