@@ -17,6 +17,14 @@
  *    kernels are plain loops the compiler vectorises.
  *  - Callers validate with fmpl_op_check() once per collective call; the
  *    kernels themselves check nothing.
+ *  - Besides the native built-ins and user operations there are two kinds
+ *    the MPI layer builds per call in an fmpl_op on its own stack (no
+ *    allocation, never passed to fmpl_op_delete):
+ *      FMPL_OPK_KERNEL    a predefined MPI operation on one element type
+ *                         (collectives/mpi_ops.h); builtin = 1, since its
+ *                         kernels, like the native ones, take any address;
+ *      FMPL_OPK_MPI_USER  an MPI_User_function, called through the binding's
+ *                         callback; builtin = 0 (typed, aligned buffers).
  */
 #ifndef FMPL_COLLECTIVES_OP_H
 #define FMPL_COLLECTIVES_OP_H
@@ -39,16 +47,37 @@ enum {
     FMPL_OPK_ZSUM, FMPL_OPK_ZMAX, FMPL_OPK_ZMIN,
     FMPL_OPK_BUILTIN_COUNT,
     FMPL_OPK_USER = FMPL_OPK_BUILTIN_COUNT,
+    FMPL_OPK_KERNEL,     /* calls op->kernel(in, inout, count) */
+    FMPL_OPK_MPI_USER,   /* calls op->mpi_fn(in, inout, count, op->ctx) */
     FMPL_OPK_COUNT
 };
+
+/* The kernel of an FMPL_OPK_KERNEL operation: inout[i] = in[i] op inout[i]
+ * for i < count (nothing for count <= 0), buffers at any byte address,
+ * in == inout allowed. */
+typedef void (*fmpl_kernel_fn)(const void *in, void *inout, int64_t count);
+
+/* The callback of an FMPL_OPK_MPI_USER operation, supplied by the MPI
+ * binding: must compute inout[i] = in[i] op inout[i] for i < count by calling
+ * the MPI_User_function as fn(in, inout, &len, &datatype) (MPI's own order:
+ * `in` is the lower-ranked operand).  `ctx` is op->ctx: it carries what the
+ * call needs (the user function, the MPI_Datatype handle, the extent).
+ * count may exceed INT_MAX; the callback then calls the user function on
+ * consecutive pieces of at most INT_MAX elements. */
+typedef void (*fmpl_mpi_user_cb)(const void *in, void *inout, int64_t count, void *ctx);
 
 struct fmpl_op {
     uint32_t magic;      /* FMPL_OP_MAGIC_LIVE while valid */
     int kind;            /* FMPL_OPK_* */
-    int builtin;         /* 1 for the static built-ins */
+    int builtin;         /* 1: any byte address, not freeable (static built-ins and
+                            FMPL_OPK_KERNEL wrappers) */
     size_t elem_size;    /* bytes per element (> 0) */
-    fmpl_user_fn fn;     /* user operations only */
-    void *ctx;           /* passed to fn */
+    union {
+        fmpl_user_fn fn;          /* FMPL_OPK_USER */
+        fmpl_kernel_fn kernel;    /* FMPL_OPK_KERNEL */
+        fmpl_mpi_user_cb mpi_fn;  /* FMPL_OPK_MPI_USER */
+    };
+    void *ctx;           /* passed to fn / mpi_fn */
     const char *name;    /* "dsum", ..., "user" (for messages) */
 };
 
@@ -63,10 +92,14 @@ static inline void fmpl_op_apply(const fmpl_op *op, const void *in, void *inout,
 {
     if (count <= 0)
         return;
-    if (__builtin_expect(op->kind == FMPL_OPK_USER, 0))
+    if (op->kind < FMPL_OPK_BUILTIN_COUNT)
+        fmpl_op_kernels[op->kind](in, inout, count);
+    else if (op->kind == FMPL_OPK_KERNEL)
+        op->kernel(in, inout, count);
+    else if (op->kind == FMPL_OPK_USER)
         op->fn(in, inout, count, op->ctx);
     else
-        fmpl_op_kernels[op->kind](in, inout, count);
+        op->mpi_fn(in, inout, count, op->ctx);
 }
 
 /* FMPL_SUCCESS for a valid operation; otherwise reports (naming `caller`)
@@ -79,10 +112,19 @@ int fmpl_op_new(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op);
 int fmpl_op_delete(fmpl_op **op);
 #define fmpl_op_check(op) fmpl_op_check_from((op), __func__)
 
+/* Fill *out (caller's storage, typically the stack) with an operation of
+ * kind FMPL_OPK_KERNEL applying `fn` to elements of elem_size bytes, or of
+ * kind FMPL_OPK_MPI_USER calling `fn` with `ctx`.  No allocation; the result
+ * passes fmpl_op_check, is valid as long as *out lives, and is not freed.
+ * FMPL_ERR_ARG if out or fn is NULL or elem_size is 0. */
+int fmpl_op_from_kernel(fmpl_op *out, fmpl_kernel_fn fn, size_t elem_size);
+int fmpl_op_from_mpi_user(fmpl_op *out, fmpl_mpi_user_cb fn, void *ctx, size_t elem_size);
+
 /* Bytes per element; the operation must be valid. */
 static inline size_t fmpl_op_elem_size(const fmpl_op *op) { return op->elem_size; }
 
-/* 1 for the built-ins (they may be applied to any byte address). */
+/* 1 for the built-ins and FMPL_OPK_KERNEL wrappers (they may be applied to
+ * any byte address); 0 for user operations of both kinds. */
 static inline int fmpl_op_is_builtin(const fmpl_op *op) { return op->builtin; }
 
 #endif

@@ -22,6 +22,8 @@
  *    before really freeing it, so a stale handle is detected (FMPL_ERR_OP)
  *    for at least the next OP_QUARANTINE frees.  Not thread safe (FMPL is
  *    called from one thread at a time).
+ *  - fmpl_op_from_kernel / fmpl_op_from_mpi_user only fill the caller's
+ *    struct; fmpl_op_delete refuses every kind but FMPL_OPK_USER.
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
@@ -222,6 +224,9 @@ int fmpl_op_delete(fmpl_op **op)
     struct fmpl_op *o = *op;
     if (o->builtin)
         return FMPL_ERROR(FMPL_ERR_OP, "cannot free a built-in operation (%s)", o->name);
+    if (o->kind != FMPL_OPK_USER)
+        return FMPL_ERROR(FMPL_ERR_OP, "cannot free %s: it was not made by fmpl_op_create",
+                          o->name);
     o->magic = FMPL_OP_MAGIC_FREED;
     o->fn = NULL;
     /* Keep it readable for a while so a stale handle is reported, then
@@ -242,8 +247,34 @@ int fmpl_op_check_from(const fmpl_op *op, const char *caller)
         return fmpl_error_report(FMPL_ERR_OP, caller,
                                  "the operation %p has been freed", (const void *)op);
     if (op->magic != FMPL_OP_MAGIC_LIVE || op->kind < 0 || op->kind >= FMPL_OPK_COUNT ||
-        op->elem_size == 0 || (op->kind == FMPL_OPK_USER && op->fn == NULL))
+        op->elem_size == 0 || (op->kind == FMPL_OPK_USER && op->fn == NULL) ||
+        (op->kind == FMPL_OPK_KERNEL && op->kernel == NULL) ||
+        (op->kind == FMPL_OPK_MPI_USER && op->mpi_fn == NULL))
         return fmpl_error_report(FMPL_ERR_OP, caller,
                                  "%p is not a reduction operation", (const void *)op);
+    return FMPL_SUCCESS;
+}
+
+/* ------------------------------------------- per-call wrappers (MPI layer) */
+
+int fmpl_op_from_kernel(fmpl_op *out, fmpl_kernel_fn fn, size_t elem_size)
+{
+    if (!out || !fn || elem_size == 0)
+        return FMPL_ERROR(FMPL_ERR_ARG, "kernel operation: %s",
+                          !out ? "out is NULL" : !fn ? "the kernel is NULL" : "elem_size is 0");
+    *out = (struct fmpl_op){.magic = FMPL_OP_MAGIC_LIVE, .kind = FMPL_OPK_KERNEL, .builtin = 1,
+                            .elem_size = elem_size, .kernel = fn, .ctx = NULL,
+                            .name = "MPI predefined"};
+    return FMPL_SUCCESS;
+}
+
+int fmpl_op_from_mpi_user(fmpl_op *out, fmpl_mpi_user_cb fn, void *ctx, size_t elem_size)
+{
+    if (!out || !fn || elem_size == 0)
+        return FMPL_ERROR(FMPL_ERR_ARG, "MPI user operation: %s",
+                          !out ? "out is NULL" : !fn ? "the callback is NULL" : "elem_size is 0");
+    *out = (struct fmpl_op){.magic = FMPL_OP_MAGIC_LIVE, .kind = FMPL_OPK_MPI_USER, .builtin = 0,
+                            .elem_size = elem_size, .mpi_fn = fn, .ctx = ctx,
+                            .name = "MPI user"};
     return FMPL_SUCCESS;
 }
