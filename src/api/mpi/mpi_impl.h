@@ -111,6 +111,22 @@ void fmpl_mpi_status_empty(MPI_Status *s);
 /* Bytes of one element and whether elements are plain contiguous bytes;
  * returns MPI_SUCCESS or MPI_ERR_TYPE. */
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous);
+/* The basic element type of a predefined datatype (fmpl_basic_type), or
+ * FMPL_BT_NONE. */
+int fmpl_mpi_basic_type(MPI_Datatype t);
+
+/* ------------------------------------------------------------ operations */
+
+struct fmpl_op;
+/* An fmpl_op on the caller's stack applying `op` to elements of `type`:
+ * MPI_SUCCESS, MPI_ERR_OP (invalid, or not defined on the type) or
+ * MPI_ERR_TYPE.  `ctx_storage` must live as long as the operation. */
+typedef struct fmpl_mpi_user_ctx {
+    MPI_User_function *fn;
+    MPI_Datatype type;
+} fmpl_mpi_user_ctx;
+int fmpl_mpi_op_make(MPI_Op op, MPI_Datatype type, struct fmpl_op *out,
+                     fmpl_mpi_user_ctx *ctx_storage);
 
 /* ------------------------------------------------------------ errors */
 
