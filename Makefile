@@ -45,8 +45,10 @@ demo: deps build
 	@echo "== fmpl-bench, 4 ranks (oversubscribed on $(JOBS) cores) =="
 	$(BUILD)/tools/fmplrun/fmplrun -n 4 $(BUILD)/bench/fmpl-bench --quick --json $(BUILD)/bench-4.json
 
+# --prefix: PREFIX wins even when build/ was configured with another one
+# (the installed mpicc, mpicxx and fmpl.pc follow the prefix installed to).
 install: build
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)

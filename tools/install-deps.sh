@@ -8,6 +8,7 @@ command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v strace >/dev/null 2>&1 || need="$need strace"
+command -v python3 >/dev/null 2>&1 || need="$need python3"   # tests/abi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
     echo "install-deps: installing$need"

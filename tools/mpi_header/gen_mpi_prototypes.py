@@ -79,7 +79,9 @@ def load_standard():
     try:
         import pympistandard as std
     except ImportError:
-        sys.exit("gen_mpi_prototypes: needs the pympistandard package (pip install pympistandard)")
+        # 77: tests/abi's abi.header_generated reports this as skipped.
+        print("gen_mpi_prototypes: needs the pympistandard package (pip install pympistandard)")
+        sys.exit(77)
     std.use_api_version(1)
     plain, large = {}, {}
     for proc in std.PROCEDURES.values():
