@@ -1,0 +1,2 @@
+#include "dt_ref.h"
+int main(void) { return 0; }
