@@ -668,15 +668,24 @@ static void random_array(int64_t *a, int64_t n, int64_t lo, int64_t hi)
         a[i] = rnd_range(lo, hi);
 }
 
+/* A count or block length: mostly 1..hi, sometimes 0. */
+static int64_t rnd_count(int64_t hi) { return rnd() % 8 == 0 ? 0 : rnd_range(1, hi); }
+
+static void random_counts(int64_t *a, int64_t n, int64_t hi)
+{
+    for (int64_t i = 0; i < n; i++)
+        a[i] = rnd_count(hi);
+}
+
 ref *ref_random(int depth, int64_t max_elems)
 {
-    if (depth <= 0 || rnd() % 5 == 0)
+    if (depth <= 0 || rnd() % 6 == 0)
         return random_basic();
     ref *r = NULL;
     int64_t bl[5], d[5];
     int kind = (int)(rnd() % 13);
     if (kind == 9) { /* struct */
-        int64_t count = rnd_range(0, 4);
+        int64_t count = rnd_count(4);
         ref *types[5];
         bool natural = rnd() % 2; /* consecutive fields: exercises merging */
         int64_t at = rnd_range(-16, 16);
@@ -684,7 +693,7 @@ ref *ref_random(int depth, int64_t max_elems)
             int m = (int)(rnd() % 12);
             types[i] = m == 0 ? ref_marker(true) : m == 1 ? ref_marker(false)
                                                           : ref_random(depth - 1, max_elems / 4);
-            bl[i] = rnd_range(0, 3);
+            bl[i] = rnd_count(3);
             d[i] = natural ? at : rnd_range(-50, 100);
             at += bl[i] * ext_of(types[i]);
         }
@@ -693,28 +702,28 @@ ref *ref_random(int depth, int64_t max_elems)
             ref_free(types[i]);
     } else {
         ref *c = ref_random(depth - 1, max_elems / 4);
-        int64_t count = rnd_range(0, 4);
+        int64_t count = rnd_count(4);
         switch (kind) {
-        case 0: r = ref_contiguous(rnd_range(0, 4), c); break;
-        case 1: r = ref_vector(count, rnd_range(0, 3), rnd_range(-4, 6), c); break;
-        case 2: r = ref_hvector(count, rnd_range(0, 3), rnd_range(-40, 60), c); break;
+        case 0: r = ref_contiguous(rnd_count(4), c); break;
+        case 1: r = ref_vector(count, rnd_count(3), rnd_range(-4, 6), c); break;
+        case 2: r = ref_hvector(count, rnd_count(3), rnd_range(-40, 60), c); break;
         case 3:
-            random_array(bl, count, 0, 3);
+            random_counts(bl, count, 3);
             random_array(d, count, -5, 10);
             r = ref_indexed(count, bl, d, c);
             break;
         case 4:
-            random_array(bl, count, 0, 3);
+            random_counts(bl, count, 3);
             random_array(d, count, -50, 100);
             r = ref_hindexed(count, bl, d, c);
             break;
         case 5:
             random_array(d, count, -5, 10);
-            r = ref_indexed_block(count, rnd_range(0, 3), d, c);
+            r = ref_indexed_block(count, rnd_count(3), d, c);
             break;
         case 6:
             random_array(d, count, -50, 100);
-            r = ref_hindexed_block(count, rnd_range(0, 3), d, c);
+            r = ref_hindexed_block(count, rnd_count(3), d, c);
             break;
         case 7: {
             int64_t sz = ref_size(c), ext = rnd() % 3 ? sz + rnd_range(0, 16) : rnd_range(-8, 40);
