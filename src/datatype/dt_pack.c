@@ -35,14 +35,43 @@ static inline int64_t dt_find_entry(const int64_t *prefix, int64_t count, int64_
     return lo;
 }
 
+/* memcpy for the walker: short copies (struct fields, vector blocks of a
+ * few elements) inline as two possibly overlapping loads and stores, long
+ * ones to libc.  The buffers never overlap. */
+static inline __attribute__((always_inline)) void dt_copy(void *dst, const void *src, int64_t n)
+{
+    char *d = dst;
+    const char *s = src;
+    if (n > 16) {
+        memcpy(d, s, (size_t)n);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        if (n == 3)
+            d[1] = s[1];
+    }
+}
+
 #define WALK(name) pack_##name
-#define WALK_COPY(user, pk, n) memcpy((pk), (const void *)(user), (size_t)(n))
+#define WALK_COPY(user, pk, n) dt_copy((pk), (const void *)(user), (n))
 #include "datatype/dt_walk.inl"
 #undef WALK
 #undef WALK_COPY
 
 #define WALK(name) unpack_##name
-#define WALK_COPY(user, pk, n) memcpy((void *)(user), (pk), (size_t)(n))
+#define WALK_COPY(user, pk, n) dt_copy((void *)(user), (pk), (n))
 #include "datatype/dt_walk.inl"
 #undef WALK
 #undef WALK_COPY

@@ -25,6 +25,26 @@ static char *WALK(seq)(const dl_node *c, uintptr_t base, int64_t stride, int64_t
     const int64_t cs = c->size;
     int64_t i = skip / cs, s = skip - i * cs;
     uintptr_t p = base + (uintptr_t)(i * stride);
+    if (c->kind == DL_BLOCKS) {
+        /* Copies of a short chunk list (a struct's element): whole copies
+         * inline, the partial first and last ones through the node walk. */
+        if (s) {
+            int64_t take = cs - s < len ? cs - s : len;
+            pk = WALK(node)(c, p, s, take, pk);
+            len -= take;
+            p += (uintptr_t)stride;
+        }
+        const int64_t nb = c->count, *disp = c->disp, *blen = c->len;
+        for (int64_t nfull = len / cs; nfull > 0; nfull--, p += (uintptr_t)stride) {
+            uintptr_t q = p + (uintptr_t)c->off;
+            for (int64_t b = 0; b < nb; b++) {
+                WALK_COPY(q + (uintptr_t)disp[b], pk, blen[b]);
+                pk += blen[b];
+            }
+        }
+        len %= cs;
+        return len > 0 ? WALK(node)(c, p, 0, len, pk) : pk;
+    }
     if (c->kind != DL_CONTIG) {
         while (len > 0) {
             int64_t take = cs - s < len ? cs - s : len;
