@@ -487,6 +487,9 @@ int fmpl_dt_subarray(int ndims, const int64_t sizes[], const int64_t subsizes[],
 
 /* ----------------------------------------------------------------- darray */
 
+/* ceil(a / b) for a >= 0, b > 0, without overflow */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 void dt_darray_dim_of(int64_t gsize, int distrib, int64_t darg, int64_t psize, int64_t coord,
                       dt_darray_dim *d)
 {
@@ -496,13 +499,13 @@ void dt_darray_dim_of(int64_t gsize, int distrib, int64_t darg, int64_t psize, i
         d->p = 1;
     } else {
         if (darg == FMPL_DT_DISTRIBUTE_DFLT_DARG)
-            d->b = distrib == FMPL_DT_DISTRIBUTE_BLOCK ? (gsize + psize - 1) / psize : 1;
+            d->b = distrib == FMPL_DT_DISTRIBUTE_BLOCK ? ceil_div(gsize, psize) : 1;
         else
             d->b = darg;
         d->r = coord;
         d->p = psize;
     }
-    int64_t total_blocks = (gsize + d->b - 1) / d->b;
+    int64_t total_blocks = ceil_div(gsize, d->b);
     d->nblocks = d->r < total_blocks ? (total_blocks - d->r + d->p - 1) / d->p : 0;
     if (d->nblocks == 0) {
         d->last_len = 0;

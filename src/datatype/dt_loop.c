@@ -486,14 +486,17 @@ static dl_node *flatten(dl_ctx *x, dl_node *n)
     return b;
 }
 
+/* Read once; concurrent first calls compute the same value. */
 static int64_t flatten_max(void)
 {
-    static int64_t cached = -1; /* benign race: every thread computes the same value */
-    if (cached < 0) {
-        long long v = fmpl_tunable_long(&tunable_flatten_max);
-        cached = v < 0 ? 0 : v;
+    static int64_t cached = -1;
+    int64_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        long long t = fmpl_tunable_long(&tunable_flatten_max);
+        v = t < 0 ? 0 : t;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
-    return cached;
+    return v;
 }
 
 static dl_node *optimize(dl_ctx *x, dl_node *n, int64_t fmax)
@@ -551,34 +554,6 @@ int dl_depth(const dl_node *n)
         break;
     }
     return d + 1;
-}
-
-bool dl_equal(const dl_node *a, const dl_node *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (a->kind != b->kind || a->off != b->off || a->size != b->size || a->count != b->count ||
-        a->stride != b->stride)
-        return false;
-    switch (a->kind) {
-    case DL_CONTIG:
-        return true;
-    case DL_VECTOR:
-        return dl_equal(a->child, b->child);
-    case DL_BLOCKS:
-        return !memcmp(a->disp, b->disp, 2 * (size_t)a->count * sizeof(int64_t));
-    case DL_INDEXED:
-        return !memcmp(a->disp, b->disp, 2 * (size_t)a->count * sizeof(int64_t)) &&
-               dl_equal(a->child, b->child);
-    case DL_STRUCT:
-        if (memcmp(a->disp, b->disp, (size_t)a->count * sizeof(int64_t)))
-            return false;
-        for (int64_t i = 0; i < a->count; i++)
-            if (!dl_equal(a->children[i], b->children[i]))
-                return false;
-        return true;
-    }
-    return false;
 }
 
 #ifdef FMPL_DEBUG

@@ -96,9 +96,6 @@ void dl_free(dl_node *n);
  * entirely (sets ctx->err = FMPL_ERR_UNSUPPORTED if it cannot be). */
 dl_node *dl_optimize(dl_ctx *x, dl_node *n);
 
-/* Structural equality. */
-bool dl_equal(const dl_node *a, const dl_node *b);
-
 /* Visit the chunks of one instance at `origin` in order, adjacent chunks
  * merged; stops early (returning the value) when fn returns non-zero. */
 typedef int (*dl_chunk_fn)(int64_t addr, int64_t len, void *ctx);

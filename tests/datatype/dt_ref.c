@@ -275,7 +275,7 @@ ref *ref_dup(ref *old)
     return r;
 }
 
-#define REF_MAX_DIMS 8
+#define REF_MAX_DIMS 24
 
 /* Visit every index tuple of per-dimension index lists in storage order
  * (C: last dimension fastest) and add a copy of old at the element's
@@ -677,6 +677,16 @@ static void random_counts(int64_t *a, int64_t n, int64_t hi)
         a[i] = rnd_count(hi);
 }
 
+/* A random component: sometimes committed first, so that its committed
+ * loop is what the parent copies. */
+static ref *random_component(int depth, int64_t max_elems)
+{
+    ref *c = ref_random(depth, max_elems);
+    if (rnd() % 3 == 0)
+        fmpl_dt_commit(c->t);
+    return c;
+}
+
 ref *ref_random(int depth, int64_t max_elems)
 {
     if (depth <= 0 || rnd() % 6 == 0)
@@ -692,7 +702,7 @@ ref *ref_random(int depth, int64_t max_elems)
         for (int64_t i = 0; i < count; i++) {
             int m = (int)(rnd() % 12);
             types[i] = m == 0 ? ref_marker(true) : m == 1 ? ref_marker(false)
-                                                          : ref_random(depth - 1, max_elems / 4);
+                                                          : random_component(depth - 1, max_elems / 4);
             bl[i] = rnd_count(3);
             d[i] = natural ? at : rnd_range(-50, 100);
             at += bl[i] * ext_of(types[i]);
@@ -701,7 +711,7 @@ ref *ref_random(int depth, int64_t max_elems)
         for (int64_t i = 0; i < count; i++)
             ref_free(types[i]);
     } else {
-        ref *c = ref_random(depth - 1, max_elems / 4);
+        ref *c = random_component(depth - 1, max_elems / 4);
         int64_t count = rnd_count(4);
         switch (kind) {
         case 0: r = ref_contiguous(rnd_count(4), c); break;

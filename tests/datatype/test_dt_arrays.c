@@ -85,6 +85,34 @@ static void test_subarray_fixed(void)
     fmpl_dt_unref(t);
 }
 
+/* More dimensions than the constructors keep on the stack. */
+static void test_many_dims(void)
+{
+    enum { ND = 20 };
+    int64_t sizes[ND], sub[ND], st[ND];
+    int psz[ND], dist[ND], darg[ND];
+    for (int i = 0; i < ND; i++) {
+        sizes[i] = i % 5 == 0 ? 3 : 1;
+        sub[i] = i % 5 == 0 ? 2 : 1;
+        st[i] = i % 10 == 0 ? 1 : 0;
+        psz[i] = i == 5 ? 3 : 1;
+        dist[i] = i == 5 ? FMPL_DT_DISTRIBUTE_CYCLIC : FMPL_DT_DISTRIBUTE_BLOCK;
+        darg[i] = FMPL_DT_DISTRIBUTE_DFLT_DARG;
+    }
+    ref *in = ref_basic(FMPL_BT_INT);
+    for (int order = 0; order < 2; order++) {
+        ref *r = ref_subarray(ND, sizes, sub, st, order, in);
+        check_ref(r, "20-D subarray", 2);
+        ref_free(r);
+        for (int rank = 0; rank < 3; rank++) {
+            r = ref_darray(3, rank, ND, sizes, dist, darg, psz, order, in);
+            check_ref(r, "20-D darray", 1);
+            ref_free(r);
+        }
+    }
+    ref_free(in);
+}
+
 static void test_subarray_exhaustive(void)
 {
     ref *old[3] = {ref_basic(FMPL_BT_INT), ref_basic(FMPL_BT_SHORT_INT), NULL};
@@ -330,6 +358,7 @@ int main(void)
     fmpl_error_init();
     test_subarray_fixed();
     test_subarray_exhaustive();
+    test_many_dims();
     test_darray();
     test_errors();
     if (failures) {
