@@ -17,6 +17,11 @@
 #include "base/error.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* Chunks compared at most when deciding whether a layout of padded pair
+ * types is a plain array of them. */
+#define DT_ARRAY_CHECK_MAX (INT64_C(1) << 20)
 
 static dl_node *build_indexed(dl_ctx *x, const fmpl_datatype *t)
 {
@@ -251,6 +256,19 @@ static bool is_basic_array(const fmpl_datatype *t, int64_t *n_out)
     *n_out = n;
     if (bx->contiguous)
         return is_contiguous(t);
+    /* A pair type with padding: the usual shape is a vector of its loop;
+     * otherwise compare chunk by chunk (bounded: a huge irregular layout
+     * is conservatively not an array). */
+    const dl_node *v = t->loop, *x = bx->loop;
+    if (n > 1 && v->kind == DL_VECTOR && v->count == n && v->stride == bx->ub &&
+        v->off == t->true_lb && v->child->kind == x->kind && v->child->off == 0 &&
+        v->child->size == x->size &&
+        (x->kind == DL_CONTIG ||
+         (v->child->count == x->count &&
+          !memcmp(v->child->disp, x->disp, 2 * (size_t)x->count * sizeof(int64_t)))))
+        return true;
+    if (dl_chunk_count(v, DT_ARRAY_CHECK_MAX) > DT_ARRAY_CHECK_MAX)
+        return false;
     array_gen g = {bx->loop, bx->ub, n, 0, 0, t->true_lb, false};
     int64_t a, l;
     return !dl_for_each_chunk(t->loop, 0, gen_compare, &g) && !gen_next(&g, &a, &l);

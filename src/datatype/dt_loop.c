@@ -413,7 +413,7 @@ int dl_for_each_chunk(const dl_node *n, int64_t origin, dl_chunk_fn fn, void *ct
 }
 
 /* Chunks of a node before merging, saturating at `cap` + 1. */
-static int64_t chunk_count(const dl_node *n, int64_t cap)
+int64_t dl_chunk_count(const dl_node *n, int64_t cap)
 {
     int64_t c = 0, k;
     switch (n->kind) {
@@ -422,16 +422,16 @@ static int64_t chunk_count(const dl_node *n, int64_t cap)
     case DL_BLOCKS:
         return n->count;
     case DL_VECTOR:
-        k = chunk_count(n->child, cap);
+        k = dl_chunk_count(n->child, cap);
         return (k > cap / n->count) ? cap + 1 : k * n->count;
     case DL_INDEXED:
-        k = chunk_count(n->child, cap);
+        k = dl_chunk_count(n->child, cap);
         for (int64_t i = 0; i < n->count && c <= cap; i++)
             c += (k > cap / n->len[i]) ? cap + 1 : k * n->len[i];
         return c > cap ? cap + 1 : c;
     case DL_STRUCT:
         for (int64_t i = 0; i < n->count && c <= cap; i++)
-            c += chunk_count(n->children[i], cap);
+            c += dl_chunk_count(n->children[i], cap);
         return c > cap ? cap + 1 : c;
     }
     return cap + 1;
@@ -513,7 +513,7 @@ static dl_node *optimize(dl_ctx *x, dl_node *n, int64_t fmax)
     default:
         break;
     }
-    if ((n->kind == DL_STRUCT || n->kind == DL_INDEXED) && chunk_count(n, fmax) <= fmax)
+    if ((n->kind == DL_STRUCT || n->kind == DL_INDEXED) && dl_chunk_count(n, fmax) <= fmax)
         n = flatten(x, n);
     return n;
 }
@@ -524,7 +524,7 @@ dl_node *dl_optimize(dl_ctx *x, dl_node *n)
         return n;
     n = optimize(x, n, flatten_max());
     if (!x->err && dl_depth(n) > DL_MAX_DEPTH) {
-        if (chunk_count(n, DL_DEEP_FLATTEN_MAX) <= DL_DEEP_FLATTEN_MAX)
+        if (dl_chunk_count(n, DL_DEEP_FLATTEN_MAX) <= DL_DEEP_FLATTEN_MAX)
             n = flatten(x, n);
         else
             x->err = FMPL_ERR_UNSUPPORTED;

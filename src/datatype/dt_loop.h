@@ -103,6 +103,9 @@ int dl_for_each_chunk(const dl_node *n, int64_t origin, dl_chunk_fn fn, void *ct
 
 int dl_depth(const dl_node *n);
 
+/* Chunks of one instance before merging, saturating at cap + 1. */
+int64_t dl_chunk_count(const dl_node *n, int64_t cap);
+
 #ifdef FMPL_DEBUG
 void dl_check(const dl_node *n);
 #else
