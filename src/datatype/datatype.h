@@ -166,7 +166,7 @@ void fmpl_dt_unref(fmpl_datatype *t);
 bool fmpl_dt_is_predefined(const fmpl_datatype *t);
 
 /* ------------------------------------------------------------- queries
- * Valid on any type, committed or not, except where noted. */
+ * Valid on any type (never NULL), committed or not, except where noted. */
 int64_t fmpl_dt_size(const fmpl_datatype *t);
 int64_t fmpl_dt_extent(const fmpl_datatype *t);
 int64_t fmpl_dt_lb(const fmpl_datatype *t);
