@@ -15,6 +15,7 @@
 
 typedef struct { float re, im; } f_complex8;
 typedef struct { double re, im; } f_complex16;
+typedef struct { int32_t a, b; } f_2integer; /* two INTEGERs: 4-byte aligned, not 8 */
 
 const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_CHAR, "MPI_CHAR", char, FMPL_CAT_BYTE, FMPL_BT_CHAR),
@@ -72,7 +73,7 @@ const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_F_COMPLEX8, "MPI_COMPLEX8", f_complex8, FMPL_CAT_COMPLEX, FMPL_BT_F_REAL4),
     T(FMPL_BT_F_COMPLEX16, "MPI_COMPLEX16", f_complex16, FMPL_CAT_COMPLEX, FMPL_BT_F_REAL8),
     T(FMPL_BT_F_COMPLEX32, "MPI_COMPLEX32", long double _Complex, FMPL_CAT_COMPLEX, FMPL_BT_F_REAL16),
-    T(FMPL_BT_F_2INTEGER, "MPI_2INTEGER", int64_t, FMPL_CAT_PAIR, FMPL_BT_F_INTEGER),
+    T(FMPL_BT_F_2INTEGER, "MPI_2INTEGER", f_2integer, FMPL_CAT_PAIR, FMPL_BT_F_INTEGER),
     T(FMPL_BT_F_2REAL, "MPI_2REAL", f_complex8, FMPL_CAT_PAIR, FMPL_BT_F_REAL),
     T(FMPL_BT_F_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", f_complex16, FMPL_CAT_PAIR, FMPL_BT_F_DOUBLE_PRECISION),
     T(FMPL_BT_CXX_BOOL, "MPI_CXX_BOOL", _Bool, FMPL_CAT_LOGICAL, FMPL_BT_CXX_BOOL),
