@@ -22,16 +22,19 @@ int fmpl_coll_init(void)
     fmpl_bcast_chunk = (fmpl_tunable_long(&tunable_bcast_chunk) + 63) & ~63ll;
     if (fmpl_bcast_chunk < 4096)
         fmpl_bcast_chunk = 4096;
-    fmpl_coll_area = (fmpl_tunable_long(&tunable_coll_area) + 63) & ~63ll;
+    fmpl_coll_area = (fmpl_tunable_long(&tunable_coll_area) + 127) & ~127ll;
     if (fmpl_coll_area < 4096)
         fmpl_coll_area = 4096;
     return FMPL_SUCCESS;
 }
 
-static size_t scratch_bytes(void)
+/* Header lines, broadcast ring, input and output areas, then the pairwise
+ * engine's prod[size], cons[size] lines and table[2][2][size] entries. */
+static size_t scratch_bytes(int size)
 {
     return sizeof(fmpl_coll_scratch) + FMPL_BCAST_SLOTS * (size_t)fmpl_bcast_chunk +
-           2 * (size_t)fmpl_coll_area;
+           2 * (size_t)fmpl_coll_area + 2 * (size_t)size * sizeof(fmpl_line) +
+           4 * (size_t)size * sizeof(fmpl_coll_entry);
 }
 
 int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
@@ -40,14 +43,20 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
     if (!c)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for collective state");
     t->coll = c;
-    c->mine = fmpl_fab_alloc(scratch_bytes());
+    c->size = t->size;
+    c->mine = fmpl_fab_alloc(scratch_bytes(t->size));
     c->peer = calloc((size_t)t->size, sizeof *c->peer);
-    if (!c->mine || !c->peer) {
+    c->pairs = calloc(2 * (size_t)t->size, sizeof(fmpl_pair_state));
+    c->offs = calloc((size_t)t->size + 1, sizeof *c->offs);
+    c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
+    if (!c->mine || !c->peer || !c->pairs || !c->offs || !c->bcounts) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
-                          scratch_bytes());
+                          scratch_bytes(t->size));
     }
     memset(c->mine, 0, sizeof *c->mine);
+    /* prod/cons start below every (s << 32) + 1 a reader waits for. */
+    memset(fmpl_coll_prod(c->mine, t->size, 0), 0, 2 * (size_t)t->size * sizeof(fmpl_line));
     while ((1 << c->rounds) < t->size)
         c->rounds++;
     *mine = fmpl_fab_raddr(c->mine);
@@ -57,7 +66,10 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
 int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
 {
     fmpl_coll_team *c = t->coll;
+    c->cma_all = 1;
     for (int p = 0; p < t->size; p++) {
+        if (!fmpl_fab.peers[t->world[p]].cma)
+            c->cma_all = 0;
         c->peer[p] = fmpl_fab_ptr(scratch[p]);
         if (!c->peer[p])
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's collective scratch is not shared",
@@ -78,7 +90,14 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     if (!t->coll)
         return;
     fmpl_fab_free(t->coll->mine);
+    if (t->coll->tmp_shared)
+        fmpl_fab_free(t->coll->tmp);
+    else
+        free(t->coll->tmp);
     free(t->coll->peer);
+    free(t->coll->pairs);
+    free(t->coll->offs);
+    free(t->coll->bcounts);
     free(t->coll);
     t->coll = NULL;
 }
@@ -100,4 +119,21 @@ void fmpl_coll_exchange_begin(fmpl_team *t, uint64_t s)
         need = t->coll->exchange_full;
     if (need)
         FMPL_COLL_WAIT_ALL(t, finished, need);
+}
+
+char *fmpl_coll_tmp(fmpl_team *t)
+{
+    fmpl_coll_team *c = t->coll;
+    if (c->tmp)
+        return c->tmp;
+    size_t bytes = 3 * (size_t)fmpl_coll_half();
+    /* In the shared heap, peers' sends into it are plain copies; private
+     * memory still works (CMA or staging), it is only slower. */
+    c->tmp = fmpl_fab_alloc(bytes);
+    c->tmp_shared = c->tmp != NULL;
+    if (!c->tmp)
+        c->tmp = aligned_alloc(64, bytes);
+    if (!c->tmp)
+        FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective work area", bytes);
+    return c->tmp;
 }

@@ -9,13 +9,47 @@
  *   release        binomial barrier: written by the parent
  *   posted[2]      exchange: my input of sequence s is ready (value s), in
  *                  posted[s % 2]'s own spare bytes when it is small, else in
- *                  `input`; two lines so that back-to-back calls rarely wait
+ *                  `input`; two lines so that back-to-back calls rarely wait.
+ *                  The pairwise engine (shm_pairs.c) puts its descriptor in
+ *                  the spare bytes instead.
  *   sliced         slices: my result slice of sequence s is in `output`
- *   finished       exchange/slices: I have read all I need of sequence s
+ *   finished       exchange/slices/pairs: I have read all I need of sequence s
+ *                  (and of every earlier one) from other members' blocks
  *   bc_produced    broadcast: chunks of the global chunk sequence I published
  *   bc_consumed    broadcast: chunks of the global chunk sequence I copied out
  *   ring[NSLOTS]   broadcast staging chunks (double-buffered and more)
- *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each */
+ *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each
+ *   prod[size]     pairwise engine: prod[d] is written by me for member d:
+ *                  (s << 32) + k + 1 once chunk k of sequence s for d is in
+ *                  my staging slots, (s << 32) | FMPL_PAIR_DONE once I have
+ *                  put my data straight into d's buffer.  prod[me] is the
+ *                  chunk counter of a stream read by every member (allgather)
+ *   cons[size]     pairwise engine: cons[q] is written by me for member q:
+ *                  (s << 32) + k + 1 once I copied out q's chunk k of sequence
+ *                  s, (s << 32) | FMPL_PAIR_DONE once I have read q's buffer
+ *                  directly (q may then return and reuse it)
+ *   table[2][2][size]  pairwise engine: {byte displacement, byte count} per
+ *                  member, [s % 2][0] for my send blocks, [s % 2][1] for my
+ *                  receive blocks, published with posted[s % 2]
+ *
+ * Invariants of the exchange sequence (exchange_seq, advanced by one per use
+ * on every member):
+ *  - A sequence s either uses "half s % 2" (input half s % 2, output half
+ *    s % 2, posted[s % 2]'s spare bytes, table[s % 2]) and starts with
+ *    fmpl_coll_exchange_begin(s), or uses the whole input and output areas:
+ *    it then waits until every member's finished >= s - 1 and sets
+ *    exchange_full = s.
+ *  - A member sets finished = s only when it will read nothing more of
+ *    sequence s (nor earlier) in other members' blocks, and, for the pairwise
+ *    engine, when no member reads or writes its buffers any more.
+ *  - prod/cons values carry the sequence in their top 32 bits, so a value
+ *    from an earlier sequence is always smaller than any a reader of s waits
+ *    for; nothing is reset.
+ * Outside the scratch block: `tmp`, a private work area of the point-to-point
+ * reduction algorithms (three chunks of FMPL_COLL_AREA / 2 bytes, allocated
+ * in the shared heap at first use and kept with the team), and `offs`
+ * (size + 1 int64 prefix sums used by reduce-scatter) and `bcounts` (the
+ * equal counts of reduce_scatter_block), so that no call allocates. */
 #ifndef FMPL_COLLECTIVES_COLL_TEAM_H
 #define FMPL_COLLECTIVES_COLL_TEAM_H
 
@@ -43,19 +77,44 @@ typedef struct fmpl_coll_scratch {
     /* ring, input and output follow (sizes in fmpl_coll_sizes) */
 } fmpl_coll_scratch;
 
+/* Pairwise engine: one entry per member of a table. */
+typedef struct fmpl_coll_entry {
+    int64_t displ;
+    int64_t count;
+} fmpl_coll_entry;
+
+#define FMPL_PAIR_DONE 0xffffffffull
+
+/* Pairwise engine: what one member knows about one pair (me -> d or q -> me)
+ * during a call; an array per team, so no call allocates. */
+typedef struct fmpl_pair_state {
+    int mode;            /* shm_pairs.c: PAIR_* */
+    int64_t n;           /* bytes of the pair, as this member knows them */
+    uint64_t next;       /* next chunk to stage (out) or copy out (in) */
+    uint64_t nchunks;
+    char *local;         /* my side: the source (out) or destination (in) */
+} fmpl_pair_state;
+
 typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here */
     fmpl_ctl_desc diss[FMPL_COLL_ROUNDS]; /* pre-built barrier flag writes */
     int rounds;                /* ceil(log2(size)) */
+    int size;                  /* members (copy of the team's) */
+    int cma_all;               /* I can reach every member's private memory by CMA */
     uint64_t barrier_epoch;
     uint64_t exchange_seq;     /* posted / sliced / finished */
     uint64_t exchange_full;    /* last sequence that used the whole input area */
     uint64_t bc_seq;           /* broadcast chunk sequence */
+    struct fmpl_pair_state *pairs; /* [2 * size] pairwise engine: out, then in */
+    int64_t *offs;             /* [size + 1] reduce-scatter block offsets */
+    int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts */
+    char *tmp;                 /* point-to-point work area, or NULL until used */
+    int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;
 
 extern int64_t fmpl_bcast_chunk;  /* FMPL_BCAST_CHUNK */
-extern int64_t fmpl_coll_area;    /* FMPL_COLL_AREA */
+extern int64_t fmpl_coll_area;    /* FMPL_COLL_AREA, a multiple of 128 (halves are 64-aligned) */
 
 static inline char *fmpl_coll_ring(fmpl_coll_scratch *s, uint64_t chunk)
 {
@@ -69,6 +128,38 @@ static inline char *fmpl_coll_output(fmpl_coll_scratch *s)
 {
     return fmpl_coll_input(s) + fmpl_coll_area;
 }
+
+/* Pairwise engine regions after `output` (see the layout above). */
+static inline fmpl_line *fmpl_coll_prod(fmpl_coll_scratch *s, int size, int peer)
+{
+    (void)size;
+    return (fmpl_line *)(fmpl_coll_output(s) + fmpl_coll_area) + peer;
+}
+static inline fmpl_line *fmpl_coll_cons(fmpl_coll_scratch *s, int size, int peer)
+{
+    return (fmpl_line *)(fmpl_coll_output(s) + fmpl_coll_area) + size + peer;
+}
+static inline fmpl_coll_entry *fmpl_coll_table(fmpl_coll_scratch *s, int size, uint64_t seq,
+                                               int recv)
+{
+    fmpl_coll_entry *t = (fmpl_coll_entry *)fmpl_coll_cons(s, size, size);
+    return t + ((seq % 2) * 2 + (uint64_t)recv) * (uint64_t)size;
+}
+
+/* Bytes of half of the input (or output) area: one half per sequence parity. */
+static inline int64_t fmpl_coll_half(void) { return fmpl_coll_area / 2; }
+static inline char *fmpl_coll_input_half(fmpl_coll_scratch *s, uint64_t seq)
+{
+    return fmpl_coll_input(s) + (seq % 2) * (uint64_t)fmpl_coll_half();
+}
+static inline char *fmpl_coll_output_half(fmpl_coll_scratch *s, uint64_t seq)
+{
+    return fmpl_coll_output(s) + (seq % 2) * (uint64_t)fmpl_coll_half();
+}
+
+/* The point-to-point work area: three chunks of fmpl_coll_half() bytes.
+ * NULL (after reporting) when no memory could be found. */
+char *fmpl_coll_tmp(fmpl_team *t);
 
 /* Bytes of a line after its counter: small exchanges travel there. */
 #define FMPL_LINE_DATA 56

@@ -4,10 +4,50 @@
 #define FMPL_COLLECTIVES_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "collectives/coll_team.h"
 #include "collectives/op.h"
 #include "protocols/team.h"
+
+/* Blocks of the gather/scatter/allgather/alltoall families, in bytes: member
+ * p's block is counts[p] bytes at byte displacement displs[p] of the buffer.
+ * The regular forms pass NULL arrays: every block is `block` bytes and
+ * member p's is at p * block.  Blocks of one buffer must not overlap. */
+typedef struct fmpl_coll_layout {
+    const int64_t *counts;
+    const int64_t *displs;
+    int64_t block;
+} fmpl_coll_layout;
+
+static inline int64_t fmpl_layout_count(const fmpl_coll_layout *l, int p)
+{
+    return l->counts ? l->counts[p] : l->block;
+}
+static inline int64_t fmpl_layout_displ(const fmpl_coll_layout *l, int p)
+{
+    return l->displs ? l->displs[p] : (int64_t)p * l->block;
+}
+
+/* memcpy of n >= 0 bytes where a pointer may be NULL when n == 0 (MPI allows
+ * it); callers never form `NULL + offset` either. */
+static inline void fmpl_coll_copy(void *dst, const void *src, int64_t n)
+{
+    if (n > 0)
+        memcpy(dst, src, (size_t)n);
+}
+
+/* flags of the collectives below.  FMPL_COLL_IN_PLACE is MPI_IN_PLACE:
+ *   gather(v)          root: its own block is already at its place in recvbuf
+ *                      (sendbuf and sendbytes are ignored on the root)
+ *   scatter(v)         root: its own block stays in sendbuf (recvbuf ignored)
+ *   allgather(v)       every member: its block is already in recvbuf
+ *   reduce_scatter(_block)  the input vector is in recvbuf; the result goes to
+ *                      the start of recvbuf
+ *   scan, exscan       the input is in recvbuf
+ *   alltoall(v)        not supported here (FMPL_ERR_UNSUPPORTED): the MPI
+ *                      binding copies recvbuf aside and passes the copy. */
+#define FMPL_COLL_IN_PLACE 1
 
 /* Entry points (select.c): pick an algorithm, run it. */
 int fmpl_coll_barrier(fmpl_team *t);
@@ -18,6 +58,48 @@ int fmpl_coll_allreduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *o
 /* Every member contributes `len` bytes (len <= FMPL_COLL_AREA / size);
  * `all` receives size * len bytes in rank order. */
 int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void *all);
+
+/* Data movement (blocking, bytes).  Counts and displacements are significant
+ * where MPI says so: recvcounts/displs of gatherv and sendcounts/displs of
+ * scatterv on the root only; the other arrays on every member.  Each pair's
+ * two views of a block size must agree (the MPI type-signature rule).
+ * alltoallw: the MPI binding calls alltoallv with byte displacements when
+ * every datatype is contiguous, else packs the send blocks into one buffer
+ * and unpacks the received ones around an alltoallv of packed bytes. */
+int fmpl_coll_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
+                      const int64_t *recvcounts, const int64_t *displs, int root, int flags);
+int fmpl_coll_gather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes, int root,
+                     int flags);
+int fmpl_coll_scatterv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
+                       const int64_t *displs, void *recvbuf, int64_t recvbytes, int root,
+                       int flags);
+int fmpl_coll_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes, int root,
+                      int flags);
+/* Member p contributes recvcounts[p] bytes (from sendbuf, or in place). */
+int fmpl_coll_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                         const int64_t *recvcounts, const int64_t *displs, int flags);
+int fmpl_coll_allgather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes,
+                        int flags);
+int fmpl_coll_alltoallv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
+                        const int64_t *sdispls, void *recvbuf, const int64_t *recvcounts,
+                        const int64_t *rdispls, int flags);
+int fmpl_coll_alltoall(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes,
+                       int flags);
+
+/* Reductions in rank order (`in` of fmpl_op_apply is always the lower
+ * ranks' operand).  Counts are in elements of the operation.
+ * reduce_scatter: member p gets elements [sum(counts[0..p-1]), + counts[p])
+ * of the reduced vector (counts on every member); _block: count each. */
+int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                             const int64_t *counts, const fmpl_op *op, int flags);
+int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                                   int64_t count, const fmpl_op *op, int flags);
+/* Inclusive: member p gets x0 op .. op xp.  Exclusive: x0 op .. op x(p-1);
+ * member 0's recvbuf is not written. */
+int fmpl_coll_scan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                   const fmpl_op *op, int flags);
+int fmpl_coll_exscan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                     const fmpl_op *op, int flags);
 
 /* The catalogue. */
 int fmpl_barrier_dissemination(fmpl_team *t);
@@ -30,6 +112,53 @@ int fmpl_reduce_binomial(fmpl_team *t, void *buf, int64_t count, const fmpl_op *
 int fmpl_reduce_shm_flat(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root);
 int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
                            int root);
+
+/* Gather/scatter/allgather/alltoall: `l` describes the v-form arrays (NULL
+ * arrays for the regular forms); arguments as in the entry points. */
+int fmpl_gatherv_linear(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
+                        const fmpl_coll_layout *l, int root, int flags);
+int fmpl_gatherv_shm(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
+                     const fmpl_coll_layout *l, int root, int flags);
+int fmpl_scatterv_linear(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
+                         void *recvbuf, int64_t recvbytes, int root, int flags);
+int fmpl_scatterv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
+                      void *recvbuf, int64_t recvbytes, int root, int flags);
+int fmpl_allgatherv_ring(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                         const fmpl_coll_layout *l, int flags);
+int fmpl_allgatherv_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                        const fmpl_coll_layout *l, int flags);
+int fmpl_alltoallv_pairwise(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
+                            void *recvbuf, const fmpl_coll_layout *rl);
+int fmpl_alltoallv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
+                       void *recvbuf, const fmpl_coll_layout *rl);
+/* Reduce-scatter: c->offs holds the block offsets (elements) on entry. */
+int fmpl_reduce_scatter_pairwise(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                                 const int64_t *counts, const fmpl_op *op, int flags);
+int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                            const int64_t *counts, const fmpl_op *op, int flags);
+/* Scans: exclusive = 1 for exscan. */
+int fmpl_scan_recursive_doubling(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                                 int64_t count, const fmpl_op *op, int flags, int exclusive);
+int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                  const fmpl_op *op, int flags, int exclusive);
+
+/* The pairwise shared-memory engine behind the *_shm data movers
+ * (shm_pairs.c).  Which blocks go where follows from `kind`. */
+enum { FMPL_PAIRS_GATHER, FMPL_PAIRS_SCATTER, FMPL_PAIRS_ALLGATHER, FMPL_PAIRS_ALLTOALL };
+typedef struct fmpl_pairs_plan {
+    int kind;
+    int root;                     /* gather, scatter */
+    int in_place;                 /* FMPL_COLL_IN_PLACE given (see above) */
+    const char *sbuf;
+    char *rbuf;
+    int64_t sbytes;               /* gather: my block */
+    int64_t rbytes;               /* scatter: my block */
+    const fmpl_coll_layout *sl;   /* scatter (root), alltoall: send blocks */
+    const fmpl_coll_layout *rl;   /* gather (root), allgather, alltoall: receive blocks */
+} fmpl_pairs_plan;
+int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x);
+/* The staging slots of `kind` on this team are large enough (>= 64 bytes). */
+int fmpl_shm_pairs_usable(const fmpl_team *t, int kind);
 
 /* Names for logs, fmpl_info and the environment overrides. */
 const char *fmpl_coll_describe_selection(void);

@@ -23,6 +23,21 @@ FMPL_TUNABLE(tunable_reduce_algo, "FMPL_REDUCE_ALGO", "auto",
 FMPL_TUNABLE(tunable_allreduce_algo, "FMPL_ALLREDUCE_ALGO", "auto",
              "allreduce algorithm: auto, binomial, shm_flat or shm_slices");
 
+FMPL_TUNABLE(tunable_gather_algo, "FMPL_GATHER_ALGO", "auto",
+             "gather/gatherv algorithm: auto, linear (point-to-point) or shm");
+FMPL_TUNABLE(tunable_scatter_algo, "FMPL_SCATTER_ALGO", "auto",
+             "scatter/scatterv algorithm: auto, linear (point-to-point) or shm");
+FMPL_TUNABLE(tunable_allgather_algo, "FMPL_ALLGATHER_ALGO", "auto",
+             "allgather/allgatherv algorithm: auto, ring (point-to-point) or shm");
+FMPL_TUNABLE(tunable_alltoall_algo, "FMPL_ALLTOALL_ALGO", "auto",
+             "alltoall/alltoallv algorithm: auto, pairwise (point-to-point) or shm");
+FMPL_TUNABLE(tunable_reduce_scatter_algo, "FMPL_REDUCE_SCATTER_ALGO", "auto",
+             "reduce_scatter(_block) algorithm: auto, pairwise (point-to-point) or shm");
+FMPL_TUNABLE(tunable_scan_algo, "FMPL_SCAN_ALGO", "auto",
+             "scan algorithm: auto, recursive_doubling (point-to-point) or shm");
+FMPL_TUNABLE(tunable_exscan_algo, "FMPL_EXSCAN_ALGO", "auto",
+             "exscan algorithm: auto, recursive_doubling (point-to-point) or shm");
+
 enum { ALGO_AUTO = 0 };
 enum { BARRIER_DISSEMINATION = 1, BARRIER_BINOMIAL };
 enum { BCAST_BINOMIAL = 1, BCAST_SHM_PIPELINED };
@@ -31,6 +46,12 @@ enum { REDUCE_BINOMIAL = 1, REDUCE_SHM_FLAT, REDUCE_SHM_SLICES };
 static const char *const barrier_names[] = {"auto", "dissemination", "binomial", NULL};
 static const char *const bcast_names[] = {"auto", "binomial", "shm_pipelined", NULL};
 static const char *const reduce_names[] = {"auto", "binomial", "shm_flat", "shm_slices", NULL};
+/* The new families: 1 = over point-to-point, 2 = shared memory. */
+enum { X_P2P = 1, X_SHM };
+static const char *const gather_names[] = {"auto", "linear", "shm", NULL};
+static const char *const allgather_names[] = {"auto", "ring", "shm", NULL};
+static const char *const alltoall_names[] = {"auto", "pairwise", "shm", NULL};
+static const char *const scan_names[] = {"auto", "recursive_doubling", "shm", NULL};
 
 typedef struct rule {
     int max_procs;      /* team size at most */
@@ -50,7 +71,36 @@ static const rule reduce_table[] = {
     {INT_MAX, INT64_MAX, REDUCE_SHM_SLICES},
 };
 
+/* Gather, scatter, allgather, alltoall (bytes: one block; the v forms of
+ * gather, scatter and alltoall do not know every block, so they look up
+ * INT64_MAX; allgatherv uses the mean block).  The engine of the shm
+ * algorithms copies blocks straight between buffers whenever one of the two
+ * is in the shared heap, so it wins at every size measured; point-to-point
+ * is what remains when the staging slots get too small (many members). */
+static const rule gather_table[] = {
+    {INT_MAX, INT64_MAX, X_SHM},
+};
+static const rule scatter_table[] = {
+    {INT_MAX, INT64_MAX, X_SHM},
+};
+static const rule allgather_table[] = {
+    {INT_MAX, INT64_MAX, X_SHM},
+};
+static const rule alltoall_table[] = {
+    {INT_MAX, INT64_MAX, X_SHM},
+};
+/* Reduce-scatter (bytes: the mean block) and scans (bytes: the vector). */
+static const rule reduce_scatter_table[] = {
+    {INT_MAX, INT64_MAX, X_SHM},
+};
+static const rule scan_table[] = {
+    {8, INT64_MAX, X_SHM},
+    {INT_MAX, INT64_MAX, X_P2P},
+};
+
 static int forced_barrier = -1, forced_bcast = -1, forced_reduce = -1, forced_allreduce = -1;
+static int forced_gather = -1, forced_scatter = -1, forced_allgather = -1, forced_alltoall = -1;
+static int forced_reduce_scatter = -1, forced_scan = -1, forced_exscan = -1;
 
 static int lookup(const rule *table, size_t n, int procs, int64_t bytes)
 {
@@ -126,12 +176,226 @@ int fmpl_coll_allreduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *o
     return run_reduce(algo, t, buf, count, op, -1, work);
 }
 
+/* ------------------------------------------------ gather, scatter, allgather, alltoall */
+
+static int pick(int *cache, const fmpl_tunable *tun, const char *const *names,
+                const rule *table, size_t n, int procs, int64_t bytes)
+{
+    int algo = forced(cache, tun, names);
+    return algo == ALGO_AUTO ? lookup(table, n, procs, bytes) : algo;
+}
+#define PICK(coll, names, procs, bytes)                                                   \
+    pick(&forced_##coll, &tunable_##coll##_algo, names, coll##_table,                   \
+         sizeof coll##_table / sizeof coll##_table[0], procs, bytes)
+
+static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
+                       const fmpl_coll_layout *l, int root, int flags, int64_t bytes)
+{
+    int algo = PICK(gather, gather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_GATHER))
+        return fmpl_gatherv_shm(t, sendbuf, sendbytes, recvbuf, l, root, flags);
+    return fmpl_gatherv_linear(t, sendbuf, sendbytes, recvbuf, l, root, flags);
+}
+
+int fmpl_coll_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
+                      const int64_t *recvcounts, const int64_t *displs, int root, int flags)
+{
+    fmpl_coll_layout l = {recvcounts, displs, 0};
+    return run_gatherv(t, sendbuf, sendbytes, recvbuf, &l, root, flags, INT64_MAX);
+}
+
+int fmpl_coll_gather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes, int root,
+                     int flags)
+{
+    if (bytes == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_layout l = {NULL, NULL, bytes};
+    return run_gatherv(t, sendbuf, bytes, recvbuf, &l, root, flags, bytes);
+}
+
+static int run_scatterv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
+                        void *recvbuf, int64_t recvbytes, int root, int flags, int64_t bytes)
+{
+    int algo = PICK(scatter, gather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_SCATTER))
+        return fmpl_scatterv_shm(t, sendbuf, l, recvbuf, recvbytes, root, flags);
+    return fmpl_scatterv_linear(t, sendbuf, l, recvbuf, recvbytes, root, flags);
+}
+
+int fmpl_coll_scatterv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
+                       const int64_t *displs, void *recvbuf, int64_t recvbytes, int root,
+                       int flags)
+{
+    fmpl_coll_layout l = {sendcounts, displs, 0};
+    return run_scatterv(t, sendbuf, &l, recvbuf, recvbytes, root, flags, INT64_MAX);
+}
+
+int fmpl_coll_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes, int root,
+                      int flags)
+{
+    if (bytes == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_layout l = {NULL, NULL, bytes};
+    return run_scatterv(t, sendbuf, &l, recvbuf, bytes, root, flags, bytes);
+}
+
+static int run_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                          const fmpl_coll_layout *l, int flags, int64_t bytes)
+{
+    int algo = PICK(allgather, allgather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLGATHER))
+        return fmpl_allgatherv_shm(t, sendbuf, recvbuf, l, flags);
+    return fmpl_allgatherv_ring(t, sendbuf, recvbuf, l, flags);
+}
+
+int fmpl_coll_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                         const int64_t *recvcounts, const int64_t *displs, int flags)
+{
+    int64_t total = 0;
+    for (int p = 0; p < t->size; p++)
+        total += recvcounts[p];
+    if (total == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_layout l = {recvcounts, displs, 0};
+    return run_allgatherv(t, sendbuf, recvbuf, &l, flags, total / t->size);
+}
+
+int fmpl_coll_allgather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes,
+                        int flags)
+{
+    if (bytes == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_layout l = {NULL, NULL, bytes};
+    return run_allgatherv(t, sendbuf, recvbuf, &l, flags, bytes);
+}
+
+static int run_alltoallv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
+                         void *recvbuf, const fmpl_coll_layout *rl, int flags, int64_t bytes)
+{
+    if (flags & FMPL_COLL_IN_PLACE)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                          "alltoall in place: pass a copy of the receive buffer as sendbuf");
+    int algo = PICK(alltoall, alltoall_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLTOALL))
+        return fmpl_alltoallv_shm(t, sendbuf, sl, recvbuf, rl);
+    return fmpl_alltoallv_pairwise(t, sendbuf, sl, recvbuf, rl);
+}
+
+int fmpl_coll_alltoallv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
+                        const int64_t *sdispls, void *recvbuf, const int64_t *recvcounts,
+                        const int64_t *rdispls, int flags)
+{
+    fmpl_coll_layout sl = {sendcounts, sdispls, 0}, rl = {recvcounts, rdispls, 0};
+    return run_alltoallv(t, sendbuf, &sl, recvbuf, &rl, flags, INT64_MAX);
+}
+
+int fmpl_coll_alltoall(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t bytes,
+                       int flags)
+{
+    if (bytes == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_layout l = {NULL, NULL, bytes};
+    return run_alltoallv(t, sendbuf, &l, recvbuf, &l, flags, bytes);
+}
+
+/* ------------------------------------------------ reduce-scatter, scans */
+
+int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                             const int64_t *counts, const fmpl_op *op, int flags)
+{
+    fmpl_coll_team *c = t->coll;
+    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    c->offs[0] = 0;
+    for (int p = 0; p < t->size; p++)
+        c->offs[p + 1] = c->offs[p] + counts[p];
+    int64_t total = c->offs[t->size];
+    if (total == 0)
+        return FMPL_SUCCESS;
+    if (t->size == 1) {
+        if (!(flags & FMPL_COLL_IN_PLACE))
+            memcpy(recvbuf, sendbuf, (size_t)(counts[0] * es));
+        return FMPL_SUCCESS;
+    }
+    int algo = PICK(reduce_scatter, alltoall_names, t->size, total * es / t->size);
+    /* The shm rounds need a 64-byte stride per member holding an element. */
+    if (algo == X_SHM && ((fmpl_coll_half() / t->size) & ~63ll) >= es)
+        return fmpl_reduce_scatter_shm(t, sendbuf, recvbuf, counts, op, flags);
+    if (es > fmpl_coll_half())
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
+                          (long long)es);
+    return fmpl_reduce_scatter_pairwise(t, sendbuf, recvbuf, counts, op, flags);
+}
+
+int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                                   int64_t count, const fmpl_op *op, int flags)
+{
+    if (count == 0)
+        return FMPL_SUCCESS;
+    fmpl_coll_team *c = t->coll;
+    int p = t->size;
+    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    if (p == 1) {
+        if (!(flags & FMPL_COLL_IN_PLACE))
+            memcpy(recvbuf, sendbuf, (size_t)(count * es));
+        return FMPL_SUCCESS;
+    }
+    for (int q = 0; q <= p; q++) {
+        c->offs[q] = (int64_t)q * count;
+        if (q < p)
+            c->bcounts[q] = count;
+    }
+    int algo = PICK(reduce_scatter, alltoall_names, p, count * es);
+    if (algo == X_SHM && ((fmpl_coll_half() / p) & ~63ll) >= es)
+        return fmpl_reduce_scatter_shm(t, sendbuf, recvbuf, c->bcounts, op, flags);
+    if (es > fmpl_coll_half())
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
+                          (long long)es);
+    return fmpl_reduce_scatter_pairwise(t, sendbuf, recvbuf, c->bcounts, op, flags);
+}
+
+static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const void *sendbuf,
+                    void *recvbuf, int64_t count, const fmpl_op *op, int flags, int exclusive)
+{
+    if (count == 0)
+        return FMPL_SUCCESS;
+    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    if (t->size == 1) {
+        if (!exclusive && !(flags & FMPL_COLL_IN_PLACE))
+            memcpy(recvbuf, sendbuf, (size_t)(count * es));
+        return FMPL_SUCCESS;
+    }
+    if (es > fmpl_coll_half())
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
+                          (long long)es);
+    int algo = pick(cache, tun, scan_names, scan_table, sizeof scan_table / sizeof scan_table[0],
+                    t->size, count * es);
+    if (algo == X_SHM)
+        return fmpl_scan_shm(t, sendbuf, recvbuf, count, op, flags, exclusive);
+    return fmpl_scan_recursive_doubling(t, sendbuf, recvbuf, count, op, flags, exclusive);
+}
+
+int fmpl_coll_scan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                   const fmpl_op *op, int flags)
+{
+    return run_scan(&forced_scan, &tunable_scan_algo, t, sendbuf, recvbuf, count, op, flags, 0);
+}
+
+int fmpl_coll_exscan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                     const fmpl_op *op, int flags)
+{
+    return run_scan(&forced_exscan, &tunable_exscan_algo, t, sendbuf, recvbuf, count, op, flags,
+                    1);
+}
+
 const char *fmpl_coll_describe_selection(void)
 {
-    static char text[512];
+    static char text[1024];
     snprintf(text, sizeof text,
              "barrier: dissemination; bcast: shm_pipelined; reduce/allreduce: shm_flat up to "
-             "%lld bytes, shm_slices above (FMPL_*_ALGO overrides)",
-             (long long)reduce_table[0].max_bytes);
+             "%lld bytes, shm_slices above;\n  gather(v), scatter(v), allgather(v), "
+             "alltoall(v), reduce_scatter(_block): shm (point-to-point when the staging slots "
+             "are too small);\n  scan/exscan: shm up to %d members, recursive_doubling above "
+             "(FMPL_*_ALGO overrides)",
+             (long long)reduce_table[0].max_bytes, scan_table[0].max_procs);
     return text;
 }

@@ -1,0 +1,559 @@
+/* The pairwise shared-memory engine: gather, scatter, allgather and alltoall
+ * (and their v forms) as a set of pairs "q sends a block to d", every pair
+ * moved in the way its two buffers allow, with one exchange sequence s for
+ * the whole call.  Sequence of member `me` (half s % 2 of its scratch):
+ *
+ *   1. fmpl_coll_exchange_begin(s): nobody reads half s % 2 of my scratch
+ *      from sequence s - 2 any more.
+ *   2. Eager blocks (a pair of at most FMPL_COLL_EAGER bytes, and at most one
+ *      staging slot): I copy each of my outgoing ones into slot 0 of its
+ *      channel in my staging space now.
+ *   3. I write my tables (send / receive {displacement, count} per member,
+ *      where the peers need them: the root's in gather and scatter, everyone's
+ *      in alltoall) and my descriptor {send buffer raddr, receive buffer raddr,
+ *      my block sizes, "I can CMA to every member"} into posted[s % 2]'s spare
+ *      bytes; release-store posted[s % 2] = s.  That store also publishes the
+ *      eager blocks of step 2.
+ *   4. My own block is copied locally (not with FMPL_COLL_IN_PLACE).
+ *   5. Every other pair is advanced in one polling loop, so no member ever
+ *      waits on one pair while a peer waits on another.  Once the peer's
+ *      posted[s % 2] >= s, both members of a pair derive the same mode from
+ *      the pair's size and the two descriptors:
+ *        eager    the reader copies the block out of the owner's slot 0
+ *        PUSH     the receive buffer is in the shared heap (or both are and
+ *                 the collective prefers pushing, or both are private, the
+ *                 block is >= 16 KiB and the sender can CMA): the sender
+ *                 copies straight into it (memcpy, or one process_vm_writev)
+ *                 and release-stores its prod[d] = (s << 32) | DONE
+ *        PULL     the mirror image: the receiver copies straight out of the
+ *                 sender's buffer and release-stores its cons[q] = (s << 32) |
+ *                 DONE; the sender returns only after seeing it
+ *        STAGED   through the sender's channel for d: four slots; chunk k goes
+ *                 to slot k % 4 once d's cons[me] >= (s << 32) + k - 3, then
+ *                 prod[d] = (s << 32) + k + 1; the reader copies it out and
+ *                 sets cons[q] = (s << 32) + k + 1.
+ *      Allgather sends the same block to everyone: its staged chunks are
+ *      written once, counted in prod[me], and a slot is reused once every
+ *      staged reader has copied it out.
+ *   6. When every pair is complete: release-store finished = s.
+ *
+ * Staging space of sequence s: input half s % 2 followed by output half
+ * s % 2, cut into 4 slots per channel; one channel (gather, allgather) or
+ * one per destination (scatter, alltoall).  Large blocks therefore move in
+ * bounded rounds, and no call allocates.  The mode of a pair depends on
+ * where its buffers are, which only the two members of the pair need to
+ * know: the algorithm and the sequence of s are the same on every member. */
+#include "collectives/collectives.h"
+#include "progress/progress.h"
+#include "base/error.h"
+#include "base/tunable.h"
+
+#include <string.h>
+
+FMPL_TUNABLE(tunable_coll_eager, "FMPL_COLL_EAGER", "4k",
+             "shared-memory gather/scatter/allgather/alltoall: blocks up to this size are "
+             "staged with the entry handshake (two copies, one handoff); larger ones are "
+             "copied directly when either buffer is in the shared heap, by CMA when both "
+             "are private, else staged in chunks");
+
+#define SLOTS 4
+#define PAIR_CMA_MIN 16384
+
+enum { PAIR_IDLE = 0, PAIR_WAIT, PAIR_EAGER, PAIR_STAGED, PAIR_PUSH, PAIR_PULL, PAIR_DONE };
+
+/* Descriptor in posted[s % 2]'s spare bytes. */
+typedef struct pair_desc {
+    uint64_t send;    /* packed raddr of my send buffer (allgather: my block) */
+    uint64_t recv;    /* packed raddr of my receive buffer */
+    int64_t sbytes;   /* gather: my block */
+    int64_t rbytes;   /* scatter: my block */
+    uint32_t cma;     /* 1: I can CMA to every member */
+    uint32_t pad;
+} pair_desc;
+_Static_assert(sizeof(pair_desc) <= FMPL_LINE_DATA, "descriptor must fit in a line");
+
+typedef struct engine {
+    fmpl_team *t;
+    fmpl_coll_team *c;
+    const fmpl_pairs_plan *x;
+    uint64_t s, base;
+    int me, P, nchan, pull, err;
+    int64_t slot, eager;
+    fmpl_pair_state *out, *in;
+    /* allgather: my block's stream, staged once for every staged reader */
+    int64_t bc_n;
+    uint64_t bc_next, bc_nchunks;
+    int bc_state;     /* 0 none/done, 1 modes not all known, 2 staging */
+} engine;
+
+static int64_t eager_limit = -1;
+
+static int nchan_of(int kind, int P)
+{
+    return kind == FMPL_PAIRS_SCATTER || kind == FMPL_PAIRS_ALLTOALL ? P : 1;
+}
+
+static int64_t slot_bytes(int nchan)
+{
+    return (fmpl_coll_half() / (2 * (int64_t)nchan)) & ~63ll;
+}
+
+int fmpl_shm_pairs_usable(const fmpl_team *t, int kind)
+{
+    return slot_bytes(nchan_of(kind, t->size)) >= 64;
+}
+
+static char *slot_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, uint64_t k)
+{
+    uint64_t spp = 2 * (uint64_t)e->nchan; /* slots per half */
+    uint64_t g = (uint64_t)chan * SLOTS + k % SLOTS;
+    char *piece = g < spp ? fmpl_coll_input_half(owner, e->s) : fmpl_coll_output_half(owner, e->s);
+    return piece + (g % spp) * (uint64_t)e->slot;
+}
+
+static int chan_of(const engine *e, int d)
+{
+    return e->nchan == 1 ? 0 : d;
+}
+
+/* ------------------------------------------------ my view of each pair */
+
+static int64_t out_bytes(const engine *e, int d)
+{
+    const fmpl_pairs_plan *x = e->x;
+    switch (x->kind) {
+    case FMPL_PAIRS_GATHER:
+        return e->me != x->root && d == x->root ? x->sbytes : 0;
+    case FMPL_PAIRS_SCATTER:
+        return e->me == x->root ? fmpl_layout_count(x->sl, d) : 0;
+    case FMPL_PAIRS_ALLGATHER:
+        return fmpl_layout_count(x->rl, e->me);
+    default:
+        return fmpl_layout_count(x->sl, d);
+    }
+}
+
+static const char *send_base(const engine *e)
+{
+    const fmpl_pairs_plan *x = e->x;
+    if (x->kind == FMPL_PAIRS_ALLGATHER && x->in_place)
+        return fmpl_layout_count(x->rl, e->me) > 0 ? x->rbuf + fmpl_layout_displ(x->rl, e->me)
+                                                   : NULL;
+    return x->sbuf;
+}
+
+static const char *out_ptr(const engine *e, int d)
+{
+    const fmpl_pairs_plan *x = e->x;
+    if (x->kind == FMPL_PAIRS_SCATTER || x->kind == FMPL_PAIRS_ALLTOALL)
+        return x->sbuf + fmpl_layout_displ(x->sl, d);
+    return send_base(e);
+}
+
+static int64_t in_bytes(const engine *e, int q)
+{
+    const fmpl_pairs_plan *x = e->x;
+    switch (x->kind) {
+    case FMPL_PAIRS_GATHER:
+        return e->me == x->root ? fmpl_layout_count(x->rl, q) : 0;
+    case FMPL_PAIRS_SCATTER:
+        return e->me != x->root && q == x->root ? x->rbytes : 0;
+    default:
+        return fmpl_layout_count(x->rl, q);
+    }
+}
+
+static char *in_ptr(const engine *e, int q)
+{
+    const fmpl_pairs_plan *x = e->x;
+    if (x->kind == FMPL_PAIRS_SCATTER)
+        return x->rbuf;
+    return x->rbuf + fmpl_layout_displ(x->rl, q);
+}
+
+/* ------------------------------------------------ peers' published state */
+
+static int peer_ready(const engine *e, int p)
+{
+    return fmpl_line_get(&e->c->peer[p]->posted[e->s % 2]) >= e->s;
+}
+
+static const pair_desc *desc_of(const engine *e, int p)
+{
+    return (const pair_desc *)fmpl_line_data(&e->c->peer[p]->posted[e->s % 2]);
+}
+
+static int shared(uint64_t packed) { return (uint32_t)(packed >> 62) == FMPL_MEM_SHARED; }
+
+/* Who moves the block of pair (sender sd -> receiver rd) of n bytes. */
+static int pair_mode(const engine *e, int64_t n, const pair_desc *sd, const pair_desc *rd)
+{
+    if (n <= e->eager)
+        return PAIR_EAGER;
+    int ss = shared(sd->send), rs = shared(rd->recv);
+    if (ss && rs)
+        return e->pull ? PAIR_PULL : PAIR_PUSH;
+    if (rs)
+        return PAIR_PUSH;
+    if (ss)
+        return PAIR_PULL;
+    if (n >= PAIR_CMA_MIN) {
+        if (e->pull)
+            return rd->cma ? PAIR_PULL : sd->cma ? PAIR_PUSH : PAIR_STAGED;
+        return sd->cma ? PAIR_PUSH : rd->cma ? PAIR_PULL : PAIR_STAGED;
+    }
+    return PAIR_STAGED;
+}
+
+/* Where my block for d goes in d's receive buffer, and how much it takes. */
+static fmpl_raddr push_target(const engine *e, int d, int64_t *limit)
+{
+    const fmpl_pairs_plan *x = e->x;
+    const pair_desc *dd = desc_of(e, d);
+    fmpl_raddr r = fmpl_raddr_unpack(dd->recv, e->t->world[d]);
+    switch (x->kind) {
+    case FMPL_PAIRS_GATHER:
+    case FMPL_PAIRS_ALLTOALL: {
+        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[d], e->P, e->s, 1) + e->me;
+        r.addr += (uint64_t)en->displ;
+        *limit = en->count;
+        break;
+    }
+    case FMPL_PAIRS_SCATTER:
+        *limit = dd->rbytes;
+        break;
+    default:
+        r.addr += (uint64_t)fmpl_layout_displ(x->rl, e->me);
+        *limit = fmpl_layout_count(x->rl, e->me);
+    }
+    return r;
+}
+
+/* Where q's block for me is in q's send buffer, and its size. */
+static fmpl_raddr pull_source(const engine *e, int q, int64_t *limit)
+{
+    const fmpl_pairs_plan *x = e->x;
+    const pair_desc *qd = desc_of(e, q);
+    fmpl_raddr r = fmpl_raddr_unpack(qd->send, e->t->world[q]);
+    switch (x->kind) {
+    case FMPL_PAIRS_SCATTER:
+    case FMPL_PAIRS_ALLTOALL: {
+        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[q], e->P, e->s, 0) + e->me;
+        r.addr += (uint64_t)en->displ;
+        *limit = en->count;
+        break;
+    }
+    case FMPL_PAIRS_GATHER:
+        *limit = qd->sbytes;
+        break;
+    default:
+        *limit = fmpl_layout_count(x->rl, q);
+    }
+    return r;
+}
+
+static int64_t chunk_len(const engine *e, int64_t n, uint64_t k)
+{
+    int64_t off = (int64_t)k * e->slot;
+    return n - off < e->slot ? n - off : e->slot;
+}
+
+static void note(engine *e, int rc)
+{
+    if (rc != FMPL_SUCCESS && e->err == FMPL_SUCCESS)
+        e->err = rc;
+}
+
+/* ------------------------------------------------ one step of a pair */
+
+static int advance_out(engine *e, int d)
+{
+    fmpl_pair_state *ps = &e->out[d];
+    fmpl_coll_scratch *mine = e->c->mine;
+    int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
+    if (ps->mode == PAIR_WAIT) {
+        if (!peer_ready(e, d))
+            return 0;
+        ps->mode = pair_mode(e, ps->n, desc_of(e, e->me), desc_of(e, d));
+        if (allgather && ps->mode == PAIR_STAGED)
+            return 1; /* the stream (advance_stream) stages it for everyone */
+    }
+    switch (ps->mode) {
+    case PAIR_PUSH: {
+        int64_t limit;
+        fmpl_raddr r = push_target(e, d, &limit);
+        int64_t n = ps->n < limit ? ps->n : limit;
+        if (n > 0)
+            note(e, fmpl_fab_put(ps->local, (size_t)n, r));
+        fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->base | FMPL_PAIR_DONE);
+        ps->mode = PAIR_DONE;
+        return 1;
+    }
+    case PAIR_PULL:
+        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) < (e->base | FMPL_PAIR_DONE))
+            return 0;
+        ps->mode = PAIR_DONE;
+        return 1;
+    case PAIR_STAGED: {
+        if (allgather)
+            return 0;
+        int moved = 0;
+        const fmpl_line *cons = fmpl_coll_cons(e->c->peer[d], e->P, e->me);
+        while (ps->next < ps->nchunks) {
+            uint64_t k = ps->next;
+            if (k >= SLOTS && fmpl_line_get(cons) < e->base + k - SLOTS + 1)
+                break;
+            memcpy(slot_ptr(e, mine, chan_of(e, d), k), ps->local + (int64_t)k * e->slot,
+                   (size_t)chunk_len(e, ps->n, k));
+            fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->base + k + 1);
+            ps->next++;
+            moved = 1;
+        }
+        if (ps->next == ps->nchunks)
+            ps->mode = PAIR_DONE;
+        return moved;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Allgather: my block staged once for every reader whose pair is STAGED. */
+static int advance_stream(engine *e)
+{
+    if (e->bc_state == 1) {
+        int staged = 0;
+        for (int d = 0; d < e->P; d++) {
+            if (d == e->me)
+                continue;
+            if (e->out[d].mode == PAIR_WAIT)
+                return 0;
+            staged |= e->out[d].mode == PAIR_STAGED;
+        }
+        e->bc_state = staged ? 2 : 0;
+        if (!staged)
+            return 1;
+    }
+    if (e->bc_state != 2)
+        return 0;
+    int moved = 0;
+    fmpl_coll_scratch *mine = e->c->mine;
+    while (e->bc_next < e->bc_nchunks) {
+        uint64_t k = e->bc_next;
+        if (k >= SLOTS) {
+            int free_slot = 1;
+            for (int d = 0; d < e->P && free_slot; d++)
+                if (d != e->me && e->out[d].mode == PAIR_STAGED &&
+                    fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) <
+                        e->base + k - SLOTS + 1)
+                    free_slot = 0;
+            if (!free_slot)
+                break;
+        }
+        memcpy(slot_ptr(e, mine, 0, k), send_base(e) + (int64_t)k * e->slot,
+               (size_t)chunk_len(e, e->bc_n, k));
+        fmpl_line_set(fmpl_coll_prod(mine, e->P, e->me), e->base + k + 1);
+        e->bc_next++;
+        moved = 1;
+    }
+    if (e->bc_next == e->bc_nchunks) {
+        e->bc_state = 0;
+        for (int d = 0; d < e->P; d++)
+            if (d != e->me && e->out[d].mode == PAIR_STAGED)
+                e->out[d].mode = PAIR_DONE;
+    }
+    return moved;
+}
+
+static int advance_in(engine *e, int q)
+{
+    fmpl_pair_state *ps = &e->in[q];
+    fmpl_coll_scratch *qs = e->c->peer[q];
+    int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
+    int chan = allgather ? 0 : chan_of(e, e->me);
+    if (ps->mode == PAIR_WAIT) {
+        if (!peer_ready(e, q))
+            return 0;
+        ps->mode = pair_mode(e, ps->n, desc_of(e, q), desc_of(e, e->me));
+    }
+    switch (ps->mode) {
+    case PAIR_EAGER: /* published with posted[s % 2] */
+        memcpy(ps->local, slot_ptr(e, qs, chan, 0), (size_t)ps->n);
+        ps->mode = PAIR_DONE;
+        return 1;
+    case PAIR_PULL: {
+        int64_t limit;
+        fmpl_raddr r = pull_source(e, q, &limit);
+        int64_t n = ps->n < limit ? ps->n : limit;
+        if (n > 0)
+            note(e, fmpl_fab_get(ps->local, (size_t)n, r));
+        fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->base | FMPL_PAIR_DONE);
+        ps->mode = PAIR_DONE;
+        return 1;
+    }
+    case PAIR_PUSH:
+        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) < (e->base | FMPL_PAIR_DONE))
+            return 0;
+        ps->mode = PAIR_DONE;
+        return 1;
+    case PAIR_STAGED: {
+        int moved = 0;
+        const fmpl_line *prod = fmpl_coll_prod(qs, e->P, allgather ? q : e->me);
+        while (ps->next < ps->nchunks) {
+            uint64_t k = ps->next;
+            if (fmpl_line_get(prod) < e->base + k + 1)
+                break;
+            memcpy(ps->local + (int64_t)k * e->slot, slot_ptr(e, qs, chan, k),
+                   (size_t)chunk_len(e, ps->n, k));
+            fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->base + k + 1);
+            ps->next++;
+            moved = 1;
+        }
+        if (ps->next == ps->nchunks)
+            ps->mode = PAIR_DONE;
+        return moved;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------ the call */
+
+static void local_copy(const engine *e)
+{
+    const fmpl_pairs_plan *x = e->x;
+    int me = e->me;
+    int64_t n;
+    if (x->in_place)
+        return;
+    switch (x->kind) {
+    case FMPL_PAIRS_GATHER:
+        if (me == x->root && (n = fmpl_layout_count(x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me), x->sbuf, (size_t)n);
+        break;
+    case FMPL_PAIRS_SCATTER:
+        if (me == x->root && (n = fmpl_layout_count(x->sl, me)) > 0)
+            memcpy(x->rbuf, x->sbuf + fmpl_layout_displ(x->sl, me), (size_t)n);
+        break;
+    case FMPL_PAIRS_ALLGATHER:
+        if ((n = fmpl_layout_count(x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me), x->sbuf, (size_t)n);
+        break;
+    default:
+        if ((n = fmpl_layout_count(x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me),
+                   x->sbuf + fmpl_layout_displ(x->sl, me), (size_t)n);
+    }
+}
+
+static void publish(engine *e)
+{
+    const fmpl_pairs_plan *x = e->x;
+    fmpl_coll_scratch *mine = e->c->mine;
+    int P = e->P, me = e->me, k = x->kind;
+    int root_tables = (k == FMPL_PAIRS_GATHER || k == FMPL_PAIRS_SCATTER) && me == x->root;
+    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) {
+        fmpl_coll_entry *st = fmpl_coll_table(mine, P, e->s, 0);
+        for (int p = 0; p < P; p++)
+            st[p] = (fmpl_coll_entry){fmpl_layout_displ(x->sl, p), fmpl_layout_count(x->sl, p)};
+    }
+    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) {
+        fmpl_coll_entry *rt = fmpl_coll_table(mine, P, e->s, 1);
+        for (int p = 0; p < P; p++)
+            rt[p] = (fmpl_coll_entry){fmpl_layout_displ(x->rl, p), fmpl_layout_count(x->rl, p)};
+    }
+    pair_desc *d = (pair_desc *)fmpl_line_data(&mine->posted[e->s % 2]);
+    d->send = fmpl_raddr_pack(fmpl_fab_raddr(send_base(e)));
+    d->recv = fmpl_raddr_pack(fmpl_fab_raddr(x->rbuf));
+    d->sbytes = k == FMPL_PAIRS_ALLGATHER ? fmpl_layout_count(x->rl, me) : x->sbytes;
+    d->rbytes = x->rbytes;
+    d->cma = (uint32_t)e->c->cma_all;
+    d->pad = 0;
+    fmpl_line_set(&mine->posted[e->s % 2], e->s);
+}
+
+int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
+{
+    fmpl_coll_team *c = t->coll;
+    engine e = {.t = t, .c = c, .x = x, .me = t->rank, .P = t->size, .err = FMPL_SUCCESS};
+    if (eager_limit < 0)
+        eager_limit = fmpl_tunable_long(&tunable_coll_eager) < 0
+                          ? 0
+                          : fmpl_tunable_long(&tunable_coll_eager);
+    e.nchan = nchan_of(x->kind, e.P);
+    e.slot = slot_bytes(e.nchan);
+    if (e.slot < 64)
+        return FMPL_ERROR(FMPL_ERR_INTERNAL, "shared-memory pairs: %d members leave no staging "
+                          "slot (raise FMPL_COLL_AREA)", e.P);
+    e.eager = eager_limit < e.slot ? eager_limit : e.slot;
+    e.pull = x->kind != FMPL_PAIRS_GATHER;
+    e.out = c->pairs;
+    e.in = c->pairs + e.P;
+    e.s = ++c->exchange_seq;
+    e.base = e.s << 32;
+    fmpl_coll_exchange_begin(t, e.s);
+
+    int allgather = x->kind == FMPL_PAIRS_ALLGATHER;
+    for (int p = 0; p < e.P; p++) {
+        fmpl_pair_state *o = &e.out[p], *i = &e.in[p];
+        *o = (fmpl_pair_state){0};
+        *i = (fmpl_pair_state){0};
+        if (p == e.me)
+            continue;
+        o->n = out_bytes(&e, p);
+        o->local = o->n > 0 ? (char *)out_ptr(&e, p) : NULL;
+        o->nchunks = (uint64_t)((o->n + e.slot - 1) / e.slot);
+        o->mode = o->n > 0 ? PAIR_WAIT : PAIR_IDLE;
+        i->n = in_bytes(&e, p);
+        i->local = i->n > 0 ? in_ptr(&e, p) : NULL;
+        i->nchunks = (uint64_t)((i->n + e.slot - 1) / e.slot);
+        i->mode = i->n > 0 ? PAIR_WAIT : PAIR_IDLE;
+        if (i->n > 0 && i->n <= e.eager)
+            i->mode = PAIR_EAGER; /* still waits for posted: see advance_in */
+        if (o->n > 0 && o->n <= e.eager) {
+            o->mode = PAIR_DONE;
+            if (!allgather)
+                memcpy(slot_ptr(&e, c->mine, chan_of(&e, p), 0), o->local, (size_t)o->n);
+        }
+    }
+    if (allgather) {
+        e.bc_n = fmpl_layout_count(x->rl, e.me);
+        e.bc_nchunks = (uint64_t)((e.bc_n + e.slot - 1) / e.slot);
+        if (e.bc_n > 0 && e.bc_n <= e.eager && e.P > 1)
+            memcpy(slot_ptr(&e, c->mine, 0, 0), send_base(&e), (size_t)e.bc_n);
+        else if (e.bc_n > 0)
+            e.bc_state = 1;
+    }
+    publish(&e);
+    local_copy(&e);
+
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    for (;;) {
+        int moved = 0, pending = e.bc_state != 0;
+        for (int p = 0; p < e.P; p++) {
+            if (p == e.me)
+                continue;
+            if (e.out[p].mode != PAIR_IDLE && e.out[p].mode != PAIR_DONE) {
+                moved |= advance_out(&e, p);
+                pending |= e.out[p].mode != PAIR_DONE;
+            }
+            if (e.in[p].mode == PAIR_EAGER && !peer_ready(&e, p)) {
+                pending = 1;
+                continue;
+            }
+            if (e.in[p].mode != PAIR_IDLE && e.in[p].mode != PAIR_DONE) {
+                moved |= advance_in(&e, p);
+                pending |= e.in[p].mode != PAIR_DONE;
+            }
+        }
+        if (e.bc_state)
+            moved |= advance_stream(&e);
+        if (!pending)
+            break;
+        if (!moved && !fmpl_progress())
+            fmpl_wait_once(&w);
+    }
+    fmpl_line_set(&c->mine->finished, e.s);
+    return e.err;
+}
