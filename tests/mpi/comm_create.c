@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     if (n > 1) {
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* raised on comm */
         CHECK_CLASS(MPI_Comm_create_group(MPI_COMM_SELF, world, 0, &c), MPI_ERR_GROUP);
+        CHECK_CLASS(MPI_Comm_create(MPI_COMM_SELF, world, &c), MPI_ERR_GROUP);
     }
 
     /* MPI_Comm_split_type: one host, so SHARED is everybody, ordered by key
@@ -214,6 +215,22 @@ int main(int argc, char **argv)
     exercise(c, n, expect, "dup_with_info");
     CHECK_OK(MPI_Comm_free(&c));
     CHECK_OK(MPI_Info_free(&info));
+
+    /* A new communicator carries a message at once: the first member done
+     * sends before the others have left the call (the team must already be
+     * known to them, or the message would be dropped). */
+    for (int round = 0; round < 40; round++) {
+        MPI_Comm fresh;
+        if (round % 2)
+            CHECK_OK(MPI_Comm_create_group(dup, world, round, &fresh));
+        else
+            CHECK_OK(MPI_Comm_dup(dup, &fresh));
+        int token = 100 * round + rank, from = -1;
+        CHECK_OK(MPI_Sendrecv(&token, 1, MPI_INT, (rank + 1) % n, 0, &from, 1, MPI_INT,
+                              (rank + n - 1) % n, 0, fresh, MPI_STATUS_IGNORE));
+        CHECK(from == 100 * round + (rank + n - 1) % n, "round %d: got %d", round, from);
+        CHECK_OK(MPI_Comm_free(&fresh));
+    }
 
     /* Intercommunicator queries on intracommunicators. */
     CHECK_OK(MPI_Comm_test_inter(dup, &flag));
