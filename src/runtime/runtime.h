@@ -25,6 +25,12 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count);
 /* Collective over `parent`: members passing the same color >= 0 form a team
  * ranked by (key, parent rank); *out is NULL for color < 0. */
 int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out);
+/* Collective over the members only: the parent members members[0 .. n)
+ * (distinct; this process among them) form a team ranked in that order.
+ * Every member passes the same n, members and tag; a different tag is an
+ * error on every member.  See team_build.c for the sequence. */
+int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag,
+                           fmpl_team **out);
 void fmpl_team_free(fmpl_team *t);
 
 #endif

@@ -9,7 +9,12 @@
  * parent rank), pick the lowest id free on all of them, create their areas,
  * and a second allgather over the parent carries the areas' addresses.
  * Peers write into a member's areas only after that second exchange, and
- * the areas are initialised before it, so no barrier is needed. */
+ * the areas are initialised before it, so no barrier is needed.  The new
+ * team is entered in fmpl_teams before the second exchange: a member that
+ * finishes first may send on the new team at once, and a tag-matched
+ * message for an id not yet in the table would be dropped.
+ * From members (collective over the members only): the same two steps
+ * through a leader with point-to-point messages, fmpl_team_from_members. */
 #include "runtime/runtime.h"
 #include "collectives/collectives.h"
 #include "protocols/any_source.h"
@@ -240,6 +245,8 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
         t = world_ranks ? team_new(id, rank, size, world_ranks) : NULL;
         rc = t ? team_create_areas(t, NULL, NULL, &mine)
                : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
+        if (rc == FMPL_SUCCESS)
+            fmpl_teams[id] = t; /* before peers can send on it (see the top) */
     }
     /* Every parent member takes part in the second exchange, member or not. */
     int rc2 = fmpl_coll_allgather_small(parent, &mine, sizeof mine, areas);
@@ -250,15 +257,190 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
             areas[m] = areas[members[m]];
         rc = team_connect(t, areas);
     }
-    if (rc == FMPL_SUCCESS && t) {
-        fmpl_teams[id] = t;
+    if (rc == FMPL_SUCCESS && t)
         *out = t;
-    } else if (t) {
-        fmpl_team_free(t);
-    }
+    else if (t)
+        fmpl_team_free(t); /* leaves fmpl_teams too */
     free(all);
     free(areas);
     free(order);
     free(members);
+    return rc;
+}
+
+/* ------------------------------------------------------------ from members */
+
+/* Messages of fmpl_team_from_members, sender-matched on the parent's
+ * internal index FMPL_IDX_BUILD (invisible to either API's messages). */
+typedef struct build_join {
+    int32_t tag;
+    int32_t status;                   /* FMPL_SUCCESS or the member's error */
+    uint8_t used[FMPL_MAX_TEAMS / 8]; /* team ids in use on the member */
+} build_join;
+
+typedef struct build_id {
+    int32_t status;                   /* agreed: go on, or every member fails */
+    int32_t id;
+} build_id;
+
+typedef struct build_areas {
+    int32_t status;
+    int32_t pad;
+    team_areas areas;
+} build_areas;
+
+static int build_send(fmpl_team *parent, const void *buf, int64_t size, int dst, int idx)
+{
+    int rc = fmpl_sm_isend(parent, buf, size, dst, idx);
+    return rc == FMPL_SUCCESS ? fmpl_sm_send_wait(parent, dst, idx) : rc;
+}
+
+static int build_recv(fmpl_team *parent, void *buf, int64_t size, int src, int idx)
+{
+    int rc = fmpl_sm_irecv(parent, buf, size, src, idx);
+    return rc == FMPL_SUCCESS ? fmpl_sm_recv_wait(parent, src, idx, NULL) : rc;
+}
+
+/* Leader to every other member, the sends overlapping. */
+static int build_send_all(fmpl_team *parent, int n, const int *members, const void *buf,
+                          int64_t size, int idx)
+{
+    int rc = FMPL_SUCCESS, sent = 0;
+    for (int m = 1; m < n && rc == FMPL_SUCCESS; m++, sent++)
+        rc = fmpl_sm_isend(parent, buf, size, members[m], idx);
+    for (int m = 1; m <= sent; m++) {
+        int rc2 = fmpl_sm_send_wait(parent, members[m], idx);
+        if (rc == FMPL_SUCCESS)
+            rc = rc2;
+    }
+    return rc;
+}
+
+/* Collective over the members only (MPI_Comm_create_group).  The leader is
+ * members[0]; messages are sender-matched point-to-point on the parent's
+ * internal index FMPL_IDX_BUILD, each waited for before the next on the
+ * same pair, so consecutive calls cannot mix.
+ *   1. every member sends the leader {tag, status, team ids in use}
+ *   2. the leader checks the tags, picks the lowest id free on every member
+ *      and sends {status, id} to each; a failure so far ends every member
+ *      here with the same error
+ *   3. every member creates its team and areas (initialised), enters the
+ *      team in fmpl_teams (as split does, so no early message is dropped)
+ *      and sends the leader {status, area addresses}
+ *   4. the leader sends every member {status, all area addresses}; each
+ *      connects, or, if any member failed, frees its team
+ * The invariant of split holds: peers write into a member's areas only
+ * after step 4, and the areas were initialised before step 3.  Buffers for
+ * step 4 are allocated before step 1, so a member that lacks memory says
+ * so in step 1 and nobody is left waiting. */
+int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag,
+                           fmpl_team **out)
+{
+    *out = NULL;
+    int idx = fmpl_team_internal_index(parent, FMPL_IDX_BUILD);
+    int pos = -1;
+    for (int m = 0; m < n; m++) {
+        if (members[m] < 0 || members[m] >= parent->size)
+            return FMPL_ERROR(FMPL_ERR_RANK, "member %d is not a rank of the parent (size %d)",
+                              members[m], parent->size);
+        if (members[m] == parent->rank)
+            pos = m;
+    }
+    if (pos < 0)
+        return FMPL_ERROR(FMPL_ERR_ARG, "this process is not among the %d members", n);
+    int leader = members[0];
+
+    /* Step 4's table: {status, pad} then n team_areas. */
+    size_t table_bytes = sizeof(build_areas) + (size_t)n * sizeof(team_areas);
+    build_areas *table = malloc(table_bytes);
+    int *world_ranks = malloc((size_t)n * sizeof *world_ranks);
+    build_join me = {.tag = tag, .status = FMPL_SUCCESS};
+    if (!table || !world_ranks)
+        me.status = FMPL_ERR_NO_MEMORY;
+    for (int id = 0; id < FMPL_MAX_TEAMS; id++)
+        if (fmpl_teams[id])
+            me.used[id / 8] |= (uint8_t)(1u << (id % 8));
+
+    /* 1-2: join and id */
+    build_id agreed = {.status = FMPL_SUCCESS, .id = -1};
+    fmpl_team *t = NULL;
+    int rc;
+    if (pos == 0) {
+        build_join all = me, other;
+        rc = FMPL_SUCCESS;
+        for (int m = 1; m < n && rc == FMPL_SUCCESS; m++) {
+            rc = build_recv(parent, &other, sizeof other, members[m], idx);
+            if (rc != FMPL_SUCCESS)
+                break;
+            if (other.status != FMPL_SUCCESS && all.status == FMPL_SUCCESS)
+                all.status = other.status;
+            if (other.tag != tag && all.status == FMPL_SUCCESS)
+                all.status = FMPL_ERROR(FMPL_ERR_ARG, "members passed tags %d and %d", tag,
+                                        other.tag);
+            for (int b = 0; b < FMPL_MAX_TEAMS / 8; b++)
+                all.used[b] |= other.used[b];
+        }
+        if (rc != FMPL_SUCCESS)
+            goto out; /* a protocol failure: nothing can be agreed */
+        agreed.status = all.status;
+        for (int cand = 1; cand < FMPL_MAX_TEAMS && agreed.id < 0; cand++)
+            if (!(all.used[cand / 8] & (1u << (cand % 8))))
+                agreed.id = cand;
+        if (agreed.id < 0 && agreed.status == FMPL_SUCCESS)
+            agreed.status = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "all %d communicator ids are in use",
+                                       FMPL_MAX_TEAMS);
+        rc = build_send_all(parent, n, members, &agreed, sizeof agreed, idx);
+    } else {
+        rc = build_send(parent, &me, sizeof me, leader, idx);
+        if (rc == FMPL_SUCCESS)
+            rc = build_recv(parent, &agreed, sizeof agreed, leader, idx);
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = agreed.status;
+    if (rc != FMPL_SUCCESS)
+        goto out;
+
+    /* 3: the team, its areas, and their addresses to the leader */
+    for (int m = 0; m < n; m++)
+        world_ranks[m] = parent->world[members[m]];
+    t = team_new(agreed.id, pos, n, world_ranks);
+    world_ranks = NULL; /* the team's now (team_new frees it on failure) */
+    build_areas mine = {.status = FMPL_SUCCESS};
+    mine.status = t ? team_create_areas(t, NULL, NULL, &mine.areas)
+                    : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
+    if (mine.status == FMPL_SUCCESS)
+        fmpl_teams[agreed.id] = t;
+
+    /* 4: the table */
+    if (pos == 0) {
+        table->status = mine.status;
+        team_areas *areas = (team_areas *)(table + 1);
+        areas[0] = mine.areas;
+        for (int m = 1; m < n && rc == FMPL_SUCCESS; m++) {
+            build_areas other;
+            rc = build_recv(parent, &other, sizeof other, members[m], idx);
+            if (rc == FMPL_SUCCESS && other.status != FMPL_SUCCESS &&
+                table->status == FMPL_SUCCESS)
+                table->status = other.status;
+            areas[m] = other.areas;
+        }
+        if (rc == FMPL_SUCCESS)
+            rc = build_send_all(parent, n, members, table, (int64_t)table_bytes, idx);
+    } else {
+        rc = build_send(parent, &mine, sizeof mine, leader, idx);
+        if (rc == FMPL_SUCCESS)
+            rc = build_recv(parent, table, (int64_t)table_bytes, leader, idx);
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = table->status;
+    if (rc == FMPL_SUCCESS)
+        rc = team_connect(t, (team_areas *)(table + 1));
+    if (rc == FMPL_SUCCESS)
+        *out = t;
+    else
+        fmpl_team_free(t); /* leaves fmpl_teams too */
+out:
+    free(table);
+    free(world_ranks);
     return rc;
 }

@@ -2,6 +2,7 @@
  * handlers.  New communicators are teams split from the parent
  * (runtime/team_build.c). */
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
 #include "runtime/runtime.h"
 
@@ -38,13 +39,9 @@ static int split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm, const 
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(c->handle, fmpl_mpi_error_class_of(rc), func,
                               "cannot create the communicator");
-    *newcomm = MPI_COMM_NULL;
-    if (!t)
-        return MPI_SUCCESS;
-    rc = fmpl_mpi_comm_register(t, newcomm);
+    rc = fmpl_mpi_comm_adopt(c, t, newcomm); /* objects.c: inherits the error handler */
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(c->handle, rc, func, "too many communicators");
-    fmpl_mpi_comm_get(*newcomm)->errhandler = c->errhandler;
     return MPI_SUCCESS;
 }
 
@@ -62,7 +59,13 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_dup");
-    return split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
+    int rc = split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = fmpl_mpi_comm_dup_objects(c, newcomm); /* objects.c: attributes, info */
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, "MPI_Comm_dup", "copying the attributes failed");
+    return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_dup)
 
@@ -75,6 +78,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return fmpl_mpi_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                               "predefined communicators cannot be freed");
     GET_COMM(*comm, c, "MPI_Comm_free");
+    int rc = fmpl_mpi_comm_free_objects(c); /* objects.c: delete callbacks first */
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed");
     fmpl_coll_barrier(c->team); /* nobody uses it any more */
     fmpl_team_free(c->team);
     fmpl_mpi_comm_release(c);
@@ -134,10 +140,11 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_set_errhandler");
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-        errhandler != MPI_ERRORS_ABORT)
+    if (!fmpl_mpi_errhandler_valid(errhandler)) /* errhandler.c */
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                              "user error handlers are not supported yet");
+                              "invalid error handler 0x%x", (unsigned)errhandler);
+    fmpl_mpi_errhandler_ref(errhandler);
+    fmpl_mpi_errhandler_unref(c->errhandler);
     c->errhandler = errhandler;
     return MPI_SUCCESS;
 }
@@ -148,6 +155,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_get_errhandler");
     *errhandler = c->errhandler;
+    fmpl_mpi_errhandler_ref(c->errhandler); /* the caller frees it (MPI 9.3.1) */
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_get_errhandler)

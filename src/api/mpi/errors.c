@@ -4,6 +4,7 @@
  * the launcher; MPI_ERRORS_RETURN returns the code; a user handler is
  * called with the communicator and the code, and the code is returned. */
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 #include "base/log.h"
 
@@ -70,6 +71,9 @@ int fmpl_mpi_error_class_of(int fmpl_code)
 
 static const char *class_string(int code)
 {
+    const char *user = fmpl_mpi_user_error_string(code); /* errhandler.c */
+    if (user)
+        return *user ? user : "user-defined error";
     if (code >= 0 && code < (int)(sizeof class_strings / sizeof *class_strings) &&
         class_strings[code])
         return class_strings[code];
@@ -84,24 +88,32 @@ int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, .
     MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN)
         return code;
+    /* A user handler (errhandler.c) is called with the communicator the
+     * error happened on (MPI_COMM_WORLD if that one is invalid). */
+    if (fmpl_mpi_state == FMPL_MPI_READY &&
+        fmpl_mpi_errhandler_call_user(h, c ? c->handle : comm, code))
+        return code;
     char msg[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_ABORT || fmpl_mpi_state != FMPL_MPI_READY) {
-        char line[800];
-        snprintf(line, sizeof line, "%s: %s (%s)", func, msg, class_string(code));
-        fmpl_log_print("MPI error", "%s", line);
-        fmpl_runtime_abort(code ? code : 1, line);
-    }
-    return code; /* user handlers: see errhandler.c (not yet) */
+    /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT, or MPI is not running */
+    char line[800];
+    snprintf(line, sizeof line, "%s: %s (%s)", func, msg, class_string(code));
+    fmpl_log_print("MPI error", "%s", line);
+    fmpl_runtime_abort(code ? code : 1, line);
 }
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass)
         return MPI_ERR_ARG;
+    int user = fmpl_mpi_user_error_class(errorcode); /* errhandler.c */
+    if (user >= 0) {
+        *errorclass = user;
+        return MPI_SUCCESS;
+    }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return MPI_ERR_ARG;
     *errorclass = errorcode;
@@ -113,7 +125,8 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen)
         return MPI_ERR_ARG;
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", class_string(errorcode));
+    const char *user = fmpl_mpi_user_error_string(errorcode); /* errhandler.c */
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", user ? user : class_string(errorcode));
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }

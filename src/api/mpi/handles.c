@@ -4,6 +4,7 @@
  * so starting a message allocates nothing once the pool is warm, and a
  * request's address never changes (the protocol keeps pointers to it). */
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/mpi_objects.h"
 #include "base/error.h"
 
 #include <stdlib.h>
@@ -126,8 +127,12 @@ void fmpl_mpi_comm_set_self(fmpl_team *t) { comm_self.team = t; }
 void fmpl_mpi_comms_finalize(void)
 {
     for (int i = 0; i < COMM_MAX; i++) {
+        if (comms[i])
+            fmpl_mpi_comm_drop_objects(comms[i]); /* objects.c */
         free(comms[i]);
         comms[i] = NULL;
     }
+    fmpl_mpi_comm_drop_objects(&comm_world);
+    fmpl_mpi_comm_drop_objects(&comm_self);
     comm_world.team = comm_self.team = NULL;
 }

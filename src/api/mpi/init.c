@@ -1,5 +1,6 @@
 /* MPI_Init and friends: the runtime (src/runtime) plus MPI's objects. */
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 #include "base/timer.h"
 
@@ -62,8 +63,10 @@ FMPL_MPI_WEAK(Init_thread)
 int PMPI_Finalize(void)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up */
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_comms_finalize();
+    fmpl_mpi_objects_finalize();
     int rc = fmpl_runtime_finalize();
     return rc == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
 }

@@ -59,6 +59,9 @@ typedef struct fmpl_mpi_comm {
     MPI_Errhandler errhandler;
     char name[MPI_MAX_OBJECT_NAME];
     int refs;
+    /* objects layer (mpi_objects.h); zero in a new communicator */
+    struct fmpl_mpi_attr *attrs; /* cached attributes, newest first (attr.c) */
+    MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */

@@ -1,0 +1,352 @@
+/* Attribute caching on communicators: keyvals, attributes, and the
+ * predefined attributes.
+ *
+ * A keyval holds the copy and delete callbacks and the extra state; it is
+ * reference counted (the user's handle, plus one per attribute using it),
+ * so MPI_Comm_free_keyval leaves attributes that still use it working, and
+ * their callbacks still run (MPI 7.7.2).  A communicator's attributes are a
+ * list, newest first (c->attrs).
+ *   MPI_Comm_dup       copy callback of each attribute, oldest first; the
+ *                      attribute is copied when the callback sets *flag
+ *                      (MPI_COMM_NULL_COPY_FN: never copied)
+ *   MPI_Comm_free      delete callback of each, newest first
+ *   set on a key present: delete callback on the old value, then replace
+ *   MPI_Finalize       MPI_COMM_SELF's attributes deleted, newest first
+ * A callback returning an error stops the operation and its code is
+ * returned through the communicator's error handler.
+ *
+ * The predefined keyvals (MPI_TAG_UB ...) are builtin handles with values
+ * read on every communicator: they cannot be set, deleted or freed. */
+#include "api/mpi/mpi_objects.h"
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+
+typedef struct keyval {
+    MPI_Comm_copy_attr_function *copy_fn;
+    MPI_Comm_delete_attr_function *delete_fn;
+    void *extra_state;
+    int object;     /* FMPL_HK_COMM: the kind of object it is for */
+    int refs;
+    int freed;      /* MPI_Comm_free_keyval was called */
+} keyval;
+
+typedef struct fmpl_mpi_attr {
+    int keyval;
+    void *value;
+    struct fmpl_mpi_attr *next;
+} attr;
+
+static fmpl_mpi_table keyvals = FMPL_MPI_TABLE_INIT(FMPL_HK_KEYVAL);
+
+/* ------------------------------------------------------------ predefined */
+
+static int tag_ub = FMPL_MPI_TAG_UB;
+static int host = MPI_PROC_NULL;          /* no host process */
+static int io = MPI_ANY_SOURCE;           /* every process can do I/O */
+static int wtime_is_global = 1;           /* one CLOCK_MONOTONIC on one host */
+static int universe_size;
+static int appnum = 0;
+
+/* The value of a predefined attribute, or NULL if k is none. */
+static int *predefined(int k)
+{
+    switch (k) {
+    case MPI_TAG_UB: return &tag_ub;
+    case MPI_HOST: return &host;
+    case MPI_IO: return &io;
+    case MPI_WTIME_IS_GLOBAL: return &wtime_is_global;
+    case MPI_UNIVERSE_SIZE:
+        universe_size = fmpl_teams[0] ? fmpl_teams[0]->size : 0; /* no spawning */
+        return &universe_size;
+    case MPI_LASTUSEDCODE: return &fmpl_mpi_lastusedcode;
+    case MPI_APPNUM: return &appnum;
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------------ keyvals */
+
+static keyval *keyval_get(int k)
+{
+    keyval *kv = fmpl_mpi_table_get(&keyvals, k);
+    return kv && kv->object == FMPL_HK_COMM ? kv : NULL;
+}
+
+static void keyval_unref(int k)
+{
+    keyval *kv = fmpl_mpi_table_get(&keyvals, k);
+    if (kv && --kv->refs == 0) {
+        fmpl_mpi_table_remove(&keyvals, k);
+        free(kv);
+    }
+}
+
+void fmpl_mpi_attrs_finalize(void) { fmpl_mpi_table_clear(&keyvals, free); }
+
+static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
+                         MPI_Comm_delete_attr_function *delete_fn, int *k, void *extra,
+                         const char *func)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!k)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "keyval is NULL");
+    keyval *kv = malloc(sizeof *kv);
+    if (!kv)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, func, "no memory for a keyval");
+    *kv = (keyval){.copy_fn = copy_fn, .delete_fn = delete_fn, .extra_state = extra,
+                   .object = FMPL_HK_COMM, .refs = 1};
+    int rc = fmpl_mpi_table_add(&keyvals, kv, k);
+    if (rc != MPI_SUCCESS) {
+        free(kv);
+        return fmpl_mpi_error(MPI_COMM_WORLD, rc, func, "no memory for a keyval");
+    }
+    return MPI_SUCCESS;
+}
+
+static int free_keyval(int *k, const char *func)
+{
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!k)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "keyval is NULL");
+    if (predefined(*k))
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func,
+                              "predefined keyval 0x%x cannot be freed", (unsigned)*k);
+    keyval *kv = keyval_get(*k);
+    if (!kv || kv->freed)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x",
+                              (unsigned)*k);
+    kv->freed = 1;
+    keyval_unref(*k);
+    *k = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
+{
+    return create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
+                         "MPI_Comm_create_keyval");
+}
+FMPL_MPI_WEAK(Comm_create_keyval)
+
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return free_keyval(comm_keyval, "MPI_Comm_free_keyval");
+}
+FMPL_MPI_WEAK(Comm_free_keyval)
+
+/* ------------------------------------------------------------ attributes */
+
+static attr **find(fmpl_mpi_comm *c, int k)
+{
+    attr **p = &c->attrs;
+    while (*p && (*p)->keyval != k)
+        p = &(*p)->next;
+    return p;
+}
+
+/* Run the delete callback of a (unlinked) attribute; on success release it. */
+static int delete_one(fmpl_mpi_comm *c, attr *a)
+{
+    keyval *kv = fmpl_mpi_table_get(&keyvals, a->keyval);
+    int rc = MPI_SUCCESS;
+    if (kv && kv->delete_fn)
+        rc = kv->delete_fn(c->handle, a->keyval, a->value, kv->extra_state);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    keyval_unref(a->keyval);
+    free(a);
+    return MPI_SUCCESS;
+}
+
+int fmpl_mpi_attr_delete_all(fmpl_mpi_comm *c)
+{
+    while (c->attrs) {
+        attr *a = c->attrs;
+        c->attrs = a->next; /* unlinked while its callback runs */
+        int rc = delete_one(c, a);
+        if (rc != MPI_SUCCESS) {
+            a->next = c->attrs;
+            c->attrs = a;
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+void fmpl_mpi_attr_drop_all(fmpl_mpi_comm *c)
+{
+    while (c->attrs) {
+        attr *a = c->attrs;
+        c->attrs = a->next;
+        keyval_unref(a->keyval);
+        free(a);
+    }
+}
+
+int fmpl_mpi_attr_copy_all(fmpl_mpi_comm *oldc, fmpl_mpi_comm *newc)
+{
+    int n = 0;
+    for (attr *a = oldc->attrs; a; a = a->next)
+        n++;
+    if (!n)
+        return MPI_SUCCESS;
+    attr **list = malloc((size_t)n * sizeof *list);
+    if (!list)
+        return MPI_ERR_NO_MEM;
+    int i = n;
+    for (attr *a = oldc->attrs; a; a = a->next)
+        list[--i] = a;
+    int rc = MPI_SUCCESS;
+    for (i = 0; i < n && rc == MPI_SUCCESS; i++) { /* oldest first */
+        keyval *kv = fmpl_mpi_table_get(&keyvals, list[i]->keyval);
+        if (!kv || !kv->copy_fn)
+            continue;
+        void *out = NULL;
+        int flag = 0;
+        rc = kv->copy_fn(oldc->handle, list[i]->keyval, kv->extra_state, list[i]->value, &out,
+                         &flag);
+        if (rc != MPI_SUCCESS || !flag)
+            continue;
+        attr *a = malloc(sizeof *a);
+        if (!a) {
+            rc = MPI_ERR_NO_MEM;
+            break;
+        }
+        *a = (attr){.keyval = list[i]->keyval, .value = out, .next = newc->attrs};
+        newc->attrs = a;
+        kv->refs++;
+    }
+    free(list);
+    if (rc != MPI_SUCCESS)
+        fmpl_mpi_attr_delete_all(newc); /* the copies made so far */
+    return rc;
+}
+
+#define GET_COMM(comm, c, func)                                                    \
+    FMPL_MPI_CHECK_READY(comm);                                                    \
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);                                    \
+    if (!c)                                                                        \
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,                  \
+                              "invalid communicator 0x%x", (unsigned)(comm))
+
+static int set_attr(MPI_Comm comm, int k, void *value, const char *func)
+{
+    GET_COMM(comm, c, func);
+    if (predefined(k))
+        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
+                              "predefined attribute 0x%x cannot be set", (unsigned)k);
+    keyval *kv = keyval_get(k);
+    if (!kv || kv->freed)
+        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    attr **p = find(c, k);
+    if (*p) { /* replace: the old value's delete callback first */
+        int rc = kv->delete_fn ? kv->delete_fn(comm, k, (*p)->value, kv->extra_state)
+                               : MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            return fmpl_mpi_error(comm, rc, func, "the delete callback of keyval 0x%x failed",
+                                  (unsigned)k);
+        (*p)->value = value;
+        return MPI_SUCCESS;
+    }
+    attr *a = malloc(sizeof *a);
+    if (!a)
+        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for an attribute");
+    *a = (attr){.keyval = k, .value = value, .next = c->attrs};
+    c->attrs = a;
+    kv->refs++;
+    return MPI_SUCCESS;
+}
+
+static int get_attr(MPI_Comm comm, int k, void *value, int *flag, const char *func)
+{
+    GET_COMM(comm, c, func);
+    if (!value || !flag)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "attribute_val or flag is NULL");
+    int *pre = predefined(k);
+    if (pre) {
+        *(void **)value = pre;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    if (!keyval_get(k))
+        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    attr *a = *find(c, k);
+    *flag = a != NULL;
+    if (a)
+        *(void **)value = a->value;
+    return MPI_SUCCESS;
+}
+
+static int delete_attr(MPI_Comm comm, int k, const char *func)
+{
+    GET_COMM(comm, c, func);
+    if (predefined(k))
+        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
+                              "predefined attribute 0x%x cannot be deleted", (unsigned)k);
+    if (!keyval_get(k))
+        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    attr **p = find(c, k);
+    if (!*p)
+        return MPI_SUCCESS; /* nothing cached under k: nothing to delete (as MPICH) */
+    attr *a = *p;
+    *p = a->next;
+    int rc = delete_one(c, a);
+    if (rc != MPI_SUCCESS) {
+        a->next = c->attrs;
+        c->attrs = a;
+        return fmpl_mpi_error(comm, rc, func, "the delete callback of keyval 0x%x failed",
+                              (unsigned)k);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    return set_attr(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
+}
+FMPL_MPI_WEAK(Comm_set_attr)
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    return get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr");
+}
+FMPL_MPI_WEAK(Comm_get_attr)
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return delete_attr(comm, comm_keyval, "MPI_Comm_delete_attr");
+}
+FMPL_MPI_WEAK(Comm_delete_attr)
+
+/* ------------------------------------------------------------ MPI-1 names */
+
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                       void *extra_state)
+{
+    return create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
+}
+FMPL_MPI_WEAK(Keyval_create)
+
+int PMPI_Keyval_free(int *keyval) { return free_keyval(keyval, "MPI_Keyval_free"); }
+FMPL_MPI_WEAK(Keyval_free)
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return set_attr(comm, keyval, attribute_val, "MPI_Attr_put");
+}
+FMPL_MPI_WEAK(Attr_put)
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return get_attr(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+}
+FMPL_MPI_WEAK(Attr_get)
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return delete_attr(comm, keyval, "MPI_Attr_delete");
+}
+FMPL_MPI_WEAK(Attr_delete)

@@ -1,0 +1,307 @@
+/* Communicator creation beyond split and dup: from a group (collective
+ * over the parent, or over the group's members only), by type (shared
+ * memory node), nonblocking dup, dup with info; and the intercommunicator
+ * queries, which intracommunicators answer (intercommunicators come later).
+ *
+ *   MPI_Comm_create        fmpl_team_split over the parent: a member's color
+ *                          is the lowest parent rank of its group (disjoint
+ *                          groups of MPI-2.2 get distinct colors), its key
+ *                          its position in the group
+ *   MPI_Comm_create_group  fmpl_team_from_members: only the members call
+ *   MPI_Comm_split_type    SHARED: color = lowest parent rank on the same
+ *                          host, from an allgather of host name hashes
+ *   MPI_Comm_idup          a blocking dup and a request complete at birth */
+#include "api/mpi/mpi_objects.h"
+#include "collectives/collectives.h"
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GET_COMM(comm, c, func)                                                    \
+    FMPL_MPI_CHECK_READY(comm);                                                    \
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);                                    \
+    if (!c)                                                                        \
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,                  \
+                              "invalid communicator 0x%x", (unsigned)(comm))
+
+/* Parent rank of every group member (members[i] for group rank i); the
+ * group must lie within the parent.  *mine: this process's group rank or
+ * -1.  MPI_SUCCESS or MPI_ERR_GROUP / MPI_ERR_NO_MEM, not reported. */
+static int group_in_parent(const fmpl_team *parent, const fmpl_mpi_group *g, int **members,
+                           int *mine)
+{
+    int *m = malloc((size_t)(g->size ? g->size : 1) * sizeof *m);
+    int *pos = malloc((size_t)(fmpl_teams[0]->size) * sizeof *pos);
+    if (!m || !pos) {
+        free(m);
+        free(pos);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int w = 0; w < fmpl_teams[0]->size; w++)
+        pos[w] = -1;
+    for (int r = 0; r < parent->size; r++)
+        pos[parent->world[r]] = r;
+    *mine = -1;
+    for (int i = 0; i < g->size; i++) {
+        int w = g->world[i];
+        m[i] = w >= 0 && w < fmpl_teams[0]->size ? pos[w] : -1;
+        if (m[i] < 0) {
+            free(m);
+            free(pos);
+            return MPI_ERR_GROUP;
+        }
+        if (m[i] == parent->rank)
+            *mine = i;
+    }
+    free(pos);
+    *members = m;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_create";
+    GET_COMM(comm, c, func);
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    fmpl_mpi_group *g = fmpl_mpi_group_get(group);
+    if (!g)
+        return fmpl_mpi_error(comm, MPI_ERR_GROUP, func, "invalid group 0x%x",
+                              (unsigned)group);
+    int *members = NULL, mine;
+    int rc = group_in_parent(c->team, g, &members, &mine);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, func, rc == MPI_ERR_GROUP
+                                                  ? "the group is not a subset of the communicator"
+                                                  : "no memory");
+    int color = -1;
+    if (mine >= 0) {
+        color = members[0];
+        for (int i = 1; i < g->size; i++)
+            if (members[i] < color)
+                color = members[i];
+    }
+    free(members);
+    fmpl_team *t;
+    rc = fmpl_team_split(c->team, color, mine, &t);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
+                              "cannot create the communicator");
+    rc = fmpl_mpi_comm_adopt(c, t, newcomm);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, func, "too many communicators");
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_create)
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_create_group";
+    GET_COMM(comm, c, func);
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    fmpl_mpi_group *g = fmpl_mpi_group_get(group);
+    if (!g)
+        return fmpl_mpi_error(comm, MPI_ERR_GROUP, func, "invalid group 0x%x",
+                              (unsigned)group);
+    if (tag < 0 || tag > FMPL_MPI_TAG_UB)
+        return fmpl_mpi_error(comm, MPI_ERR_TAG, func, "tag %d is outside 0 .. MPI_TAG_UB", tag);
+    int *members = NULL, mine;
+    int rc = group_in_parent(c->team, g, &members, &mine);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, func, rc == MPI_ERR_GROUP
+                                                  ? "the group is not a subset of the communicator"
+                                                  : "no memory");
+    *newcomm = MPI_COMM_NULL;
+    if (mine < 0) { /* not a member (MPI_GROUP_EMPTY included): nothing to join */
+        free(members);
+        return MPI_SUCCESS;
+    }
+    fmpl_team *t;
+    rc = fmpl_team_from_members(c->team, g->size, members, tag, &t);
+    free(members);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(comm, rc == FMPL_ERR_ARG ? MPI_ERR_TAG : fmpl_mpi_error_class_of(rc),
+                              func, "cannot create the communicator");
+    rc = fmpl_mpi_comm_adopt(c, t, newcomm);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, func, "too many communicators");
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_create_group)
+
+/* ------------------------------------------------------------ split by type */
+
+/* 64-bit FNV-1a of this host's name: equal on one host, and on different
+ * hosts equal only by a 2^-64 accident. */
+static uint64_t host_hash(void)
+{
+    char name[256];
+    if (gethostname(name, sizeof name) != 0)
+        strcpy(name, "localhost");
+    name[sizeof name - 1] = '\0';
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    return h;
+}
+
+/* Collective over the parent: the lowest parent rank on this process's
+ * host (*color) and the number of hosts among the parent's members. */
+static int host_color(fmpl_team *parent, int *color, int *nhosts)
+{
+    uint64_t mine = host_hash();
+    uint64_t *all = malloc((size_t)parent->size * sizeof *all);
+    if (!all)
+        return FMPL_ERR_NO_MEMORY;
+    int rc = fmpl_coll_allgather_small(parent, &mine, sizeof mine, all);
+    if (rc == FMPL_SUCCESS) {
+        *color = -1;
+        *nhosts = 0;
+        for (int r = 0; r < parent->size; r++) {
+            int first = 1;
+            for (int q = 0; q < r && first; q++)
+                first = all[q] != all[r];
+            *nhosts += first;
+            if (all[r] == mine && *color < 0)
+                *color = r;
+        }
+    }
+    free(all);
+    return rc;
+}
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_split_type";
+    GET_COMM(comm, c, func);
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    if (!fmpl_mpi_info_valid(info))
+        return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info object 0x%x",
+                              (unsigned)info);
+    if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED &&
+        split_type != MPI_COMM_TYPE_HW_GUIDED && split_type != MPI_COMM_TYPE_HW_UNGUIDED)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "unknown split type %d", split_type);
+    /* Every process takes part in both exchanges, whatever it asked for. */
+    int color = -1, nhosts = 1;
+    int rc = host_color(c->team, &color, &nhosts);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
+                              "exchanging host names failed");
+    if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+        /* The one hardware resource known: the shared-memory node. */
+        char value[MPI_MAX_INFO_VAL + 1];
+        if (!fmpl_mpi_info_lookup(info, "mpi_hw_resource_type", value, sizeof value) ||
+            strcmp(value, "mpi_shared_memory") != 0)
+            color = -1;
+    } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        /* Strict subsets only (MPI 7.4.2): the node level is one when the
+         * communicator spans several hosts. */
+        if (nhosts < 2)
+            color = -1;
+    } else if (split_type == MPI_UNDEFINED) {
+        color = -1;
+    }
+    fmpl_team *t;
+    rc = fmpl_team_split(c->team, color, key, &t);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
+                              "cannot create the communicator");
+    rc = fmpl_mpi_comm_adopt(c, t, newcomm);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, rc, func, "too many communicators");
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_split_type)
+
+/* ------------------------------------------------------------ dup forms */
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_dup_with_info";
+    GET_COMM(comm, c, func);
+    if (!fmpl_mpi_info_valid(info))
+        return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info object 0x%x",
+                              (unsigned)info);
+    (void)c;
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The hints are info's, not comm's (MPI 7.4.2). */
+    return PMPI_Comm_set_info(*newcomm, info);
+}
+FMPL_MPI_WEAK(Comm_dup_with_info)
+
+static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
+                MPI_Request *request, const char *func)
+{
+    GET_COMM(comm, c, func);
+    (void)c;
+    if (!request)
+        return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
+    fmpl_mpi_request *r = fmpl_mpi_request_new();
+    if (!r)
+        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a request");
+    int rc = with_info ? PMPI_Comm_dup_with_info(comm, info, newcomm)
+                       : PMPI_Comm_dup(comm, newcomm);
+    if (rc != MPI_SUCCESS) {
+        fmpl_mpi_request_free(r);
+        return rc;
+    }
+    /* The dup is done: the request is complete from the start. */
+    r->kind = FMPL_MREQ_DONE;
+    r->comm = comm;
+    r->error = MPI_SUCCESS;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup(comm, 0, MPI_INFO_NULL, newcomm, request, "MPI_Comm_idup");
+}
+FMPL_MPI_WEAK(Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request)
+{
+    return idup(comm, 1, info, newcomm, request, "MPI_Comm_idup_with_info");
+}
+FMPL_MPI_WEAK(Comm_idup_with_info)
+
+/* ------------------------------------------------------------ intercommunicator queries */
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    GET_COMM(comm, c, "MPI_Comm_test_inter");
+    (void)c;
+    if (!flag)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = 0; /* every communicator is an intracommunicator */
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_test_inter)
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    GET_COMM(comm, c, "MPI_Comm_remote_size");
+    (void)c;
+    (void)size;
+    return fmpl_mpi_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
+                          "0x%x is an intracommunicator", (unsigned)comm);
+}
+FMPL_MPI_WEAK(Comm_remote_size)
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    GET_COMM(comm, c, "MPI_Comm_remote_group");
+    (void)c;
+    (void)group;
+    return fmpl_mpi_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
+                          "0x%x is an intracommunicator", (unsigned)comm);
+}
+FMPL_MPI_WEAK(Comm_remote_group)
