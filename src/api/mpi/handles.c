@@ -58,7 +58,8 @@ void fmpl_mpi_request_free(fmpl_mpi_request *r)
     req_free = r;
 }
 
-fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
+/* A live pool object: a request or a message (same handle kind). */
+static fmpl_mpi_request *pool_get(int h)
 {
     if (!fmpl_handle_is_dynamic(h) || fmpl_handle_kind(h) != FMPL_HK_REQUEST)
         return NULL;
@@ -67,6 +68,18 @@ fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
         return NULL;
     fmpl_mpi_request *r = &req_chunks[i / REQ_CHUNK][i % REQ_CHUNK];
     return r->kind == FMPL_MREQ_FREE ? NULL : r;
+}
+
+fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
+{
+    fmpl_mpi_request *r = pool_get(h);
+    return r && r->kind != FMPL_MREQ_MESSAGE ? r : NULL;
+}
+
+fmpl_mpi_request *fmpl_mpi_message_get(MPI_Message h)
+{
+    fmpl_mpi_request *r = pool_get(h);
+    return r && r->kind == FMPL_MREQ_MESSAGE ? r : NULL;
 }
 
 /* ------------------------------------------------------------ communicators */

@@ -62,6 +62,7 @@ FMPL_MPI_WEAK(Init_thread)
 int PMPI_Finalize(void)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_bsend_finalize(); /* buffered messages still in flight (bsend.c) */
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_comms_finalize();
     int rc = fmpl_runtime_finalize();
