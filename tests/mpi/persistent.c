@@ -8,7 +8,8 @@
  * Wait, Test, Waitall, Testall, Waitany, Testany, Waitsome, Testsome and
  * Request_get_status (empty status, flag true); MPI_PROC_NULL; errors for
  * starting an active or a non-persistent request; MPI_Request_free on
- * inactive and active requests. */
+ * inactive and active requests (it is local: it does not wait for the
+ * receiver). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,30 @@ static void free_active(void)
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     for (int i = 0; i < n; i++)
         EXPECT(r[i] == value(left, 3, i), "free_active i=%d", i);
+    /* Everyone has received: the freed sends are complete, s is ours. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* MPI_Request_free is local: it must not wait for the receiver.  Here
+     * the receiver sends first (a blocking rendezvous send), and receives
+     * the freed request's message only after that. */
+    int peer = rank ^ 1;
+    if (peer < size) {
+        for (int i = 0; i < n; i++)
+            s[i] = value(rank, 4, i);
+        if (rank % 2 == 0) {
+            MPI_Send_init(s, n, MPI_INT, peer, 32, MPI_COMM_WORLD, &req);
+            MPI_Start(&req);
+            MPI_Request_free(&req);
+            MPI_Recv(r, n, MPI_INT, peer, 33, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Send(s, n, MPI_INT, peer, 33, MPI_COMM_WORLD);
+            MPI_Recv(r, n, MPI_INT, peer, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        for (int i = 0; i < n; i++)
+            EXPECT(r[i] == value(peer, 4, i), "free_active (local) i=%d", i);
+        /* the sender learns that its message arrived from the reply: only
+         * then may it touch the buffer */
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     free(s);
     free(r);
 }

@@ -37,8 +37,35 @@ static int grow_requests(void)
     return 1;
 }
 
+/* Requests freed by MPI_Request_free while active, linked through
+ * next_free: they return to the pool once complete. */
+static fmpl_mpi_request *req_freed_active;
+
+void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
+{
+    r->freed = 1;
+    r->next_free = req_freed_active;
+    req_freed_active = r;
+}
+
+static void reap_freed_active(void)
+{
+    fmpl_mpi_request **p = &req_freed_active;
+    while (*p) {
+        fmpl_mpi_request *r = *p;
+        if (r->tm.complete) {
+            *p = r->next_free;
+            fmpl_mpi_request_free(r);
+        } else {
+            p = &r->next_free;
+        }
+    }
+}
+
 fmpl_mpi_request *fmpl_mpi_request_new(void)
 {
+    if (req_freed_active)
+        reap_freed_active();
     if (!req_free && !grow_requests())
         return NULL;
     fmpl_mpi_request *r = req_free;

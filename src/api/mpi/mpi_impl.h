@@ -103,6 +103,9 @@ typedef struct fmpl_mpi_request {
 
 fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 void fmpl_mpi_request_free(fmpl_mpi_request *r);
+/* MPI_Request_free on an active request: back to the pool once the
+ * protocol has completed it (its fmpl_tm_req stays put until then). */
+void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r);
 fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h); /* NULL if invalid */
 /* Messages (MPI_Mprobe) are pool objects of kind FMPL_MREQ_MESSAGE: they
  * share the handle kind 0xb with requests, as in MPICH, and each lookup

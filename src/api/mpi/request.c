@@ -247,9 +247,12 @@ int PMPI_Request_free(MPI_Request *request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
                               "invalid request");
     /* An active operation still completes; it is simply not reported.
-     * Wait for it here so that its request memory can be reused. */
-    FMPL_WAIT_UNTIL(fmpl_mpi_request_test(r));
-    fmpl_mpi_request_free(r);
+     * MPI_Request_free is local, so it does not wait: the pool takes the
+     * request back once the protocol has completed it (handles.c). */
+    if (fmpl_mpi_request_test(r))
+        fmpl_mpi_request_free(r);
+    else
+        fmpl_mpi_request_free_when_done(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
