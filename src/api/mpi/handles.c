@@ -38,8 +38,35 @@ static int grow_requests(void)
     return 1;
 }
 
+/* Requests freed by MPI_Request_free while active, linked through
+ * next_free: they return to the pool once complete. */
+static fmpl_mpi_request *req_freed_active;
+
+void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
+{
+    r->freed = 1;
+    r->next_free = req_freed_active;
+    req_freed_active = r;
+}
+
+static void reap_freed_active(void)
+{
+    fmpl_mpi_request **p = &req_freed_active;
+    while (*p) {
+        fmpl_mpi_request *r = *p;
+        if (r->tm.complete) {
+            *p = r->next_free;
+            fmpl_mpi_request_free(r);
+        } else {
+            p = &r->next_free;
+        }
+    }
+}
+
 fmpl_mpi_request *fmpl_mpi_request_new(void)
 {
+    if (req_freed_active)
+        reap_freed_active();
     if (!req_free && !grow_requests())
         return NULL;
     fmpl_mpi_request *r = req_free;
@@ -59,7 +86,8 @@ void fmpl_mpi_request_free(fmpl_mpi_request *r)
     req_free = r;
 }
 
-fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
+/* A live pool object: a request or a message (same handle kind). */
+static fmpl_mpi_request *pool_get(int h)
 {
     if (!fmpl_handle_is_dynamic(h) || fmpl_handle_kind(h) != FMPL_HK_REQUEST)
         return NULL;
@@ -68,6 +96,18 @@ fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
         return NULL;
     fmpl_mpi_request *r = &req_chunks[i / REQ_CHUNK][i % REQ_CHUNK];
     return r->kind == FMPL_MREQ_FREE ? NULL : r;
+}
+
+fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h)
+{
+    fmpl_mpi_request *r = pool_get(h);
+    return r && r->kind != FMPL_MREQ_MESSAGE ? r : NULL;
+}
+
+fmpl_mpi_request *fmpl_mpi_message_get(MPI_Message h)
+{
+    fmpl_mpi_request *r = pool_get(h);
+    return r && r->kind == FMPL_MREQ_MESSAGE ? r : NULL;
 }
 
 /* ------------------------------------------------------------ communicators */

@@ -64,6 +64,7 @@ int PMPI_Finalize(void)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up */
+    fmpl_mpi_bsend_finalize(); /* buffered messages still in flight (bsend.c) */
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_comms_finalize();
     fmpl_mpi_objects_finalize();

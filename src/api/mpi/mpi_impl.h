@@ -77,7 +77,12 @@ enum {
     FMPL_MREQ_SEND,
     FMPL_MREQ_RECV,
     FMPL_MREQ_DONE,    /* complete on creation (MPI_PROC_NULL, errors) */
+    FMPL_MREQ_MESSAGE, /* an MPI_Message (mprobe.c): not a request */
 };
+
+/* r->mode of a persistent send (persistent.c): FMPL_TM_MODE_STANDARD,
+ * FMPL_TM_MODE_SYNC, or this one (copied into the attached buffer). */
+#define FMPL_MPI_MODE_BUFFERED 0x100
 
 typedef struct fmpl_mpi_request {
     fmpl_tm_req tm;
@@ -95,19 +100,45 @@ typedef struct fmpl_mpi_request {
     MPI_Datatype dtype;
     int peer, tag, mode;
     void *packed;        /* staging for non-contiguous data, or NULL */
+    fmpl_tm_unexp *msg;  /* FMPL_MREQ_MESSAGE: the dequeued message */
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 
 fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 void fmpl_mpi_request_free(fmpl_mpi_request *r);
+/* MPI_Request_free on an active request: back to the pool once the
+ * protocol has completed it (its fmpl_tm_req stays put until then). */
+void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r);
 fmpl_mpi_request *fmpl_mpi_request_get(MPI_Request h); /* NULL if invalid */
+/* Messages (MPI_Mprobe) are pool objects of kind FMPL_MREQ_MESSAGE: they
+ * share the handle kind 0xb with requests, as in MPICH, and each lookup
+ * accepts only its own. */
+fmpl_mpi_request *fmpl_mpi_message_get(MPI_Message h); /* NULL if invalid */
 /* Is it complete now (progressing once)? */
 int fmpl_mpi_request_test(fmpl_mpi_request *r);
 /* Fill the status, release a non-persistent request, return its error. */
 int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status);
+/* The status of a complete request, changing nothing; returns its error. */
+int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status);
 void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, int error, MPI_Count bytes,
                          int cancelled);
 void fmpl_mpi_status_empty(MPI_Status *s);
+MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
+
+/* ------------------------------------------------------------ point-to-point helpers */
+
+/* pt2pt.c's argument checks (communicator, count, datatype, peer, tag,
+ * buffer), reporting through the error handler; *bytes = count * size. */
+int fmpl_mpi_p2p_check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
+                       MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
+                       MPI_Aint *bytes);
+/* Buffered send (bsend.c): copy `bytes` into the attached buffer and send
+ * from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or MPI_ERR_BUFFER
+ * reported through the error handler of `comm`. */
+int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team, const void *buf,
+                         MPI_Aint bytes, int dest, int tag);
+/* MPI_Finalize: deliver what the attached buffer still holds, detach it. */
+void fmpl_mpi_bsend_finalize(void);
 
 /* ------------------------------------------------------------ datatypes */
 

@@ -229,3 +229,13 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     return rc;
 }
 FMPL_MPI_WEAK(Probe)
+
+/* ------------------------------------------------------------ shared checks */
+
+/* For persistent.c, bsend.c, mprobe.c and replace.c. */
+int fmpl_mpi_p2p_check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
+                       MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
+                       MPI_Aint *bytes)
+{
+    return check(func, comm, buf, count, type, peer, tag, is_recv, c, bytes);
+}

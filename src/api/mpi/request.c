@@ -35,17 +35,19 @@ int fmpl_mpi_request_test(fmpl_mpi_request *r)
     return r->tm.complete;
 }
 
-int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status)
+int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
 {
     int err = MPI_SUCCESS;
-    if (r->proc_null) {
+    if (r->persistent && !r->active) {
+        /* An inactive persistent request (never started, or completed):
+         * an empty status, whatever its peer (MPI-4.0 3.7.3). */
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_empty(status);
+    } else if (r->proc_null) {
         if (status != MPI_STATUS_IGNORE)
             fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
     } else if (r->kind == FMPL_MREQ_DONE) {
         err = r->error;
-        if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_empty(status);
-    } else if (r->persistent && !r->active) {
         if (status != MPI_STATUS_IGNORE)
             fmpl_mpi_status_empty(status);
     } else {
@@ -58,6 +60,12 @@ int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status
                 fmpl_mpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0, 0);
         }
     }
+    return err;
+}
+
+int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status)
+{
+    int err = fmpl_mpi_request_status(r, status);
     if (r->persistent) {
         r->active = 0;
     } else {
@@ -239,9 +247,12 @@ int PMPI_Request_free(MPI_Request *request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
                               "invalid request");
     /* An active operation still completes; it is simply not reported.
-     * Wait for it here so that its request memory can be reused. */
-    FMPL_WAIT_UNTIL(fmpl_mpi_request_test(r));
-    fmpl_mpi_request_free(r);
+     * MPI_Request_free is local, so it does not wait: the pool takes the
+     * request back once the protocol has completed it (handles.c). */
+    if (fmpl_mpi_request_test(r))
+        fmpl_mpi_request_free(r);
+    else
+        fmpl_mpi_request_free_when_done(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }

@@ -1,0 +1,88 @@
+/* MPI_Sendrecv_replace (and _c): the message is received into a scratch
+ * buffer while the buffer's old contents are sent, then copied back.  The
+ * receive is posted before the send starts, so a ring of these calls
+ * cannot deadlock on rendezvous sends.
+ *
+ * The scratch buffer grows to the largest message seen and is kept, so a
+ * repeated exchange allocates nothing after the first one.  Both transfers
+ * use fmpl_tm_req objects on the stack, like the blocking calls in pt2pt.c. */
+#include "api/mpi/mpi_impl.h"
+#include "progress/progress.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *scratch;
+static size_t scratch_size;
+
+static void *scratch_get(size_t bytes)
+{
+    if (bytes <= scratch_size)
+        return scratch;
+    void *p = realloc(scratch, bytes);
+    if (!p)
+        return NULL;
+    scratch = p;
+    scratch_size = bytes;
+    return p;
+}
+
+static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
+                            int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    fmpl_mpi_comm *c;
+    MPI_Aint bytes;
+    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, &c, &bytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    fmpl_tm_req rr, sr;
+    rr.complete = sr.complete = 1;
+    void *tmp = NULL;
+    if (source != MPI_PROC_NULL) {
+        static char empty; /* the buffer of an empty message */
+        tmp = bytes > 0 ? scratch_get((size_t)bytes) : &empty;
+        if (!tmp)
+            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func,
+                                  "no memory for a %ld-byte scratch buffer", (long)bytes);
+        fmpl_tm_irecv(&rr, c->team, tmp, bytes, source, recvtag);
+    }
+    if (dest != MPI_PROC_NULL)
+        fmpl_tm_isend(&sr, c->team, buf, bytes, dest, sendtag, FMPL_TM_MODE_STANDARD);
+    FMPL_WAIT_UNTIL(rr.complete && sr.complete);
+    if (source == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE)
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+        return MPI_SUCCESS;
+    }
+    int err = rr.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rr.st_error);
+    if (rr.st_bytes > 0)
+        memcpy(buf, tmp, (size_t)rr.st_bytes);
+    if (status != MPI_STATUS_IGNORE)
+        fmpl_mpi_status_set(status, rr.st_source, rr.st_tag, err, rr.st_bytes, 0);
+    if (err != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, err, func,
+                              "message of more than %ld bytes from rank %d, tag %d",
+                              (long)bytes, rr.st_source, rr.st_tag);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace("MPI_Sendrecv_replace", buf, count, type, dest, sendtag, source,
+                            recvtag, comm, status);
+}
+FMPL_MPI_WEAK(Sendrecv_replace)
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
+{
+    return sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, type, dest, sendtag, source,
+                            recvtag, comm, status);
+}
+FMPL_MPI_WEAK(Sendrecv_replace_c)
