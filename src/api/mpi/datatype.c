@@ -202,8 +202,12 @@ static int widen(const char *func, const int *a, int64_t n, int64_t **out)
 }
 
 /* The end of every constructor: the engine's result to a handle. */
-static int finish(const char *func, int rc, fmpl_datatype *nt, int large, MPI_Datatype *newtype)
+static int finish(const char *func, int rc, fmpl_datatype *const *ntp, int large,
+                  MPI_Datatype *newtype)
 {
+    /* ntp, not the pointer: the engine call may be an argument of this
+     * call, and arguments are evaluated in no fixed order. */
+    fmpl_datatype *nt = *ntp;
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(ERRC, fmpl_mpi_error_class_of(rc), func,
                               "the datatype cannot be built: %s", fmpl_error_string(rc));
@@ -232,7 +236,7 @@ static int contiguous(const char *func, int64_t count, MPI_Datatype old, MPI_Dat
     int rc;
     if ((rc = check_count(func, "count", count)) || (rc = get_type(func, "oldtype", old, &o)))
         return rc;
-    return finish(func, fmpl_dt_contiguous(count, o, &nt), nt, large, newtype);
+    return finish(func, fmpl_dt_contiguous(count, o, &nt), &nt, large, newtype);
 }
 
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
@@ -258,7 +262,7 @@ static int vector(const char *func, int64_t count, int64_t blocklen, int64_t str
         return rc;
     rc = bytes ? fmpl_dt_hvector(count, blocklen, stride, o, &nt)
                : fmpl_dt_vector(count, blocklen, stride, o, &nt);
-    return finish(func, rc, nt, large, newtype);
+    return finish(func, rc, &nt, large, newtype);
 }
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old,
@@ -320,7 +324,7 @@ static int indexed(const char *func, int kind, int64_t count, const int64_t *blo
     case IX_BLOCK: rc = fmpl_dt_indexed_block(count, blocklen, displs, o, &nt); break;
     default: rc = fmpl_dt_hindexed_block(count, blocklen, displs, o, &nt); break;
     }
-    return finish(func, rc, nt, large, newtype);
+    return finish(func, rc, &nt, large, newtype);
 }
 
 /* The int-count forms: widen the int arrays, then indexed(). */
@@ -462,7 +466,7 @@ static int structure(const char *func, int64_t count, const int64_t *blocklens,
     fmpl_datatype *nt = NULL;
     rc = fmpl_dt_struct(count, blocklens, displs, t, &nt);
     free(t);
-    return finish(func, rc, nt, large, newtype);
+    return finish(func, rc, &nt, large, newtype);
 }
 
 static int structure_int(const char *func, int count, const int *blocklens,
@@ -556,7 +560,7 @@ static int subarray(const char *func, int ndims, const int64_t *sizes, const int
     if ((rc = get_type(func, "oldtype", old, &o)))
         return rc;
     rc = fmpl_dt_subarray(ndims, sizes, subsizes, starts, eorder, o, &nt);
-    return finish(func, rc, nt, large, newtype);
+    return finish(func, rc, &nt, large, newtype);
 }
 
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -644,7 +648,7 @@ static int darray(const char *func, int size, int rank, int ndims, const int64_t
     }
     rc = fmpl_dt_darray(size, rank, ndims, gsizes, ed, ea, psizes, eorder, o, &nt);
     free(ed);
-    return finish(func, rc, nt, large, newtype);
+    return finish(func, rc, &nt, large, newtype);
 }
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
@@ -688,7 +692,7 @@ static int resized(const char *func, MPI_Datatype old, int64_t lb, int64_t exten
     int rc = get_type(func, "oldtype", old, &o);
     if (rc)
         return rc;
-    return finish(func, fmpl_dt_resized(o, lb, extent, &nt), nt, large, newtype);
+    return finish(func, fmpl_dt_resized(o, lb, extent, &nt), &nt, large, newtype);
 }
 
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
@@ -716,7 +720,7 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
     if (rc)
         return rc;
     MPI_Datatype h;
-    rc = finish(func, fmpl_dt_dup(o, &nt), nt, 0, &h);
+    rc = finish(func, fmpl_dt_dup(o, &nt), &nt, 0, &h);
     if (rc)
         return rc;
     rc = fmpl_mpi_type_attr_copy_all(old, h);
