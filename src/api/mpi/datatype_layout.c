@@ -1,24 +1,67 @@
 /* Element layout of a datatype handle, for the point-to-point and
- * collective bindings.  Predefined types: MPICH's handles encode the size
- * of the basic types in bits 8-15; the pair types (0x8c...) are listed.
- * Derived types come from the datatype engine (being integrated). */
+ * collective bindings (see mpi_impl.h, "datatypes").
+ *
+ * Predefined types take a fast path: MPICH's builtin handles encode the
+ * size in bits 8-15, and the pair types are listed; every predefined type
+ * is reported contiguous with true_lb 0 (the padded pair types with their C
+ * struct size, padding included).  Derived types come from the engine: size
+ * = fmpl_dt_size, contiguous = committed && fmpl_dt_is_contiguous, offset =
+ * true_lb.  An uncommitted derived type is MPI_ERR_TYPE: MPI allows only
+ * committed types in communication. */
 #include "api/mpi/mpi_impl.h"
+
+static int pair_size(MPI_Datatype t, MPI_Aint *size)
+{
+    switch (t) {
+    case MPI_FLOAT_INT: *size = 8; return 1;
+    case MPI_DOUBLE_INT: *size = 16; return 1;
+    case MPI_LONG_INT: *size = 16; return 1;
+    case MPI_SHORT_INT: *size = 8; return 1;
+    case MPI_LONG_DOUBLE_INT: *size = 32; return 1;
+    default: return 0;
+    }
+}
 
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
 {
     *contiguous = 1;
-    if (t == MPI_DATATYPE_NULL)
-        return MPI_ERR_TYPE;
     if (((unsigned)t & 0xff000000u) == 0x4c000000u) {
+        if (!fmpl_mpi_is_predefined_type(t))
+            return MPI_ERR_TYPE;
         *size = ((unsigned)t >> 8) & 0xff;
         return MPI_SUCCESS;
     }
-    switch (t) {
-    case MPI_FLOAT_INT: *size = 8; return MPI_SUCCESS;
-    case MPI_DOUBLE_INT: *size = 16; return MPI_SUCCESS;
-    case MPI_LONG_INT: *size = 16; return MPI_SUCCESS;
-    case MPI_SHORT_INT: *size = 8; return MPI_SUCCESS;
-    case MPI_LONG_DOUBLE_INT: *size = 32; return MPI_SUCCESS;
-    default: return MPI_ERR_TYPE;
-    }
+    if (pair_size(t, size))
+        return MPI_SUCCESS;
+    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
+    if (!d || !fmpl_dt_is_committed(d))
+        return MPI_ERR_TYPE;
+    *size = fmpl_dt_size(d);
+    *contiguous = fmpl_dt_is_contiguous(d);
+    return MPI_SUCCESS;
+}
+
+int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb)
+{
+    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
+    if (!d)
+        return MPI_ERR_TYPE;
+    *true_lb = fmpl_dt_true_lb(d);
+    return MPI_SUCCESS;
+}
+
+int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return fmpl_mpi_error(comm, MPI_ERR_TYPE, func, "the datatype is MPI_DATATYPE_NULL");
+    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
+    if (!d)
+        return fmpl_mpi_error(comm, MPI_ERR_TYPE, func,
+                              "0x%x is not a datatype (invalid or freed handle)", (unsigned)t);
+    if (!fmpl_dt_is_committed(d))
+        return fmpl_mpi_error(comm, MPI_ERR_TYPE, func,
+                              "datatype 0x%x%s%s%s is not committed (MPI_Type_commit)",
+                              (unsigned)t, fmpl_dt_get_name(d)[0] ? " (\"" : "",
+                              fmpl_dt_get_name(d), fmpl_dt_get_name(d)[0] ? "\")" : "");
+    return MPI_SUCCESS;
 }

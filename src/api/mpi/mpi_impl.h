@@ -140,14 +140,81 @@ int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team, const
 /* MPI_Finalize: deliver what the attached buffer still holds, detach it. */
 void fmpl_mpi_bsend_finalize(void);
 
-/* ------------------------------------------------------------ datatypes */
+/* ============================================================ datatypes
+ * The MPI datatype chapter on the datatype engine (src/datatype): handles
+ * and constructors in datatype.c, the layout queries of the communication
+ * layers in datatype_layout.c, predefined handles in basic_type_map.c,
+ * MPI_Pack/Unpack/external32 in pack.c, type attributes in type_attr.c,
+ * MPI_Get_elements in type_elements.c. */
 
-/* Bytes of one element and whether elements are plain contiguous bytes;
- * returns MPI_SUCCESS or MPI_ERR_TYPE. */
+#include "datatype/datatype.h"
+
+/* The engine object behind a handle: predefined handles -> the static
+ * fmpl_dt_basic() objects, MPI_LB / MPI_UB -> the bound markers, derived
+ * handles -> the datatype table.  NULL for MPI_DATATYPE_NULL, a freed or
+ * otherwise invalid handle.  The handle keeps its reference: the caller
+ * takes one (fmpl_dt_ref) only to keep the object beyond MPI_Type_free. */
+fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
+
+/* What the point-to-point and collective layers need of a datatype:
+ *   *size        bytes of data of one element (MPI_Type_size); for the
+ *                predefined pair types with padding (MPI_DOUBLE_INT,
+ *                MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT) the C
+ *                struct's size instead, padding included (the reduction
+ *                kernels and the contiguous path rely on that);
+ *   *contiguous  1 when `count` elements are exactly the bytes
+ *                [buf + offset, buf + offset + count * size), in the order
+ *                of the packed stream, so that moving them is one memcpy;
+ *                offset is fmpl_mpi_type_offset (true_lb: 0 for every
+ *                predefined type, possibly non-zero for derived ones, e.g.
+ *                MPI_Type_create_resized or an indexed type starting at a
+ *                non-zero displacement).  0 otherwise: move the data with
+ *                the engine (fmpl_mpi_datatype_get, fmpl_dt_pack /
+ *                fmpl_dt_unpack / fmpl_dt_cursor_*, fmpl_dt_copy).
+ * MPI_SUCCESS, or MPI_ERR_TYPE (nothing reported) for an invalid handle or
+ * an uncommitted derived type: fmpl_mpi_type_check reports either with a
+ * message. */
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous);
+/* *true_lb of the type (where the data of a contiguous type begins,
+ * relative to the buffer); MPI_SUCCESS or MPI_ERR_TYPE. */
+int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb);
+/* MPI_SUCCESS if t may be used in communication (valid, committed),
+ * else report MPI_ERR_TYPE on comm from function `func` with a message
+ * saying why (invalid handle, MPI_DATATYPE_NULL, not committed). */
+int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func);
+
 /* The basic element type of a predefined datatype (fmpl_basic_type), or
- * FMPL_BT_NONE. */
+ * FMPL_BT_NONE (derived types, MPI_LB/MPI_UB, invalid handles). */
 int fmpl_mpi_basic_type(MPI_Datatype t);
+/* 1 for a predefined datatype handle (MPI_LB and MPI_UB included). */
+int fmpl_mpi_is_predefined_type(MPI_Datatype t);
+/* The predefined handle of a basic type, MPI_DATATYPE_NULL if none. */
+MPI_Datatype fmpl_mpi_basic_handle(int bt);
+
+/* Type attributes (type_attr.c; kept apart from the communicator
+ * attributes).  fmpl_mpi_type_attr_list gives the head of a type's
+ * attribute list (NULL for an invalid handle): predefined types may carry
+ * attributes too.  On MPI_Type_dup, copy_all runs the copy callbacks from
+ * oldtype into newtype's (empty) list; on MPI_Type_free, delete_all runs
+ * the delete callbacks and empties the list.  Both return MPI_SUCCESS or
+ * the first callback's error code. */
+struct fmpl_mpi_type_attr;
+struct fmpl_mpi_type_attr **fmpl_mpi_type_attr_list(MPI_Datatype t);
+int fmpl_mpi_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype);
+int fmpl_mpi_type_attr_delete_all(MPI_Datatype t);
+
+/* MPI_Get_elements of `bytes` bytes received with datatype t (any type:
+ * the engine counts the basic elements; MPI_UNDEFINED when `bytes` ends
+ * inside one), and the inverse for MPI_Status_set_elements.  MPI_SUCCESS
+ * or MPI_ERR_TYPE (nothing reported). */
+int fmpl_mpi_type_get_elements(MPI_Datatype t, MPI_Count bytes, MPI_Count *elements);
+int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Count *bytes);
+
+/* Errors of datatype functions that have no communicator argument are
+ * raised on this communicator (as everywhere else in the binding). */
+#define FMPL_MPI_TYPE_ERR_COMM MPI_COMM_WORLD
+
+/* ============================================================ end of datatypes */
 
 /* ------------------------------------------------------------ operations */
 
