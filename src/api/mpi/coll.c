@@ -1,5 +1,5 @@
 /* MPI collectives on FMPL's collective core (the same algorithms as
- * fmpl.h's).  Contiguous data only in this version. */
+ * fmpl.h's).  Plain contiguous datatypes only in this version. */
 #include "api/mpi/mpi_impl.h"
 #include "collectives/collectives.h"
 
@@ -29,7 +29,10 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     if (count < 0)
         return fmpl_mpi_error(comm, MPI_ERR_COUNT, "MPI_Bcast", "count %d is negative", count);
     if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, MPI_ERR_TYPE, "MPI_Bcast", "invalid or unsupported datatype");
+        return fmpl_mpi_type_check(comm, type, "MPI_Bcast");
+    int prc = fmpl_mpi_plain_type(comm, type, contiguous, "MPI_Bcast");
+    if (prc != MPI_SUCCESS)
+        return prc;
     if (root < 0 || root >= c->team->size)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d is outside 0 .. %d",
                               root, c->team->size - 1);

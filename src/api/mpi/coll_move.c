@@ -48,10 +48,9 @@ static int enter(ctx *x, MPI_Comm comm, const char *func)
 static int type_size(ctx *x, MPI_Datatype t, MPI_Aint *size)
 {
     int contiguous;
-    if (fmpl_mpi_type_layout(t, size, &contiguous) != MPI_SUCCESS || !contiguous)
-        return fmpl_mpi_error(x->comm, MPI_ERR_TYPE, x->func, "invalid or unsupported datatype 0x%x",
-                              (unsigned)t);
-    return MPI_SUCCESS;
+    if (fmpl_mpi_type_layout(t, size, &contiguous) != MPI_SUCCESS)
+        return fmpl_mpi_type_check(x->comm, t, x->func);
+    return fmpl_mpi_plain_type(x->comm, t, contiguous, x->func);
 }
 
 static int check_root(ctx *x, int root)

@@ -22,6 +22,23 @@ static int pair_size(MPI_Datatype t, MPI_Aint *size)
     }
 }
 
+/* This version moves data as count * size bytes from the buffer's start.
+ * Derived types that are not exactly that (non-contiguous, or starting at a
+ * true lower bound other than 0) are refused with a clear error until the
+ * engine's pack path is wired into point-to-point and collectives. */
+int fmpl_mpi_plain_type(MPI_Comm comm, MPI_Datatype t, int contiguous, const char *func)
+{
+    MPI_Aint true_lb = 0;
+    if (contiguous && fmpl_mpi_type_offset(t, &true_lb) == MPI_SUCCESS && true_lb == 0)
+        return MPI_SUCCESS;
+    return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
+                          "datatype 0x%x is %s: communication with such derived datatypes is "
+                          "not supported yet (MPI_Pack it into MPI_PACKED, or use a contiguous "
+                          "type)",
+                          (unsigned)t, contiguous ? "contiguous but offset from the buffer"
+                                                  : "not contiguous");
+}
+
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
 {
     *contiguous = 1;

@@ -182,6 +182,10 @@ int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb);
  * else report MPI_ERR_TYPE on comm from function `func` with a message
  * saying why (invalid handle, MPI_DATATYPE_NULL, not committed). */
 int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func);
+/* MPI_SUCCESS when the communication layers can move the type as plain
+ * bytes from the buffer's start (contiguous, true_lb 0); otherwise reports
+ * MPI_ERR_UNSUPPORTED_OPERATION (this version). */
+int fmpl_mpi_plain_type(MPI_Comm comm, MPI_Datatype t, int contiguous, const char *func);
 
 /* The basic element type of a predefined datatype (fmpl_basic_type), or
  * FMPL_BT_NONE (derived types, MPI_LB/MPI_UB, invalid handles). */

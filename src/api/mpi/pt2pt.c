@@ -21,8 +21,10 @@ static int check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint coun
     MPI_Aint size;
     int contiguous;
     if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, MPI_ERR_TYPE, func, "invalid or unsupported datatype 0x%x",
-                              (unsigned)type);
+        return fmpl_mpi_type_check(comm, type, func);
+    int rc = fmpl_mpi_plain_type(comm, type, contiguous, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int n = (*c)->team->size;
     if (peer != MPI_PROC_NULL && (peer < 0 || peer >= n) && !(is_recv && peer == MPI_ANY_SOURCE))
         return fmpl_mpi_error(comm, MPI_ERR_RANK, func, "rank %d is outside 0 .. %d", peer, n - 1);
