@@ -146,25 +146,55 @@ abort)
     fi ;;
 abort_bootstrap)
     # The bootstrap's own abort (lt_fail): rank 1 aborts with code 7 while
-    # rank 0 waits inside a PMIx fence.  (With a third rank ignoring SIGTERM
-    # mpirun.openmpi 4.1.4 itself often crashes in PMIx_server_finalize while
-    # tearing the job down: an Open MPI bug, so not tested here.)
+    # rank 0 waits inside a PMIx fence.
+    #
+    # Known Open MPI 4.1.4 bug: after a PMIx_Abort that meets another rank's
+    # pending fence, mpirun.openmpi sometimes crashes (SIGSEGV) or deadlocks
+    # in its own PMIx_server_finalize, after every rank is gone (about 1-2 %
+    # of runs here, more under load; far more often when a third rank
+    # ignores SIGTERM, so that variant is not run).  The job has ended by
+    # then, so both are tolerated with a NOTE; anything else fails.
     mkdir -p "$work/pids"
-    LIMIT=20 run -n 2 $ONLY_ABORT_ENDS "$LT_FAIL" abort 1 "$work/pids"
+    t0=$(now_ms)
+    timeout -k 5 30 "$MPIRUN" -n 2 $ONLY_ABORT_ENDS "$LT_FAIL" abort 1 "$work/pids" \
+        >"$work/out" 2>"$work/err" </dev/null &
+    mpirun_pid=$!
+    hung=0 gone_since=""
+    while kill -0 "$mpirun_pid" 2>/dev/null; do
+        pids=$(ls "$work/pids" | sed -n 's/^pid\.//p')
+        alive=0
+        for pid in $pids; do
+            state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)
+            [ -n "$state" ] && [ "$state" != Z ] && alive=1
+        done
+        if [ "$(echo $pids | wc -w)" -eq 2 ] && [ "$alive" -eq 0 ]; then
+            [ -n "$gone_since" ] || gone_since=$(now_ms)
+            if [ $(( $(now_ms) - gone_since )) -ge 5000 ]; then
+                hung=1
+                pkill -KILL -P "$mpirun_pid" 2>/dev/null # the timeout's child: mpirun
+                break
+            fi
+        fi
+        sleep 0.1
+    done
+    wait "$mpirun_pid"
+    status=$?
+    elapsed_ms=$(( $(now_ms) - t0 ))
     job=$(cat "$work/pids/jobid" 2>/dev/null)
     # lt_fail's own marker files: fmplrun would remove them, mpirun does not.
     [ -n "$job" ] && rm -f /dev/shm/fmpl-"$job"-lt-*
-    if [ "$status" -eq 139 ] && grep -q 'PMIx_server_finalize' "$work/err"; then
-        # mpirun.openmpi 4.1.4 sometimes crashes in its own teardown after an
-        # abort that met a pending fence (more often under load): the job
-        # did end, with a non-zero status.  Not FMPL's bug; say so and go on.
-        echo "NOTE [$case_name]: mpirun.openmpi crashed in PMIx_server_finalize while ending" \
-             "the job (known Open MPI 4.1 teardown bug); exit status 139 instead of 7"
-    else
-        expect_status 7
-    fi
     expect_err '^fmpl\[1\] abort: lt_fail: deliberate abort \(exit code 7\)$'
-    expect_fast 15000
+    if [ "$hung" -eq 1 ]; then
+        echo "NOTE [$case_name]: every rank ended, but mpirun.openmpi hung 5 s in its own" \
+             "teardown (known Open MPI 4.1 bug); killed it"
+    elif [ "$status" -eq 139 ] && grep -q 'PMIx_server_finalize' "$work/err"; then
+        echo "NOTE [$case_name]: mpirun.openmpi crashed in PMIx_server_finalize while ending" \
+             "the job (known Open MPI 4.1 bug); exit status 139 instead of 7"
+    else
+        [ "$elapsed_ms" -lt 30000 ] || fail "mpirun did not finish within 30 s"
+        expect_status 7
+        expect_fast 15000
+    fi
     expect_ranks_gone $(ls "$work/pids" | sed -n 's/^pid\.//p') ;;
 rank_exit)
     # A rank exiting with status 3 while the others wait: the job ends.
