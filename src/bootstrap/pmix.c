@@ -10,8 +10,11 @@
  *   fence        PMIx_Commit, then PMIx_Fence over the nspace with
  *                PMIX_COLLECT_DATA, so later gets are answered locally
  *   get          PMIx_Get((nspace, rank), "fmpl.<rank>.<key>") with
- *                PMIX_OPTIONAL: a key nobody put is an error at once, never
- *                a wait for data that will not come
+ *                PMIX_IMMEDIATE: a key nobody put is an error at once, never
+ *                a wait for data that will not come.  (Not PMIX_OPTIONAL:
+ *                that looks only in the client's own store, where collected
+ *                data is not found when the server uses the "hash" GDS
+ *                instead of the shared-memory dstore.)
  *   barrier      PMIx_Fence without data
  *   abort        message on stderr, PMIx_Abort(status) for the nspace: the
  *                process manager ends every rank and exits with the status
@@ -112,9 +115,9 @@ static int pmixbs_get(fmpl_bootstrap *bs, int rank, const char *key, char *value
     pmix_proc_t proc;
     PMIX_PROC_LOAD(&proc, p->me.nspace, (pmix_rank_t)rank);
     pmix_info_t info;
-    bool optional = true;
+    bool immediate = true;
     PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &optional, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
     pmix_value_t *v = NULL;
     pmix_status_t st = PMIx_Get(&proc, k, &info, 1, &v);
     PMIX_INFO_DESTRUCT(&info);

@@ -92,7 +92,7 @@ no_support)
     echo "PASS [$case_name]"; exit 0 ;;
 esac
 
-[ "$HAVE_PMIX" = ON ] || skip "FMPL was built without PMIx (install libpmix-dev and reconfigure)"
+[ "$HAVE_PMIX" = ON ] || skip "FMPL was built without PMIx (libpmix-dev missing at configure time, or -DFMPL_PMIX=OFF)"
 
 case $case_name in
 no_server)
@@ -115,6 +115,11 @@ exchange2)
     exchange 2 ;;
 exchange4)
     exchange 4 --oversubscribe --bind-to none ;;
+exchange_hash)
+    # The server keeps collected data in its "hash" store instead of the
+    # shared-memory dstore: gets must still find it (they ask the server).
+    export PMIX_MCA_gds=hash
+    exchange 2 ;;
 pingpong)
     # The example of the README: a message from rank 0 to 1, then a sum.
     run -n 2 "$PINGPONG"
