@@ -7,7 +7,10 @@
  * singleton (rank 0 of 1).
  *
  * Keys are per rank: put(key) publishes "<my rank>.<key>", get(rank, key)
- * reads another rank's.  A value is visible to others after fence(). */
+ * reads another rank's.  A value is visible to others after fence().  Put
+ * each key once per job (several puts before its first fence are fine: the
+ * last wins): once a peer has read it, a PMIx client may keep returning the
+ * value it read first. */
 #ifndef FMPL_BOOTSTRAP_H
 #define FMPL_BOOTSTRAP_H
 

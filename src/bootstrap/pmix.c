@@ -8,13 +8,17 @@
  *   job_id       the nspace, through the PMI-1 kvsname rule of jobid.h
  *   put          PMIx_Put(PMIX_GLOBAL, "fmpl.<rank>.<key>") of a string
  *   fence        PMIx_Commit, then PMIx_Fence over the nspace with
- *                PMIX_COLLECT_DATA, so later gets are answered locally
+ *                PMIX_COLLECT_DATA: every value put before it can be read
  *   get          PMIx_Get((nspace, rank), "fmpl.<rank>.<key>") with
  *                PMIX_IMMEDIATE: a key nobody put is an error at once, never
  *                a wait for data that will not come.  (Not PMIX_OPTIONAL:
  *                that looks only in the client's own store, where collected
  *                data is not found when the server uses the "hash" GDS
- *                instead of the shared-memory dstore.)
+ *                instead of the shared-memory dstore.)  A key put again
+ *                after a fence may keep returning the value a peer read
+ *                first (the client caches it; PMIX_GET_REFRESH_CACHE makes
+ *                mpirun 4.1 answer "not found"), hence the rule in
+ *                bootstrap.h: put each key once.
  *   barrier      PMIx_Fence without data
  *   abort        message on stderr, PMIx_Abort(status) for the nspace: the
  *                process manager ends every rank and exits with the status
