@@ -64,6 +64,15 @@ int fmpl_bootstrap_init(fmpl_bootstrap **bsp)
     return FMPL_SUCCESS;
 }
 
+int fmpl_bootstrap_has_pmix(void)
+{
+#ifdef FMPL_HAVE_PMIX
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int fmpl_bootstrap_finalize(fmpl_bootstrap **bsp)
 {
     if (!bsp || !*bsp)

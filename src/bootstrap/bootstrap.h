@@ -45,6 +45,8 @@ typedef struct fmpl_bootstrap {
 int fmpl_bootstrap_init(fmpl_bootstrap **bs);
 /* Finalize and free; *bs becomes NULL. */
 int fmpl_bootstrap_finalize(fmpl_bootstrap **bs);
+/* 1 when this build has the PMIx client (jobs started by Open MPI's mpirun). */
+int fmpl_bootstrap_has_pmix(void);
 
 /* Prefix of every shared-memory file a job creates: "/fmpl-<job_id>-".
  * fmplrun removes files with this prefix when the job ends, whatever way;
