@@ -1,6 +1,9 @@
 #!/bin/sh
 # Install what building and testing FMPL needs, on Debian or Ubuntu.
 # As root it runs apt-get; otherwise it prints the one command to run.
+# Optional: libpmix-dev (PMIx, so that jobs started by Open MPI's mpirun
+# work; without it FMPL builds without PMIx support).  As root it is
+# installed with the rest; other users are only told about it.
 set -e
 need=""
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
@@ -9,14 +12,22 @@ command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v strace >/dev/null 2>&1 || need="$need strace"
 command -v python3 >/dev/null 2>&1 || need="$need python3"   # tests/abi
-[ -z "$need" ] && exit 0
+optional=""
+command -v pkg-config >/dev/null 2>&1 || optional="$optional pkg-config"
+if ! pkg-config --exists pmix 2>/dev/null && ! dpkg -s libpmix-dev >/dev/null 2>&1; then
+    optional="$optional libpmix-dev"
+fi
+[ -z "$need$optional" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
-    echo "install-deps: installing$need"
+    echo "install-deps: installing$need$optional"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq $need >/dev/null
-else
-    echo "install-deps: missing$need; run:"
-    echo "  sudo apt-get install -y$need"
+    apt-get install -y -qq $need $optional >/dev/null
+elif [ -n "$need" ]; then
+    echo "install-deps: missing$need (optional:${optional:- none}); run:"
+    echo "  sudo apt-get install -y$need$optional"
     exit 1
+else
+    echo "install-deps: optional$optional missing (PMIx support for Open MPI's mpirun); to add it:"
+    echo "  sudo apt-get install -y$optional"
 fi

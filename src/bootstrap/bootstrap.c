@@ -1,6 +1,8 @@
 /* Bootstrap entry points: pick the implementation from the environment
  * (PMI_FD set: the PMI-1 client, which serves fmplrun and mpiexec.hydra;
- * otherwise a singleton), and the argument checks shared by both. */
+ * else PMIX_RANK or PMIX_NAMESPACE set: the PMIx client, which serves Open
+ * MPI's mpirun, if this build has PMIx support; otherwise a singleton), and
+ * the argument checks shared by all. */
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/bootstrap_impl.h"
 #include "bootstrap/jobid.h"
@@ -18,6 +20,13 @@ _Static_assert(sizeof(((fmpl_bootstrap *)0)->job_id) == FMPL_JOB_ID_MAX,
 _Static_assert(FMPL_BOOTSTRAP_VALUE_MAX <= FMPL_PMI1_VALLEN_MAX, "value limit");
 _Static_assert(FMPL_BOOTSTRAP_KEY_MAX <= FMPL_PMI1_KEYLEN_MAX, "key limit");
 
+/* Started by a PMIx server (mpirun of Open MPI, srun --mpi=pmix, prterun). */
+static int pmix_environment(void)
+{
+    const char *rank = getenv("PMIX_RANK"), *nspace = getenv("PMIX_NAMESPACE");
+    return (rank && *rank) || (nspace && *nspace);
+}
+
 int fmpl_bootstrap_init(fmpl_bootstrap **bsp)
 {
     if (!bsp)
@@ -27,8 +36,23 @@ int fmpl_bootstrap_init(fmpl_bootstrap **bsp)
     if (!bs)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "out of memory");
     const char *pmi_fd = getenv("PMI_FD");
-    int rc = (pmi_fd && *pmi_fd) ? fmpl_bootstrap_pmi1_open(bs, pmi_fd)
-                                 : fmpl_bootstrap_singleton_open(bs);
+    int rc;
+    if (pmi_fd && *pmi_fd)
+        rc = fmpl_bootstrap_pmi1_open(bs, pmi_fd);
+    else if (pmix_environment())
+#ifdef FMPL_HAVE_PMIX
+        rc = fmpl_bootstrap_pmix_open(bs);
+#else
+        /* Running each rank as its own singleton would look like success
+         * while the job silently falls apart: refuse instead. */
+        rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP,
+                        "started by a PMIx process manager (PMIX_RANK/PMIX_NAMESPACE are set, "
+                        "e.g. by Open MPI's mpirun), but this FMPL was built without PMIx "
+                        "support; rebuild with libpmix-dev installed, or start the program "
+                        "with fmplrun or mpiexec.hydra");
+#endif
+    else
+        rc = fmpl_bootstrap_singleton_open(bs);
     if (rc != FMPL_SUCCESS) {
         free(bs);
         return FMPL_ERR_BOOTSTRAP;
@@ -38,6 +62,15 @@ int fmpl_bootstrap_init(fmpl_bootstrap **bsp)
                    bs->launcher, bs->job_id);
     *bsp = bs;
     return FMPL_SUCCESS;
+}
+
+int fmpl_bootstrap_has_pmix(void)
+{
+#ifdef FMPL_HAVE_PMIX
+    return 1;
+#else
+    return 0;
+#endif
 }
 
 int fmpl_bootstrap_finalize(fmpl_bootstrap **bsp)

@@ -12,6 +12,9 @@
  * reported.  On failure nothing stays allocated. */
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd);
 int fmpl_bootstrap_singleton_open(fmpl_bootstrap *bs);
+#ifdef FMPL_HAVE_PMIX
+int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs); /* pmix.c, only with libpmix */
+#endif
 
 /* Build "<rank>.<key>" into full[FMPL_BOOTSTRAP_KEY_MAX] after checking key
  * (a PMI-1 word, short enough); FMPL_SUCCESS or FMPL_ERR_ARG, reported. */

@@ -145,6 +145,12 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     atomic_store_explicit((_Atomic uint64_t *)&h->magic, FMPL_SHM_MAGIC, memory_order_release);
 
     rc = exchange_and_attach(bs);
+    /* On failure the job is ending anyway (fmpl_init failures end the job):
+     * remove our file now, not after the barrier below, because a process
+     * manager that does not clean /dev/shm (Open MPI's mpirun) may kill us
+     * while we wait in it. */
+    if (rc != FMPL_SUCCESS)
+        fmpl_shm_segment_unlink(bs->job_id, bs->rank);
     /* Everyone has mapped every segment (or failed): the files can go. */
     if (bs->barrier(bs) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
         rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "barrier after attaching segments failed");

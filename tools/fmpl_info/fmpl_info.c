@@ -4,6 +4,7 @@
  * CMA is probed the way the library does it, against a child process. */
 #include "fmpl.h"
 #include "base/tunable.h"
+#include "bootstrap/bootstrap.h"
 #include "collectives/collectives.h"
 
 #include <errno.h>
@@ -98,6 +99,10 @@ int main(int argc, char **argv)
     printf("  network (libfabric): not built in this version; all ranks must share a host\n");
     printf("\nLaunchers:\n  fmplrun: yes (PMI-1 server)\n");
     printf("  mpiexec.hydra (PMI-1): %s\n", on_path("mpiexec.hydra") ? "found" : "not found");
+    printf("  Open MPI mpirun (PMIx): %s; PMIx support %s\n",
+           on_path("mpirun.openmpi") ? "found" : "not found",
+           fmpl_bootstrap_has_pmix() ? "built in"
+                                     : "NOT built in (install libpmix-dev, reconfigure, rebuild)");
     printf("\nCollective algorithms:\n  %s\n\n", fmpl_coll_describe_selection());
     print_tunables();
     return 0;
