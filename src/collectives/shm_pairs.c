@@ -9,8 +9,8 @@
  *      staging slot): I copy each of my outgoing ones into slot 0 of its
  *      channel in my staging space now.
  *   3. I write my tables (send / receive {displacement, count} per member,
- *      where the peers need them: the root's in gather and scatter, everyone's
- *      in alltoall) and my descriptor {send buffer raddr, receive buffer raddr,
+ *      where the peers need them: the root's in gatherv and scatterv,
+ *      everyone's in alltoallv; the regular forms need none) and my descriptor {send buffer raddr, receive buffer raddr,
  *      my block sizes, "I can CMA to every member"} into posted[s % 2]'s spare
  *      bytes; release-store posted[s % 2] = s.  That store also publishes the
  *      eager blocks of step 2.
@@ -214,6 +214,11 @@ static fmpl_raddr push_target(const engine *e, int d, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_GATHER:
     case FMPL_PAIRS_ALLTOALL: {
+        if (fmpl_layout_uniform(x->rl)) { /* the regular forms: no table */
+            r.addr += (uint64_t)fmpl_layout_displ(x->rl, e->me);
+            *limit = x->rl->block;
+            break;
+        }
         const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[d], e->P, e->s, 1) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
@@ -238,6 +243,11 @@ static fmpl_raddr pull_source(const engine *e, int q, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_SCATTER:
     case FMPL_PAIRS_ALLTOALL: {
+        if (fmpl_layout_uniform(x->sl)) {
+            r.addr += (uint64_t)fmpl_layout_displ(x->sl, e->me);
+            *limit = x->sl->block;
+            break;
+        }
         const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[q], e->P, e->s, 0) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
@@ -272,6 +282,12 @@ static int advance_out(engine *e, int d)
     fmpl_coll_scratch *mine = e->c->mine;
     int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
     if (ps->mode == PAIR_WAIT) {
+        /* d may already have pulled: a DONE of sequence s in its cons[me]
+         * can mean nothing else, and saves reading its descriptor. */
+        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+            ps->mode = PAIR_DONE;
+            return 1;
+        }
         if (!peer_ready(e, d))
             return 0;
         ps->mode = pair_mode(e, ps->n, desc_of(e, e->me), desc_of(e, d));
@@ -372,6 +388,11 @@ static int advance_in(engine *e, int q)
     int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
     int chan = allgather ? 0 : chan_of(e, e->me);
     if (ps->mode == PAIR_WAIT) {
+        /* q may already have pushed (see advance_out). */
+        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+            ps->mode = PAIR_DONE;
+            return 1;
+        }
         if (!peer_ready(e, q))
             return 0;
         ps->mode = pair_mode(e, ps->n, desc_of(e, q), desc_of(e, e->me));
@@ -453,12 +474,14 @@ static void publish(engine *e)
     fmpl_coll_scratch *mine = e->c->mine;
     int P = e->P, me = e->me, k = x->kind;
     int root_tables = (k == FMPL_PAIRS_GATHER || k == FMPL_PAIRS_SCATTER) && me == x->root;
-    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) {
+    if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) &&
+        !fmpl_layout_uniform(x->sl)) {
         fmpl_coll_entry *st = fmpl_coll_table(mine, P, e->s, 0);
         for (int p = 0; p < P; p++)
             st[p] = (fmpl_coll_entry){fmpl_layout_displ(x->sl, p), fmpl_layout_count(x->sl, p)};
     }
-    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) {
+    if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) &&
+        !fmpl_layout_uniform(x->rl)) {
         fmpl_coll_entry *rt = fmpl_coll_table(mine, P, e->s, 1);
         for (int p = 0; p < P; p++)
             rt[p] = (fmpl_coll_entry){fmpl_layout_displ(x->rl, p), fmpl_layout_count(x->rl, p)};
