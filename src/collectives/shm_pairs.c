@@ -21,10 +21,11 @@
  *      the pair's size and the two descriptors:
  *        eager    the reader copies the block out of the owner's slot 0
  *        PUSH     the receive buffer is in the shared heap (or both are and
- *                 the collective prefers pushing, or both are private, the
- *                 block is >= 16 KiB and the sender can CMA): the sender
- *                 copies straight into it (memcpy, or one process_vm_writev)
- *                 and release-stores its prod[d] = (s << 32) | DONE
+ *                 the collective is gather, or both are private, the block
+ *                 is >= 16 KiB, the sender can CMA and the collective is not
+ *                 scatter): the sender copies straight into it (memcpy, or
+ *                 one process_vm_writev) and release-stores its
+ *                 prod[d] = (s << 32) | DONE
  *        PULL     the mirror image: the receiver copies straight out of the
  *                 sender's buffer and release-stores its cons[q] = (s << 32) |
  *                 DONE; the sender returns only after seeing it
@@ -77,7 +78,9 @@ typedef struct engine {
     fmpl_coll_team *c;
     const fmpl_pairs_plan *x;
     uint64_t s, base;
-    int me, P, nchan, pull, err;
+    int me, P, nchan, err;
+    int pull;         /* both buffers shared: the receiver copies (else the sender) */
+    int cma_pull;     /* both private: the receiver makes the CMA call (else the sender) */
     int64_t slot, eager;
     fmpl_pair_state *out, *in;
     /* allgather: my block's stream, staged once for every staged reader */
@@ -198,7 +201,7 @@ static int pair_mode(const engine *e, int64_t n, const pair_desc *sd, const pair
     if (ss)
         return PAIR_PULL;
     if (n >= PAIR_CMA_MIN) {
-        if (e->pull)
+        if (e->cma_pull)
             return rd->cma ? PAIR_PULL : sd->cma ? PAIR_PUSH : PAIR_STAGED;
         return sd->cma ? PAIR_PUSH : rd->cma ? PAIR_PULL : PAIR_STAGED;
     }
@@ -510,7 +513,12 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "shared-memory pairs: %d members leave no staging "
                           "slot (raise FMPL_COLL_AREA)", e.P);
     e.eager = eager_limit < e.slot ? eager_limit : e.slot;
+    /* Shared buffers: senders copy in gather (in parallel), receivers in the
+     * others.  CMA: process_vm_writev is the faster direction here, except
+     * that scatter's receivers pulling in parallel beat a root writing to
+     * each in turn (collx-timing, 2 cores). */
     e.pull = x->kind != FMPL_PAIRS_GATHER;
+    e.cma_pull = x->kind == FMPL_PAIRS_SCATTER;
     e.out = c->pairs;
     e.in = c->pairs + e.P;
     e.s = ++c->exchange_seq;
