@@ -10,10 +10,11 @@
  *      channel in my staging space now.
  *   3. I write my tables (send / receive {displacement, count} per member,
  *      where the peers need them: the root's in gatherv and scatterv,
- *      everyone's in alltoallv; the regular forms need none) and my descriptor {send buffer raddr, receive buffer raddr,
- *      my block sizes, "I can CMA to every member"} into posted[s % 2]'s spare
- *      bytes; release-store posted[s % 2] = s.  That store also publishes the
- *      eager blocks of step 2.
+ *      everyone's in alltoallv; the regular forms need none) and my
+ *      descriptor {send buffer raddr, receive buffer raddr, my block sizes,
+ *      "I can CMA to every member"} into posted[s % 2]'s spare bytes;
+ *      release-store posted[s % 2] = s.  That store also publishes the eager
+ *      blocks of step 2.
  *   4. My own block is copied locally (not with FMPL_COLL_IN_PLACE).
  *   5. Every other pair is advanced in one polling loop, so no member ever
  *      waits on one pair while a peer waits on another.  Once the peer's
@@ -36,6 +37,8 @@
  *      Allgather sends the same block to everyone: its staged chunks are
  *      written once, counted in prod[me], and a slot is reused once every
  *      staged reader has copied it out.
+ *      A DONE already in the peer's line settles a pair before its
+ *      descriptor is even read (a DONE of sequence s means nothing else).
  *   6. When every pair is complete: release-store finished = s.
  *
  * Staging space of sequence s: input half s % 2 followed by output half
