@@ -214,7 +214,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < reps; r++)
                 t[r] = loop(algos[a].fn, iters);
             qsort(t, (size_t)reps, sizeof t[0], cmp_double);
-            n += snprintf(line + n, sizeof line - (size_t)n, " %5.1f/%6.1f", t[0] * 1e6,
+            n += snprintf(line + n, sizeof line - (size_t)n, " %6.2f/%7.2f", t[0] * 1e6,
                           t[reps / 2] * 1e6);
         }
         if (me == 0)

@@ -7,7 +7,8 @@
  *      from sequence s - 2 any more.
  *   2. Eager blocks (a pair of at most FMPL_COLL_EAGER bytes, and at most one
  *      staging slot): I copy each of my outgoing ones into slot 0 of its
- *      channel in my staging space now.
+ *      channel in my staging space now (gather and allgather: a block of at
+ *      most 16 bytes into the descriptor's own line instead).
  *   3. I write my tables (send / receive {displacement, count} per member,
  *      where the peers need them: the root's in gatherv and scatterv,
  *      everyone's in alltoallv; the regular forms need none) and my
@@ -66,6 +67,7 @@ FMPL_TUNABLE(tunable_coll_eager, "FMPL_COLL_EAGER", "4k",
 enum { PAIR_IDLE = 0, PAIR_WAIT, PAIR_EAGER, PAIR_STAGED, PAIR_PUSH, PAIR_PULL, PAIR_DONE };
 
 /* Descriptor in posted[s % 2]'s spare bytes. */
+#define PAIR_INLINE 16
 typedef struct pair_desc {
     uint64_t send;    /* packed raddr of my send buffer (allgather: my block) */
     uint64_t recv;    /* packed raddr of my receive buffer */
@@ -73,6 +75,7 @@ typedef struct pair_desc {
     int64_t rbytes;   /* scatter: my block */
     uint32_t cma;     /* 1: I can CMA to every member */
     uint32_t pad;
+    char data[PAIR_INLINE]; /* gather, allgather: my block if it fits */
 } pair_desc;
 _Static_assert(sizeof(pair_desc) <= FMPL_LINE_DATA, "descriptor must fit in a line");
 
@@ -120,6 +123,15 @@ static char *slot_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, uint6
 static int chan_of(const engine *e, int d)
 {
     return e->nchan == 1 ? 0 : d;
+}
+
+/* Where an eager block of n bytes is: inside the owner's descriptor when
+ * it has a single channel and the block fits, else in slot 0. */
+static char *eager_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, int64_t n)
+{
+    if (e->nchan == 1 && n <= PAIR_INLINE)
+        return ((pair_desc *)fmpl_line_data(&owner->posted[e->s % 2]))->data;
+    return slot_ptr(e, owner, chan, 0);
 }
 
 /* ------------------------------------------------ my view of each pair */
@@ -405,7 +417,7 @@ static int advance_in(engine *e, int q)
     }
     switch (ps->mode) {
     case PAIR_EAGER: /* published with posted[s % 2] */
-        memcpy(ps->local, slot_ptr(e, qs, chan, 0), (size_t)ps->n);
+        memcpy(ps->local, eager_ptr(e, qs, chan, ps->n), (size_t)ps->n);
         ps->mode = PAIR_DONE;
         return 1;
     case PAIR_PULL: {
@@ -548,14 +560,14 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
         if (o->n > 0 && o->n <= e.eager) {
             o->mode = PAIR_DONE;
             if (!allgather)
-                memcpy(slot_ptr(&e, c->mine, chan_of(&e, p), 0), o->local, (size_t)o->n);
+                memcpy(eager_ptr(&e, c->mine, chan_of(&e, p), o->n), o->local, (size_t)o->n);
         }
     }
     if (allgather) {
         e.bc_n = fmpl_layout_count(x->rl, e.me);
         e.bc_nchunks = (uint64_t)((e.bc_n + e.slot - 1) / e.slot);
         if (e.bc_n > 0 && e.bc_n <= e.eager && e.P > 1)
-            memcpy(slot_ptr(&e, c->mine, 0, 0), send_base(&e), (size_t)e.bc_n);
+            memcpy(eager_ptr(&e, c->mine, 0, e.bc_n), send_base(&e), (size_t)e.bc_n);
         else if (e.bc_n > 0)
             e.bc_state = 1;
     }
