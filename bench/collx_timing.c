@@ -9,7 +9,8 @@
  * (so one run compares them), with blocks of 8 B, 64 KiB and 1 MiB per
  * member (or the --sizes given, at most 4 MiB) (reductions: the same bytes of int32 sums per member).  Buffers
  * come from fmpl_alloc (the shared heap) or, with --malloc, from
- * posix_memalign.  For each case: a probe of 3 calls sizes the loops to about
+ * posix_memalign.  After a 50 ms warm-up of every algorithm, for each case: a
+ * probe of 3 calls sizes the loops to about
  * 1 ms, 10% warm-up, then `reps` (default 15) timed loops; a loop's time per
  * call is the slowest rank's (fmpl_allreduce dmax); the output gives the
  * minimum and the median over the loops, in microseconds.  Short loops and
@@ -193,6 +194,20 @@ int main(int argc, char **argv)
         for (int i = 0; i < nsizes; i++)
             printf(" %10lld B", (long long)sizes[i]);
         printf("\n");
+    }
+    /* Warm-up: every algorithm at the largest size for about 50 ms in all,
+     * so that the first row does not pay for the job's start (page tables,
+     * caches, clock ramp). */
+    cur = maxs;
+    for (int q = 0; q < P; q++)
+        rs_counts[q] = cur / 4;
+    double until = fmpl_wtime() + 0.05;
+    for (int done = 0; !done;) {
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
+            if (!only || strcmp(only, algos[a].coll) == 0)
+                CALL(algos[a].fn());
+        done = fmpl_wtime() > until;
+        CALL(fmpl_bcast(&done, sizeof done, 0, FMPL_COMM_WORLD));
     }
     for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
         if (only && strcmp(only, algos[a].coll) != 0)
