@@ -49,7 +49,8 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
     c->pairs = calloc(2 * (size_t)t->size, sizeof(fmpl_pair_state));
     c->offs = calloc((size_t)t->size + 1, sizeof *c->offs);
     c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
-    if (!c->mine || !c->peer || !c->pairs || !c->offs || !c->bcounts) {
+    c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
+    if (!c->mine || !c->peer || !c->pairs || !c->offs || !c->bcounts || !c->fin_seen) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
                           scratch_bytes(t->size));
@@ -98,6 +99,7 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     free(t->coll->pairs);
     free(t->coll->offs);
     free(t->coll->bcounts);
+    free(t->coll->fin_seen);
     free(t->coll);
     t->coll = NULL;
 }
@@ -114,11 +116,18 @@ void fmpl_coll_wait_all(fmpl_team *t, size_t field_offset, uint64_t value)
 
 void fmpl_coll_exchange_begin(fmpl_team *t, uint64_t s)
 {
+    fmpl_coll_team *c = t->coll;
     uint64_t need = s > 2 ? s - 2 : 0;
-    if (t->coll->exchange_full > need)
-        need = t->coll->exchange_full;
-    if (need)
-        FMPL_COLL_WAIT_ALL(t, finished, need);
+    if (c->exchange_full > need)
+        need = c->exchange_full;
+    if (!need)
+        return;
+    for (int p = 0; p < t->size; p++) {
+        if (p == t->rank || c->fin_seen[p] >= need)
+            continue;
+        const fmpl_line *l = &c->peer[p]->finished;
+        FMPL_WAIT_UNTIL((c->fin_seen[p] = fmpl_line_get(l)) >= need);
+    }
 }
 
 char *fmpl_coll_tmp(fmpl_team *t)

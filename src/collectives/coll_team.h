@@ -109,6 +109,9 @@ typedef struct fmpl_coll_team {
     struct fmpl_pair_state *pairs; /* [2 * size] pairwise engine: out, then in */
     int64_t *offs;             /* [size + 1] reduce-scatter block offsets */
     int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts */
+    uint64_t *fin_seen;        /* [size] the highest `finished` seen of each member
+                                  (monotonic, so a cached value that suffices
+                                  spares a cross-core read) */
     char *tmp;                 /* point-to-point work area, or NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;

@@ -13,7 +13,10 @@
 /* Blocks of the gather/scatter/allgather/alltoall families, in bytes: member
  * p's block is counts[p] bytes at byte displacement displs[p] of the buffer.
  * The regular forms pass NULL arrays: every block is `block` bytes and
- * member p's is at p * block.  Blocks of one buffer must not overlap. */
+ * member p's is at p * block.  Blocks of one buffer must not overlap.
+ * A layout with NULL counts and block > 0 is "uniform": every member knows
+ * it (root-only arrays of a v form that are not significant here arrive as
+ * NULL with block 0, which is not uniform). */
 typedef struct fmpl_coll_layout {
     const int64_t *counts;
     const int64_t *displs;
@@ -27,6 +30,10 @@ static inline int64_t fmpl_layout_count(const fmpl_coll_layout *l, int p)
 static inline int64_t fmpl_layout_displ(const fmpl_coll_layout *l, int p)
 {
     return l->displs ? l->displs[p] : (int64_t)p * l->block;
+}
+static inline int fmpl_layout_uniform(const fmpl_coll_layout *l)
+{
+    return l && !l->counts && l->block > 0;
 }
 
 /* memcpy of n >= 0 bytes where a pointer may be NULL when n == 0 (MPI allows

@@ -7,13 +7,15 @@
  *      from sequence s - 2 any more.
  *   2. Eager blocks (a pair of at most FMPL_COLL_EAGER bytes, and at most one
  *      staging slot): I copy each of my outgoing ones into slot 0 of its
- *      channel in my staging space now.
+ *      channel in my staging space now (gather and allgather: a block of at
+ *      most 16 bytes into the descriptor's own line instead).
  *   3. I write my tables (send / receive {displacement, count} per member,
- *      where the peers need them: the root's in gather and scatter, everyone's
- *      in alltoall) and my descriptor {send buffer raddr, receive buffer raddr,
- *      my block sizes, "I can CMA to every member"} into posted[s % 2]'s spare
- *      bytes; release-store posted[s % 2] = s.  That store also publishes the
- *      eager blocks of step 2.
+ *      where the peers need them: the root's in gatherv and scatterv,
+ *      everyone's in alltoallv; the regular forms need none) and my
+ *      descriptor {send buffer raddr, receive buffer raddr, my block sizes,
+ *      "I can CMA to every member"} into posted[s % 2]'s spare bytes;
+ *      release-store posted[s % 2] = s.  That store also publishes the eager
+ *      blocks of step 2.
  *   4. My own block is copied locally (not with FMPL_COLL_IN_PLACE).
  *   5. Every other pair is advanced in one polling loop, so no member ever
  *      waits on one pair while a peer waits on another.  Once the peer's
@@ -21,10 +23,11 @@
  *      the pair's size and the two descriptors:
  *        eager    the reader copies the block out of the owner's slot 0
  *        PUSH     the receive buffer is in the shared heap (or both are and
- *                 the collective prefers pushing, or both are private, the
- *                 block is >= 16 KiB and the sender can CMA): the sender
- *                 copies straight into it (memcpy, or one process_vm_writev)
- *                 and release-stores its prod[d] = (s << 32) | DONE
+ *                 the collective is gather, or both are private, the block
+ *                 is >= 16 KiB, the sender can CMA and the collective is not
+ *                 scatter): the sender copies straight into it (memcpy, or
+ *                 one process_vm_writev) and release-stores its
+ *                 prod[d] = (s << 32) | DONE
  *        PULL     the mirror image: the receiver copies straight out of the
  *                 sender's buffer and release-stores its cons[q] = (s << 32) |
  *                 DONE; the sender returns only after seeing it
@@ -35,6 +38,8 @@
  *      Allgather sends the same block to everyone: its staged chunks are
  *      written once, counted in prod[me], and a slot is reused once every
  *      staged reader has copied it out.
+ *      A DONE already in the peer's line settles a pair before its
+ *      descriptor is even read (a DONE of sequence s means nothing else).
  *   6. When every pair is complete: release-store finished = s.
  *
  * Staging space of sequence s: input half s % 2 followed by output half
@@ -62,6 +67,7 @@ FMPL_TUNABLE(tunable_coll_eager, "FMPL_COLL_EAGER", "4k",
 enum { PAIR_IDLE = 0, PAIR_WAIT, PAIR_EAGER, PAIR_STAGED, PAIR_PUSH, PAIR_PULL, PAIR_DONE };
 
 /* Descriptor in posted[s % 2]'s spare bytes. */
+#define PAIR_INLINE 16
 typedef struct pair_desc {
     uint64_t send;    /* packed raddr of my send buffer (allgather: my block) */
     uint64_t recv;    /* packed raddr of my receive buffer */
@@ -69,6 +75,7 @@ typedef struct pair_desc {
     int64_t rbytes;   /* scatter: my block */
     uint32_t cma;     /* 1: I can CMA to every member */
     uint32_t pad;
+    char data[PAIR_INLINE]; /* gather, allgather: my block if it fits */
 } pair_desc;
 _Static_assert(sizeof(pair_desc) <= FMPL_LINE_DATA, "descriptor must fit in a line");
 
@@ -77,7 +84,9 @@ typedef struct engine {
     fmpl_coll_team *c;
     const fmpl_pairs_plan *x;
     uint64_t s, base;
-    int me, P, nchan, pull, err;
+    int me, P, nchan, err;
+    int pull;         /* both buffers shared: the receiver copies (else the sender) */
+    int cma_pull;     /* both private: the receiver makes the CMA call (else the sender) */
     int64_t slot, eager;
     fmpl_pair_state *out, *in;
     /* allgather: my block's stream, staged once for every staged reader */
@@ -114,6 +123,15 @@ static char *slot_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, uint6
 static int chan_of(const engine *e, int d)
 {
     return e->nchan == 1 ? 0 : d;
+}
+
+/* Where an eager block of n bytes is: inside the owner's descriptor when
+ * it has a single channel and the block fits, else in slot 0. */
+static char *eager_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, int64_t n)
+{
+    if (e->nchan == 1 && n <= PAIR_INLINE)
+        return ((pair_desc *)fmpl_line_data(&owner->posted[e->s % 2]))->data;
+    return slot_ptr(e, owner, chan, 0);
 }
 
 /* ------------------------------------------------ my view of each pair */
@@ -198,7 +216,7 @@ static int pair_mode(const engine *e, int64_t n, const pair_desc *sd, const pair
     if (ss)
         return PAIR_PULL;
     if (n >= PAIR_CMA_MIN) {
-        if (e->pull)
+        if (e->cma_pull)
             return rd->cma ? PAIR_PULL : sd->cma ? PAIR_PUSH : PAIR_STAGED;
         return sd->cma ? PAIR_PUSH : rd->cma ? PAIR_PULL : PAIR_STAGED;
     }
@@ -214,6 +232,11 @@ static fmpl_raddr push_target(const engine *e, int d, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_GATHER:
     case FMPL_PAIRS_ALLTOALL: {
+        if (fmpl_layout_uniform(x->rl)) { /* the regular forms: no table */
+            r.addr += (uint64_t)fmpl_layout_displ(x->rl, e->me);
+            *limit = x->rl->block;
+            break;
+        }
         const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[d], e->P, e->s, 1) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
@@ -238,6 +261,11 @@ static fmpl_raddr pull_source(const engine *e, int q, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_SCATTER:
     case FMPL_PAIRS_ALLTOALL: {
+        if (fmpl_layout_uniform(x->sl)) {
+            r.addr += (uint64_t)fmpl_layout_displ(x->sl, e->me);
+            *limit = x->sl->block;
+            break;
+        }
         const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[q], e->P, e->s, 0) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
@@ -272,6 +300,12 @@ static int advance_out(engine *e, int d)
     fmpl_coll_scratch *mine = e->c->mine;
     int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
     if (ps->mode == PAIR_WAIT) {
+        /* d may already have pulled: a DONE of sequence s in its cons[me]
+         * can mean nothing else, and saves reading its descriptor. */
+        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+            ps->mode = PAIR_DONE;
+            return 1;
+        }
         if (!peer_ready(e, d))
             return 0;
         ps->mode = pair_mode(e, ps->n, desc_of(e, e->me), desc_of(e, d));
@@ -372,13 +406,18 @@ static int advance_in(engine *e, int q)
     int allgather = e->x->kind == FMPL_PAIRS_ALLGATHER;
     int chan = allgather ? 0 : chan_of(e, e->me);
     if (ps->mode == PAIR_WAIT) {
+        /* q may already have pushed (see advance_out). */
+        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+            ps->mode = PAIR_DONE;
+            return 1;
+        }
         if (!peer_ready(e, q))
             return 0;
         ps->mode = pair_mode(e, ps->n, desc_of(e, q), desc_of(e, e->me));
     }
     switch (ps->mode) {
     case PAIR_EAGER: /* published with posted[s % 2] */
-        memcpy(ps->local, slot_ptr(e, qs, chan, 0), (size_t)ps->n);
+        memcpy(ps->local, eager_ptr(e, qs, chan, ps->n), (size_t)ps->n);
         ps->mode = PAIR_DONE;
         return 1;
     case PAIR_PULL: {
@@ -453,12 +492,14 @@ static void publish(engine *e)
     fmpl_coll_scratch *mine = e->c->mine;
     int P = e->P, me = e->me, k = x->kind;
     int root_tables = (k == FMPL_PAIRS_GATHER || k == FMPL_PAIRS_SCATTER) && me == x->root;
-    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) {
+    if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) &&
+        !fmpl_layout_uniform(x->sl)) {
         fmpl_coll_entry *st = fmpl_coll_table(mine, P, e->s, 0);
         for (int p = 0; p < P; p++)
             st[p] = (fmpl_coll_entry){fmpl_layout_displ(x->sl, p), fmpl_layout_count(x->sl, p)};
     }
-    if (k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) {
+    if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) &&
+        !fmpl_layout_uniform(x->rl)) {
         fmpl_coll_entry *rt = fmpl_coll_table(mine, P, e->s, 1);
         for (int p = 0; p < P; p++)
             rt[p] = (fmpl_coll_entry){fmpl_layout_displ(x->rl, p), fmpl_layout_count(x->rl, p)};
@@ -487,7 +528,12 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "shared-memory pairs: %d members leave no staging "
                           "slot (raise FMPL_COLL_AREA)", e.P);
     e.eager = eager_limit < e.slot ? eager_limit : e.slot;
+    /* Shared buffers: senders copy in gather (in parallel), receivers in the
+     * others.  CMA: process_vm_writev is the faster direction here, except
+     * that scatter's receivers pulling in parallel beat a root writing to
+     * each in turn (collx-timing, 2 cores). */
     e.pull = x->kind != FMPL_PAIRS_GATHER;
+    e.cma_pull = x->kind == FMPL_PAIRS_SCATTER;
     e.out = c->pairs;
     e.in = c->pairs + e.P;
     e.s = ++c->exchange_seq;
@@ -514,14 +560,14 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
         if (o->n > 0 && o->n <= e.eager) {
             o->mode = PAIR_DONE;
             if (!allgather)
-                memcpy(slot_ptr(&e, c->mine, chan_of(&e, p), 0), o->local, (size_t)o->n);
+                memcpy(eager_ptr(&e, c->mine, chan_of(&e, p), o->n), o->local, (size_t)o->n);
         }
     }
     if (allgather) {
         e.bc_n = fmpl_layout_count(x->rl, e.me);
         e.bc_nchunks = (uint64_t)((e.bc_n + e.slot - 1) / e.slot);
         if (e.bc_n > 0 && e.bc_n <= e.eager && e.P > 1)
-            memcpy(slot_ptr(&e, c->mine, 0, 0), send_base(&e), (size_t)e.bc_n);
+            memcpy(eager_ptr(&e, c->mine, 0, e.bc_n), send_base(&e), (size_t)e.bc_n);
         else if (e.bc_n > 0)
             e.bc_state = 1;
     }
