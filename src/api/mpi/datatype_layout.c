@@ -28,6 +28,10 @@ static int pair_size(MPI_Datatype t, MPI_Aint *size)
  * engine's pack path is wired into point-to-point and collectives. */
 int fmpl_mpi_plain_type(MPI_Comm comm, MPI_Datatype t, int contiguous, const char *func)
 {
+    /* Predefined types (basic 0x4c..., pairs 0x8c000000..04) always are:
+     * decide without the engine, this is on every message's path. */
+    if (((unsigned)t >> 24) == 0x4cu || ((unsigned)t >= 0x8c000000u && (unsigned)t <= 0x8c000004u))
+        return MPI_SUCCESS;
     MPI_Aint true_lb = 0;
     if (contiguous && fmpl_mpi_type_offset(t, &true_lb) == MPI_SUCCESS && true_lb == 0)
         return MPI_SUCCESS;
