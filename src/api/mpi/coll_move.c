@@ -365,44 +365,40 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 }
 FMPL_MPI_WEAK(Reduce_scatter)
 
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+/* Reduce_scatter_block, Scan and Exscan differ only in the core call. */
+typedef int (*elementwise_fn)(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                              const fmpl_op *op, int flags);
+
+static int elementwise(const char *func, elementwise_fn run, const void *sendbuf, void *recvbuf,
+                       int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     ctx x;
-    TRY(enter(&x, comm, "MPI_Reduce_scatter_block"));
+    TRY(enter(&x, comm, func));
     fmpl_op o;
     fmpl_mpi_user_ctx uc;
     TRY(make_op(&x, op, type, &o, &uc));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    return finish(&x, fmpl_coll_reduce_scatter_block(x.c->team, sendbuf, recvbuf, recvcount, &o,
-                                                     in_place ? FMPL_COLL_IN_PLACE : 0));
+    int flags = sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE : 0;
+    return finish(&x, run(x.c->team, sendbuf, recvbuf, count, &o, flags));
+}
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return elementwise("MPI_Reduce_scatter_block", fmpl_coll_reduce_scatter_block, sendbuf,
+                       recvbuf, recvcount, type, op, comm);
 }
 FMPL_MPI_WEAK(Reduce_scatter_block)
 
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
-    ctx x;
-    TRY(enter(&x, comm, "MPI_Scan"));
-    fmpl_op o;
-    fmpl_mpi_user_ctx uc;
-    TRY(make_op(&x, op, type, &o, &uc));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    return finish(&x, fmpl_coll_scan(x.c->team, sendbuf, recvbuf, count, &o,
-                                     in_place ? FMPL_COLL_IN_PLACE : 0));
+    return elementwise("MPI_Scan", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Scan)
 
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
-    ctx x;
-    TRY(enter(&x, comm, "MPI_Exscan"));
-    fmpl_op o;
-    fmpl_mpi_user_ctx uc;
-    TRY(make_op(&x, op, type, &o, &uc));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    return finish(&x, fmpl_coll_exscan(x.c->team, sendbuf, recvbuf, count, &o,
-                                       in_place ? FMPL_COLL_IN_PLACE : 0));
+    return elementwise("MPI_Exscan", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Exscan)
