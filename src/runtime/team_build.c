@@ -198,7 +198,9 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
         if (fmpl_teams[id])
             me.used[id / 8] |= (uint8_t)(1u << (id % 8));
     join_info *all = calloc((size_t)n, sizeof *all);
-    team_areas *areas = calloc((size_t)n, sizeof *areas);
+    /* [0, n): as gathered, by parent rank; [n, 2n): the members' in team
+     * order (a separate half: team order need not follow parent order). */
+    team_areas *areas = calloc(2 * (size_t)n, sizeof *areas);
     member_order *order = calloc((size_t)n, sizeof *order);
     int *members = calloc((size_t)n, sizeof *members);
     if (!all || !areas || !order || !members) {
@@ -254,8 +256,8 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
         rc = rc2;
     if (rc == FMPL_SUCCESS && t) {
         for (int m = 0; m < size; m++)
-            areas[m] = areas[members[m]];
-        rc = team_connect(t, areas);
+            areas[n + m] = areas[members[m]];
+        rc = team_connect(t, areas + n);
     }
     if (rc == FMPL_SUCCESS && t)
         *out = t;

@@ -57,6 +57,18 @@ static void exercise(MPI_Comm comm, int n, const int *expect, const char *what)
         want += expect[i];
     CHECK_OK(MPI_Allreduce(&world_rank, &sum, 1, MPI_INT, MPI_SUM, comm));
     CHECK(sum == want, "%s: allreduce %d, expected %d", what, sum, want);
+    /* every member's contribution lands at its rank, and barriers pair up */
+    int *all = malloc(n * sizeof *all);
+    for (int round = 0; round < 3; round++) {
+        CHECK_OK(MPI_Barrier(comm));
+        for (int i = 0; i < n; i++)
+            all[i] = -1;
+        CHECK_OK(MPI_Allgather(&world_rank, 1, MPI_INT, all, 1, MPI_INT, comm));
+        for (int i = 0; i < n; i++)
+            CHECK(all[i] == expect[i], "%s: allgather[%d] = %d, expected %d", what, i, all[i],
+                  expect[i]);
+    }
+    free(all);
     free(w);
 }
 
@@ -91,6 +103,27 @@ int main(int argc, char **argv)
     } else {
         CHECK(c == MPI_COMM_NULL, "create: an odd rank got a communicator");
     }
+
+    /* MPI_Comm_create with all ranks in reverse order: team order is not
+     * parent order (the areas of each member must follow it).  Rank 0 holds
+     * a communicator of its own first, so that the ranks' shared memory is
+     * laid out differently and a member's areas read at another member's
+     * addresses would show. */
+    MPI_Comm self_dup = MPI_COMM_NULL;
+    if (rank == 0)
+        CHECK_OK(MPI_Comm_dup(MPI_COMM_SELF, &self_dup));
+    int *rev = malloc((n + 1) * sizeof *rev);
+    for (int i = 0; i < n; i++)
+        rev[i] = n - 1 - i;
+    MPI_Group rev_group;
+    CHECK_OK(MPI_Group_incl(world, n, rev, &rev_group));
+    CHECK_OK(MPI_Comm_create(MPI_COMM_WORLD, rev_group, &c));
+    exercise(c, n, rev, "create all reversed");
+    CHECK_OK(MPI_Comm_free(&c));
+    CHECK_OK(MPI_Group_free(&rev_group));
+    free(rev);
+    if (self_dup != MPI_COMM_NULL)
+        CHECK_OK(MPI_Comm_free(&self_dup));
 
     /* MPI_Comm_create with disjoint groups (MPI-2.2): evens and odds. */
     int no = 0;
