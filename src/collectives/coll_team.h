@@ -17,6 +17,9 @@
  *                  (and of every earlier one) from other members' blocks
  *   bc_produced    broadcast: chunks of the global chunk sequence I published
  *   bc_consumed    broadcast: chunks of the global chunk sequence I copied out
+ *   retired, reclaimed   member 0's only: how many members have freed the
+ *                  team, and how many others have released their state
+ *                  since (deferred reclamation, runtime/team_build.c)
  *   ring[NSLOTS]   broadcast staging chunks (double-buffered and more)
  *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each
  *   prod[size]     pairwise engine: prod[d] is written by me for member d:
@@ -74,6 +77,8 @@ typedef struct fmpl_coll_scratch {
     fmpl_line finished;
     fmpl_line bc_produced;
     fmpl_line bc_consumed;
+    fmpl_line retired;   /* member 0's: members that freed the team (team_build.c) */
+    fmpl_line reclaimed; /* member 0's: other members that released their state */
     /* ring, input and output follow (sizes in fmpl_coll_sizes) */
 } fmpl_coll_scratch;
 

@@ -33,6 +33,8 @@ typedef struct fmpl_team {
     struct fmpl_any_team *any;   /* any-source domain */
     struct fmpl_tm_team *tm;     /* tag-matched point-to-point (MPI) */
     struct fmpl_coll_team *coll; /* collectives */
+    int retired;                 /* freed by this member, awaiting the others */
+    struct fmpl_team *next_retired;
 } fmpl_team;
 
 /* Team table, indexed by id (the staging rings carry team ids). */

@@ -32,5 +32,13 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out);
 int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag,
                            fmpl_team **out);
 void fmpl_team_free(fmpl_team *t);
+/* Free a team without waiting for its other members (MPI_Comm_free):
+ * this member's state stays, and the team's id stays in use on this
+ * member, until every member has retired it; each member then releases
+ * its state at a later call (a retire, a team creation, or finalize).
+ * See team_build.c. */
+void fmpl_team_retire(fmpl_team *t);
+/* Release the retired teams whose members have all retired them. */
+void fmpl_team_reclaim_retired(void);
 
 #endif

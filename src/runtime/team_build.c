@@ -14,20 +14,39 @@
  * finishes first may send on the new team at once, and a tag-matched
  * message for an id not yet in the table would be dropped.
  * From members (collective over the members only): the same two steps
- * through a leader with point-to-point messages, fmpl_team_from_members. */
+ * through a leader with point-to-point messages, fmpl_team_from_members.
+ *
+ * Retiring (deferred free, fmpl_team_retire): a member that frees a team
+ * does not wait for the others.  It adds one to member 0's `retired` line
+ * (an atomic add into member 0's collective scratch, release order: every
+ * write it made on the team comes before) and keeps its state.  Once a
+ * member sees retired == size, no member will write into any area of the
+ * team again: it drains the channels (messages sent before a peer retired
+ * are handled while the id still names this team), releases its state, and
+ * member k > 0 then adds one to member 0's `reclaimed` line, its last access
+ * to member 0's memory.  Member 0 releases its own state last, once
+ * reclaimed == size - 1.  A retired team's id stays in this member's table
+ * until then, so no new team can take the id while any member of the old
+ * one may still use it. */
 #include "runtime/runtime.h"
 #include "collectives/collectives.h"
 #include "protocols/any_source.h"
 #include "protocols/sender_match.h"
 #include "protocols/staging.h"
 #include "protocols/tag_match.h"
+#include "progress/progress.h"
+#include "collectives/coll_team.h"
 #include "base/error.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int fmpl_team_count;
+
+/* Teams this member freed whose other members have not all freed them. */
+static fmpl_team *retired_teams;
 
 /* Addresses of one member's per-team areas, as exchanged. */
 typedef struct team_areas {
@@ -54,6 +73,13 @@ void fmpl_team_free(fmpl_team *t)
 {
     if (!t)
         return;
+    if (t->retired) { /* off the retired list */
+        fmpl_team **link = &retired_teams;
+        while (*link && *link != t)
+            link = &(*link)->next_retired;
+        if (*link)
+            *link = t->next_retired;
+    }
     fmpl_coll_team_destroy(t);
     fmpl_tm_team_destroy(t);
     fmpl_any_team_destroy(t);
@@ -62,6 +88,53 @@ void fmpl_team_free(fmpl_team *t)
         fmpl_teams[t->id] = NULL;
     free(t->world);
     free(t);
+}
+
+void fmpl_team_retire(fmpl_team *t)
+{
+    if (!t || t->retired)
+        return;
+    t->retired = 1;
+    fmpl_coll_scratch *leader = t->coll->peer[0];
+    atomic_fetch_add_explicit(&leader->retired.v, 1, memory_order_release);
+    t->next_retired = retired_teams;
+    retired_teams = t;
+    fmpl_team_reclaim_retired();
+}
+
+/* Has every member retired t, and (member 0) released its state? */
+static int team_reclaimable(const fmpl_team *t)
+{
+    fmpl_coll_scratch *leader = t->coll->peer[0];
+    uint64_t retired = atomic_load_explicit(&leader->retired.v, memory_order_acquire);
+    if (retired < (uint64_t)t->size)
+        return 0;
+    if (t->rank != 0)
+        return 1;
+    uint64_t others = atomic_load_explicit(&leader->reclaimed.v, memory_order_acquire);
+    return others == (uint64_t)t->size - 1;
+}
+
+void fmpl_team_reclaim_retired(void)
+{
+    fmpl_team **link = &retired_teams;
+    int drained = 0;
+    while (*link) {
+        fmpl_team *t = *link;
+        if (!team_reclaimable(t)) {
+            link = &t->next_retired;
+            continue;
+        }
+        if (!drained) {
+            fmpl_progress();
+            drained = 1;
+        }
+        fmpl_coll_scratch *leader = t->coll->peer[0];
+        int rank = t->rank;
+        fmpl_team_free(t); /* takes it off the list */
+        if (rank != 0)
+            atomic_fetch_add_explicit(&leader->reclaimed.v, 1, memory_order_release);
+    }
 }
 
 /* Create the team's local areas; *mine receives their addresses. */
@@ -191,6 +264,7 @@ static int compare_members(const void *a, const void *b)
 
 int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
 {
+    fmpl_team_reclaim_retired(); /* their ids may be free again */
     *out = NULL;
     int n = parent->size;
     join_info me = {.color = color, .key = key};
@@ -339,6 +413,7 @@ int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag
                            fmpl_team **out)
 {
     *out = NULL;
+    fmpl_team_reclaim_retired(); /* their ids may be free again */
     int idx = fmpl_team_internal_index(parent, FMPL_IDX_BUILD);
     int pos = -1;
     for (int m = 0; m < n; m++) {

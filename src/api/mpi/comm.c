@@ -81,8 +81,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = fmpl_mpi_comm_free_objects(c); /* objects.c: delete callbacks first */
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed");
-    fmpl_coll_barrier(c->team); /* nobody uses it any more */
-    fmpl_team_free(c->team);
+    fmpl_team_retire(c->team); /* released once every member has freed it */
     fmpl_mpi_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
