@@ -10,6 +10,19 @@
 
 int main(int argc, char **argv)
 {
+    /* MPI-4.0: info objects work before MPI_Init. */
+    {
+        MPI_Info early;
+        char value[8];
+        int flag = 0;
+        if (MPI_Info_create(&early) != MPI_SUCCESS || MPI_Info_set(early, "k", "v1") != MPI_SUCCESS ||
+            MPI_Info_get(early, "k", 7, value, &flag) != MPI_SUCCESS || !flag ||
+            strcmp(value, "v1") != 0 || MPI_Info_free(&early) != MPI_SUCCESS ||
+            early != MPI_INFO_NULL) {
+            fprintf(stderr, "info objects do not work before MPI_Init\n");
+            return 1;
+        }
+    }
     MPI_Init(&argc, &argv);
     int rank, n, flag, len, nkeys;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

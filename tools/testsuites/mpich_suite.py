@@ -64,7 +64,11 @@ def configure(suite, prefix):
 
 
 def parse_testlist(d):
-    """[(program, ranks, args, env, time_limit)] of a directory's testlist."""
+    """[(program, ranks, args, env, time_limit, expected)] of a directory's
+    testlist; expected is how the run is judged (MPICH's resultTest):
+    NoErrors (exit 0 and " No Errors"), TestStatus and TestErrFatal (the job
+    must fail: a non-zero exit), TestStatusNoErrors (a non-zero exit and
+    " No Errors")."""
     tests = []
     path = d / "testlist"
     if not path.exists():
@@ -77,7 +81,7 @@ def parse_testlist(d):
         if len(fields) < 2 or not fields[1].isdigit():
             continue  # a subdirectory or a conditional line
         prog, ranks = fields[0], int(fields[1])
-        args, env, limit, skip = [], {}, 180, False
+        args, env, limit, skip, expect = [], {}, 180, False, "NoErrors"
         for opt in fields[2:]:
             key, _, val = opt.partition("=")
             if key == "arg":
@@ -85,6 +89,8 @@ def parse_testlist(d):
             elif key == "env":
                 k, _, v = val.partition("=")
                 env[k] = v
+            elif key == "resultTest":
+                expect = val
             elif key == "timeLimit":
                 limit = int(val)
             elif key == "xfail" or (key == "strict" and val == "false"):
@@ -92,7 +98,7 @@ def parse_testlist(d):
             elif key == "mpiversion" and float(val) > 4.0:
                 skip = True
         if not skip:
-            tests.append((prog, ranks, args, env, limit))
+            tests.append((prog, ranks, args, env, limit, expect))
     return tests
 
 
@@ -120,7 +126,7 @@ def main():
     for dname in a.dirs:
         d = suite / dname
         sh("make -k -j2 > make.out 2>&1", cwd=d)
-        for prog, ranks, args, env, limit in parse_testlist(d):
+        for prog, ranks, args, env, limit, expect in parse_testlist(d):
             name = f"{dname}/{prog} -n {ranks} {' '.join(args)}".strip()
             if a.only and not re.search(a.only, name):
                 continue
@@ -136,7 +142,12 @@ def main():
             r = subprocess.run(cmd, cwd=d, env={**os.environ, **env}, capture_output=True,
                                text=True, errors="replace")
             out = r.stdout + r.stderr
-            ok = r.returncode == 0 and "No Errors" in out
+            if expect == "NoErrors":
+                ok = r.returncode == 0 and "No Errors" in out
+            elif expect == "TestStatusNoErrors":
+                ok = r.returncode != 0 and "No Errors" in out
+            else:
+                ok = r.returncode != 0
             (passed if ok else failed).append(name)
             print(f"{'ok  ' if ok else 'FAIL'} {name} ({time.time() - t0:.1f}s)", flush=True)
             if not ok and log:

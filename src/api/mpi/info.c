@@ -8,7 +8,11 @@
  *
  * Communicators keep a copy of the info given to MPI_Comm_set_info;
  * MPI_Comm_get_info returns a new copy (an empty info if none was set), and
- * MPI_Comm_dup passes the hints on. */
+ * MPI_Comm_dup passes the hints on.
+ *
+ * Like MPI-4.0 allows, info objects work before MPI_Init and after
+ * MPI_Finalize (they need nothing of the runtime; MPI_INFO_ENV built before
+ * MPI_Init lacks maxprocs). */
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
@@ -233,7 +237,6 @@ static int check_key(const char *key, const char *func)
 
 int PMPI_Info_create(MPI_Info *info_out)
 {
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!info_out)
         return ERR(MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     info *in = calloc(1, sizeof *in);
@@ -260,7 +263,6 @@ FMPL_MPI_WEAK(Info_create_env)
 int PMPI_Info_set(MPI_Info h, const char *key, const char *value)
 {
     static const char func[] = "MPI_Info_set";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     if (in == &env)
         return ERR(MPI_ERR_INFO, func, "MPI_INFO_ENV cannot be changed");
@@ -282,7 +284,6 @@ FMPL_MPI_WEAK(Info_set)
 int PMPI_Info_delete(MPI_Info h, const char *key)
 {
     static const char func[] = "MPI_Info_delete";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     if (in == &env)
         return ERR(MPI_ERR_INFO, func, "MPI_INFO_ENV cannot be changed");
@@ -303,7 +304,6 @@ FMPL_MPI_WEAK(Info_delete)
 int PMPI_Info_get(MPI_Info h, const char *key, int valuelen, char *value, int *flag)
 {
     static const char func[] = "MPI_Info_get";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
     if (rc != MPI_SUCCESS)
@@ -328,7 +328,6 @@ FMPL_MPI_WEAK(Info_get)
 int PMPI_Info_get_string(MPI_Info h, const char *key, int *buflen, char *value, int *flag)
 {
     static const char func[] = "MPI_Info_get_string";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
     if (rc != MPI_SUCCESS)
@@ -355,7 +354,6 @@ FMPL_MPI_WEAK(Info_get_string)
 int PMPI_Info_get_valuelen(MPI_Info h, const char *key, int *valuelen, int *flag)
 {
     static const char func[] = "MPI_Info_get_valuelen";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
     if (rc != MPI_SUCCESS)
@@ -372,7 +370,6 @@ FMPL_MPI_WEAK(Info_get_valuelen)
 
 int PMPI_Info_get_nkeys(MPI_Info h, int *nkeys)
 {
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, "MPI_Info_get_nkeys");
     if (!nkeys)
         return ERR(MPI_ERR_ARG, "MPI_Info_get_nkeys", "nkeys is NULL");
@@ -384,7 +381,6 @@ FMPL_MPI_WEAK(Info_get_nkeys)
 int PMPI_Info_get_nthkey(MPI_Info h, int n, char *key)
 {
     static const char func[] = "MPI_Info_get_nthkey";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, func);
     if (n < 0 || n >= in->n)
         return ERR(MPI_ERR_ARG, func, "n = %d is outside 0 .. %d", n, in->n - 1);
@@ -397,7 +393,6 @@ FMPL_MPI_WEAK(Info_get_nthkey)
 
 int PMPI_Info_dup(MPI_Info h, MPI_Info *newinfo)
 {
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_INFO(h, in, "MPI_Info_dup");
     (void)in;
     if (!newinfo)
@@ -412,7 +407,6 @@ FMPL_MPI_WEAK(Info_dup)
 int PMPI_Info_free(MPI_Info *h)
 {
     static const char func[] = "MPI_Info_free";
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!h)
         return ERR(MPI_ERR_ARG, func, "info is NULL");
     if (*h == MPI_INFO_ENV)
