@@ -116,7 +116,7 @@ static int check_type(const fmpl_datatype *t, int64_t count, int64_t *total)
 static int check_move(const fmpl_datatype *t, int64_t count, int64_t offset, int64_t len,
                       const void *contig, int64_t *n)
 {
-    int64_t total;
+    int64_t total = 0;
     int err = check_type(t, count, &total);
     if (err)
         return err;
@@ -149,7 +149,7 @@ int fmpl_dt_pack_size(int64_t count, const fmpl_datatype *t, int64_t *bytes)
 int fmpl_dt_pack(const void *inbuf, int64_t count, const fmpl_datatype *t, int64_t offset,
                  void *out, int64_t out_len, int64_t *written)
 {
-    int64_t n;
+    int64_t n = 0;
     int err = check_move(t, count, offset, out_len, out, &n);
     if (err)
         return err;
@@ -163,7 +163,7 @@ int fmpl_dt_pack(const void *inbuf, int64_t count, const fmpl_datatype *t, int64
 int fmpl_dt_unpack(const void *in, int64_t in_len, void *outbuf, int64_t count,
                    const fmpl_datatype *t, int64_t offset, int64_t *consumed)
 {
-    int64_t n;
+    int64_t n = 0;
     int err = check_move(t, count, offset, in_len, in, &n);
     if (err)
         return err;
@@ -181,7 +181,7 @@ int fmpl_dt_cursor_init(fmpl_dt_cursor *c, const void *buf, int64_t count,
 {
     if (!c)
         return FMPL_ERROR(FMPL_ERR_ARG, "NULL cursor");
-    int64_t total;
+    int64_t total = 0;
     int err = check_type(t, count, &total);
     if (err)
         return err;
@@ -239,7 +239,7 @@ int fmpl_dt_cursor_seek(fmpl_dt_cursor *c, int64_t pos)
 int fmpl_dt_copy(const void *src, int64_t scount, const fmpl_datatype *stype, void *dst,
                  int64_t dcount, const fmpl_datatype *dtype, int64_t *copied)
 {
-    int64_t stotal, dtotal;
+    int64_t stotal = 0, dtotal = 0;
     int err;
     if ((err = check_type(stype, scount, &stotal)) || (err = check_type(dtype, dcount, &dtotal)))
         return err;

@@ -37,6 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Failure messages nest other messages; cutting a long one short is fine. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
 #define TU_UNUSED __attribute__((unused))
 
 /* ------------------------------------------------------------ identity */

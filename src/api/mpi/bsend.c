@@ -292,7 +292,7 @@ static int bsend(const char *func, const void *buf, MPI_Aint count, MPI_Datatype
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, tag, 0, &c, &bytes);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;

@@ -1039,7 +1039,7 @@ static int contents(const char *func, MPI_Datatype t, int64_t max_integers,
                     MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[],
                     int large)
 {
-    fmpl_datatype *d;
+    fmpl_datatype *d = NULL;
     fmpl_dt_envelope env;
     int rc = envelope(func, t, &d, &env);
     if (rc)

@@ -22,7 +22,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     if (!flag || !message)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = fmpl_mpi_p2p_check("MPI_Improbe", comm, NULL, 0, MPI_BYTE, source, tag, 1, &c,
                                 &bytes);
     if (rc != MPI_SUCCESS)
@@ -101,7 +101,7 @@ static int mrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_request *m;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = take_message(func, buf, count, type, message, &m, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -135,7 +135,7 @@ static int imrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type
     if (!request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_request *m;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = take_message(func, buf, count, type, message, &m, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;

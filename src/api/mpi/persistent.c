@@ -25,7 +25,7 @@ static int init_request(const char *func, const void *buf, MPI_Aint count, MPI_D
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, peer, tag,
                                 kind == FMPL_MREQ_RECV, &c, &bytes);
     if (rc != MPI_SUCCESS)
@@ -142,7 +142,7 @@ int PMPI_Start(MPI_Request *request)
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "request is NULL");
-    fmpl_mpi_request *r;
+    fmpl_mpi_request *r = NULL;
     int rc = startable("MPI_Start", *request, &r);
     return rc != MPI_SUCCESS ? rc : start("MPI_Start", r);
 }
@@ -162,14 +162,14 @@ int PMPI_Startall(int count, MPI_Request requests[])
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Startall",
                               "the request array is NULL");
     for (int i = 0; i < count; i++) {
-        fmpl_mpi_request *r;
+        fmpl_mpi_request *r = NULL;
         int rc = startable("MPI_Startall", requests[i], &r);
         if (rc != MPI_SUCCESS)
             return rc;
     }
     for (int i = 0; i < count; i++) {
         /* Checked again: a handle listed twice is active the second time. */
-        fmpl_mpi_request *r;
+        fmpl_mpi_request *r = NULL;
         int rc = startable("MPI_Startall", requests[i], &r);
         if (rc == MPI_SUCCESS)
             rc = start("MPI_Startall", r);

@@ -50,7 +50,7 @@ static int send_blocking(const char *func, const void *buf, int count, MPI_Datat
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = check(func, comm, buf, count, type, dest, tag, 0, &c, &bytes);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;
@@ -86,7 +86,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = check("MPI_Recv", comm, buf, count, type, source, tag, 1, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -118,7 +118,7 @@ static int start_send(const char *func, const void *buf, int count, MPI_Datatype
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = check(func, comm, buf, count, type, dest, tag, 0, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -165,7 +165,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, "MPI_Irecv", "request is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = check("MPI_Irecv", comm, buf, count, type, source, tag, 1, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -203,7 +203,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = check("MPI_Iprobe", comm, NULL, 0, MPI_BYTE, source, tag, 1, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -33,7 +33,7 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes;
+    MPI_Aint bytes = 0;
     int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &bytes);
     if (rc == MPI_SUCCESS)
         rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, &c, &bytes);

@@ -140,7 +140,7 @@ static int lookup(const char *func, MPI_Datatype t, int k, attr ***list, keyval 
 int PMPI_Type_set_attr(MPI_Datatype t, int type_keyval, void *attribute_val)
 {
     const char *func = "MPI_Type_set_attr";
-    attr **list;
+    attr **list = NULL;
     keyval *kv;
     int rc = lookup(func, t, type_keyval, &list, &kv);
     if (rc)
@@ -170,7 +170,7 @@ FMPL_MPI_WEAK(Type_set_attr)
 int PMPI_Type_get_attr(MPI_Datatype t, int type_keyval, void *attribute_val, int *flag)
 {
     const char *func = "MPI_Type_get_attr";
-    attr **list;
+    attr **list = NULL;
     keyval *kv;
     int rc = lookup(func, t, type_keyval, &list, &kv);
     if (rc)
@@ -193,7 +193,7 @@ FMPL_MPI_WEAK(Type_get_attr)
 int PMPI_Type_delete_attr(MPI_Datatype t, int type_keyval)
 {
     const char *func = "MPI_Type_delete_attr";
-    attr **list;
+    attr **list = NULL;
     keyval *kv;
     int rc = lookup(func, t, type_keyval, &list, &kv);
     if (rc)
