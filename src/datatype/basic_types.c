@@ -17,6 +17,9 @@ typedef struct { float re, im; } f_complex8;
 typedef struct { double re, im; } f_complex16;
 typedef struct { int32_t a, b; } f_2integer; /* two INTEGERs: 4-byte aligned, not 8 */
 
+/* Where MPI gives one type two names (MPI_LONG_LONG_INT and MPI_LONG_LONG,
+ * MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX: one handle each in MPICH's ABI),
+ * MPI_Type_get_name reports the first one, as MPICH does. */
 const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_CHAR, "MPI_CHAR", char, FMPL_CAT_BYTE, FMPL_BT_CHAR),
     T(FMPL_BT_SIGNED_CHAR, "MPI_SIGNED_CHAR", signed char, FMPL_CAT_INT, FMPL_BT_SIGNED_CHAR),
@@ -29,7 +32,7 @@ const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_UNSIGNED, "MPI_UNSIGNED", unsigned, FMPL_CAT_UINT, FMPL_BT_UNSIGNED),
     T(FMPL_BT_LONG, "MPI_LONG", long, FMPL_CAT_INT, FMPL_BT_LONG),
     T(FMPL_BT_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", unsigned long, FMPL_CAT_UINT, FMPL_BT_UNSIGNED_LONG),
-    T(FMPL_BT_LONG_LONG, "MPI_LONG_LONG", long long, FMPL_CAT_INT, FMPL_BT_LONG_LONG),
+    T(FMPL_BT_LONG_LONG, "MPI_LONG_LONG_INT", long long, FMPL_CAT_INT, FMPL_BT_LONG_LONG),
     T(FMPL_BT_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", unsigned long long, FMPL_CAT_UINT, FMPL_BT_UNSIGNED_LONG_LONG),
     T(FMPL_BT_INT8, "MPI_INT8_T", int8_t, FMPL_CAT_INT, FMPL_BT_INT8),
     T(FMPL_BT_INT16, "MPI_INT16_T", int16_t, FMPL_CAT_INT, FMPL_BT_INT16),
@@ -45,7 +48,7 @@ const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_FLOAT, "MPI_FLOAT", float, FMPL_CAT_FLOAT, FMPL_BT_FLOAT),
     T(FMPL_BT_DOUBLE, "MPI_DOUBLE", double, FMPL_CAT_FLOAT, FMPL_BT_DOUBLE),
     T(FMPL_BT_LONG_DOUBLE, "MPI_LONG_DOUBLE", long double, FMPL_CAT_FLOAT, FMPL_BT_LONG_DOUBLE),
-    T(FMPL_BT_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", float _Complex, FMPL_CAT_COMPLEX, FMPL_BT_FLOAT),
+    T(FMPL_BT_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", float _Complex, FMPL_CAT_COMPLEX, FMPL_BT_FLOAT),
     T(FMPL_BT_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", double _Complex, FMPL_CAT_COMPLEX, FMPL_BT_DOUBLE),
     T(FMPL_BT_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", long double _Complex, FMPL_CAT_COMPLEX, FMPL_BT_LONG_DOUBLE),
     T(FMPL_BT_C_BOOL, "MPI_C_BOOL", _Bool, FMPL_CAT_LOGICAL, FMPL_BT_C_BOOL),

@@ -104,7 +104,7 @@ static const struct {
       FMPL_BT_CXX_LONG_DOUBLE_COMPLEX, FMPL_BT_F_DOUBLE_COMPLEX, FMPL_BT_F_COMPLEX8,
       FMPL_BT_F_COMPLEX16, FMPL_BT_F_COMPLEX32}},
     {"Byte", BITS, {FMPL_BT_BYTE}},
-    {"Multi-language", MAXMIN | ARITH | BITS, {FMPL_BT_AINT, FMPL_BT_OFFSET, FMPL_BT_COUNT}},
+    {"Multi-language", MAXMIN | ARITH | LOGIC | BITS, /* LOGIC: MPICH extension */ {FMPL_BT_AINT, FMPL_BT_OFFSET, FMPL_BT_COUNT}},
     {"Pair", B(MINLOC) | B(MAXLOC),
      {FMPL_BT_FLOAT_INT, FMPL_BT_DOUBLE_INT, FMPL_BT_LONG_INT, FMPL_BT_2INT, FMPL_BT_SHORT_INT,
       FMPL_BT_LONG_DOUBLE_INT, FMPL_BT_F_2REAL, FMPL_BT_F_2DOUBLE_PRECISION,
@@ -623,7 +623,12 @@ static void test_edges(void)
     long aint = LONG_MAX, aint2 = 1;
     APPLY(FMPL_MOP_SUM, FMPL_BT_AINT, &aint, &aint2, 1);
     CHECK(aint2 == LONG_MIN, "MPI_AINT sum wrap");
-    CHECK(fmpl_mpi_kernel(FMPL_MOP_LAND, FMPL_BT_AINT) == NULL, "no LAND on MPI_AINT");
+    long l1[3] = {0, 5, 7}, l2[3] = {3, 0, -1};
+    APPLY(FMPL_MOP_LOR, FMPL_BT_AINT, l1, l2, 3); /* MPICH's extension */
+    CHECK(l2[0] == 1 && l2[1] == 1 && l2[2] == 1, "LOR on MPI_AINT");
+    long l3[2] = {0, 5}, l4[2] = {3, 2};
+    APPLY(FMPL_MOP_LAND, FMPL_BT_AINT, l3, l4, 2);
+    CHECK(l4[0] == 0 && l4[1] == 1, "LAND on MPI_AINT");
     CHECK(fmpl_mpi_kernel(FMPL_MOP_LAND, FMPL_BT_F_INTEGER) == NULL, "no LAND on MPI_INTEGER");
     CHECK(fmpl_mpi_kernel(FMPL_MOP_MAX, FMPL_BT_CHAR) == NULL, "no MAX on MPI_CHAR");
     CHECK(fmpl_mpi_kernel(FMPL_MOP_MAX, FMPL_BT_SIGNED_CHAR) != NULL, "MAX on MPI_SIGNED_CHAR");
