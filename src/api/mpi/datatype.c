@@ -803,73 +803,74 @@ int PMPI_Type_size(MPI_Datatype t, int *size)
 }
 FMPL_MPI_WEAK(Type_size)
 
-int PMPI_Type_size_c(MPI_Datatype t, MPI_Count *size)
+/* The 64-bit forms (_c, _x and the MPI_Aint ones) share one body each: the
+ * MPI_Aint and MPI_Count results are both 64-bit integers. */
+static int size64(const char *func, MPI_Datatype t, MPI_Count *size)
 {
-    QUERY_START("MPI_Type_size_c", t, d, size);
+    QUERY_START(func, t, d, size);
     *size = fmpl_dt_size(d);
     return MPI_SUCCESS;
+}
+
+int PMPI_Type_size_c(MPI_Datatype t, MPI_Count *size)
+{
+    return size64("MPI_Type_size_c", t, size);
 }
 FMPL_MPI_WEAK(Type_size_c)
 
 int PMPI_Type_size_x(MPI_Datatype t, MPI_Count *size)
 {
-    QUERY_START("MPI_Type_size_x", t, d, size);
-    *size = fmpl_dt_size(d);
-    return MPI_SUCCESS;
+    return size64("MPI_Type_size_x", t, size);
 }
 FMPL_MPI_WEAK(Type_size_x)
 
+/* lb and extent (true == 0) or true lb and true extent (true == 1). */
+static int extent64(const char *func, MPI_Datatype t, int true_bounds, int64_t *lb,
+                    int64_t *extent)
+{
+    QUERY_START(func, t, d, lb && extent);
+    *lb = true_bounds ? fmpl_dt_true_lb(d) : fmpl_dt_lb(d);
+    *extent = true_bounds ? fmpl_dt_true_extent(d) : fmpl_dt_extent(d);
+    return MPI_SUCCESS;
+}
+
+/* Through int64_t locals: MPI_Aint (long) and MPI_Count (long long) are
+ * distinct types of the same width. */
+#define EXTENT_BODY(func, t, true_bounds, lb_out, extent_out)                          do {                                                                                   int64_t lb_, ext_;                                                                 int rc_ = extent64((func), (t), (true_bounds), (lb_out) ? &lb_ : NULL,                               (extent_out) ? &ext_ : NULL);                                   if (rc_ == MPI_SUCCESS) {                                                              *(lb_out) = lb_;                                                                   *(extent_out) = ext_;                                                          }                                                                                  return rc_;                                                                    } while (0)
+
 int PMPI_Type_get_extent(MPI_Datatype t, MPI_Aint *lb, MPI_Aint *extent)
 {
-    QUERY_START("MPI_Type_get_extent", t, d, lb && extent);
-    *lb = fmpl_dt_lb(d);
-    *extent = fmpl_dt_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_extent", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent)
 
 int PMPI_Type_get_extent_c(MPI_Datatype t, MPI_Count *lb, MPI_Count *extent)
 {
-    QUERY_START("MPI_Type_get_extent_c", t, d, lb && extent);
-    *lb = fmpl_dt_lb(d);
-    *extent = fmpl_dt_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_extent_c", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent_c)
 
 int PMPI_Type_get_extent_x(MPI_Datatype t, MPI_Count *lb, MPI_Count *extent)
 {
-    QUERY_START("MPI_Type_get_extent_x", t, d, lb && extent);
-    *lb = fmpl_dt_lb(d);
-    *extent = fmpl_dt_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_extent_x", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent(MPI_Datatype t, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    QUERY_START("MPI_Type_get_true_extent", t, d, true_lb && true_extent);
-    *true_lb = fmpl_dt_true_lb(d);
-    *true_extent = fmpl_dt_true_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_true_extent", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent)
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype t, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    QUERY_START("MPI_Type_get_true_extent_c", t, d, true_lb && true_extent);
-    *true_lb = fmpl_dt_true_lb(d);
-    *true_extent = fmpl_dt_true_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_true_extent_c", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent_c)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype t, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    QUERY_START("MPI_Type_get_true_extent_x", t, d, true_lb && true_extent);
-    *true_lb = fmpl_dt_true_lb(d);
-    *true_extent = fmpl_dt_true_extent(d);
-    return MPI_SUCCESS;
+    EXTENT_BODY("MPI_Type_get_true_extent_x", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent_x)
 

@@ -603,114 +603,78 @@ static int conversion_error(const char *func, const conv *c)
                           fmpl_basic_types[c->bad_bt].name);
 }
 
-static int pack_external(const char *func, const char *datarep, const void *inbuf,
-                         int64_t incount, MPI_Datatype t, void *outbuf, int64_t outsize,
-                         int64_t *position)
+/* MPI_Pack_external (pack != 0) and MPI_Unpack_external share one body:
+ * `count` elements of type t in `typed`, `packed_size` bytes of external32
+ * data in `packed` from *position on.  The engine packs into (or unpacks
+ * from) a native-layout temporary, and the signature walk converts that
+ * to (from) external32. */
+static int move_external(const char *func, int pack, const char *datarep, void *packed,
+                         int64_t packed_size, int64_t *position, void *typed, int64_t count,
+                         MPI_Datatype t)
 {
     FMPL_MPI_CHECK_READY(ERRC);
     int rc = check_datarep(func, datarep);
     if (rc)
         return rc;
+    const char *size_name = pack ? "outsize" : "insize";
     if (!position)
         return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "position is NULL");
-    if (outsize < 0 || *position < 0 || *position > outsize)
-        return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "position %lld outside 0 .. outsize %lld",
-                              (long long)*position, (long long)outsize);
-    const fmpl_datatype *d;
+    if (packed_size < 0 || *position < 0 || *position > packed_size)
+        return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "position %lld outside 0 .. %s %lld",
+                              (long long)*position, size_name, (long long)packed_size);
+    const fmpl_datatype *d = NULL;
     sig s;
-    int64_t ext;
-    if ((rc = ext_prepare(func, t, incount, 1, &d, &s, &ext)))
+    int64_t ext = 0;
+    if ((rc = ext_prepare(func, t, count, 1, &d, &s, &ext)))
         return rc;
     int64_t native;
-    if (fmpl_dt_pack_size(incount, d, &native) != FMPL_SUCCESS) {
+    if (fmpl_dt_pack_size(count, d, &native) != FMPL_SUCCESS) {
         sig_free(&s);
         return fmpl_mpi_error(ERRC, MPI_ERR_COUNT, func, "too many bytes");
     }
-    if (ext > outsize - *position) {
+    if (ext > packed_size - *position) {
         sig_free(&s);
         return fmpl_mpi_error(ERRC, MPI_ERR_TRUNCATE, func,
-                              "%lld bytes to pack at position %lld do not fit in outsize %lld",
-                              (long long)ext, (long long)*position, (long long)outsize);
+                              "%lld bytes to %s at position %lld, but %s is %lld",
+                              (long long)ext, pack ? "pack" : "unpack", (long long)*position,
+                              size_name, (long long)packed_size);
     }
     if (native == 0) {
         sig_free(&s);
         return MPI_SUCCESS;
     }
     unsigned char *tmp = malloc((size_t)native);
-    if (!tmp || !outbuf) {
+    if (!tmp || !packed) {
         free(tmp);
         sig_free(&s);
-        return fmpl_mpi_error(ERRC, tmp ? MPI_ERR_BUFFER : MPI_ERR_NO_MEM, func,
-                              tmp ? "outbuf is NULL" : "no memory for %lld bytes",
+        if (tmp)
+            return fmpl_mpi_error(ERRC, MPI_ERR_BUFFER, func, "%s is NULL",
+                                  pack ? "outbuf" : "inbuf");
+        return fmpl_mpi_error(ERRC, MPI_ERR_NO_MEM, func, "no memory for %lld bytes",
                               (long long)native);
     }
-    int64_t written;
-    rc = fmpl_dt_pack(inbuf, incount, d, 0, tmp, native, &written);
-    conv c = {.in = tmp, .out = (unsigned char *)outbuf + *position, .out_ext = 1};
-    if (rc == FMPL_SUCCESS && sig_convert(&s, &c) != 0)
-        rc = -1;
+    unsigned char *ext_data = (unsigned char *)packed + *position;
+    conv c;
+    if (pack) {
+        int64_t written;
+        rc = fmpl_dt_pack(typed, count, d, 0, tmp, native, &written);
+        c = (conv){.in = tmp, .out = ext_data, .out_ext = 1};
+        if (rc == FMPL_SUCCESS && sig_convert(&s, &c) != 0)
+            rc = -1;
+    } else {
+        int64_t consumed;
+        c = (conv){.in = ext_data, .out = tmp, .out_ext = 0};
+        rc = sig_convert(&s, &c) != 0 ? -1 : FMPL_SUCCESS; /* widening cannot fail */
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_dt_unpack(tmp, native, typed, count, d, 0, &consumed);
+    }
     free(tmp);
     sig_free(&s);
     if (rc == -1)
         return conversion_error(func, &c);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(ERRC, fmpl_mpi_error_class_of(rc), func, "packing failed");
-    *position += ext;
-    return MPI_SUCCESS;
-}
-
-static int unpack_external(const char *func, const char *datarep, const void *inbuf,
-                           int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
-                           MPI_Datatype t)
-{
-    FMPL_MPI_CHECK_READY(ERRC);
-    int rc = check_datarep(func, datarep);
-    if (rc)
-        return rc;
-    if (!position)
-        return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "position is NULL");
-    if (insize < 0 || *position < 0 || *position > insize)
-        return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "position %lld outside 0 .. insize %lld",
-                              (long long)*position, (long long)insize);
-    const fmpl_datatype *d;
-    sig s;
-    int64_t ext;
-    if ((rc = ext_prepare(func, t, outcount, 1, &d, &s, &ext)))
-        return rc;
-    int64_t native;
-    if (fmpl_dt_pack_size(outcount, d, &native) != FMPL_SUCCESS) {
-        sig_free(&s);
-        return fmpl_mpi_error(ERRC, MPI_ERR_COUNT, func, "too many bytes");
-    }
-    if (ext > insize - *position) {
-        sig_free(&s);
-        return fmpl_mpi_error(ERRC, MPI_ERR_TRUNCATE, func,
-                              "%lld bytes to unpack at position %lld, but insize is %lld",
-                              (long long)ext, (long long)*position, (long long)insize);
-    }
-    if (native == 0) {
-        sig_free(&s);
-        return MPI_SUCCESS;
-    }
-    unsigned char *tmp = malloc((size_t)native);
-    if (!tmp || !inbuf) {
-        free(tmp);
-        sig_free(&s);
-        return fmpl_mpi_error(ERRC, tmp ? MPI_ERR_BUFFER : MPI_ERR_NO_MEM, func,
-                              tmp ? "inbuf is NULL" : "no memory for %lld bytes",
-                              (long long)native);
-    }
-    conv c = {.in = (const unsigned char *)inbuf + *position, .out = tmp, .out_ext = 0};
-    rc = sig_convert(&s, &c) != 0 ? -1 : FMPL_SUCCESS;   /* widening cannot fail */
-    int64_t consumed;
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_dt_unpack(tmp, native, outbuf, outcount, d, 0, &consumed);
-    free(tmp);
-    sig_free(&s);
-    if (rc == -1)
-        return conversion_error(func, &c);
-    if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(ERRC, fmpl_mpi_error_class_of(rc), func, "unpacking failed");
+        return fmpl_mpi_error(ERRC, fmpl_mpi_error_class_of(rc), func, "%s failed",
+                              pack ? "packing" : "unpacking");
     *position += ext;
     return MPI_SUCCESS;
 }
@@ -718,8 +682,8 @@ static int unpack_external(const char *func, const char *datarep, const void *in
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    return pack_external("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf, outsize,
-                         (int64_t *)position);
+    return move_external("MPI_Pack_external", 1, datarep, outbuf, outsize, (int64_t *)position,
+                         (void *)inbuf, incount, datatype);
 }
 FMPL_MPI_WEAK(Pack_external)
 
@@ -727,16 +691,16 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
                          MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                          MPI_Count *position)
 {
-    return pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
-                         outsize, (int64_t *)position);
+    return move_external("MPI_Pack_external_c", 1, datarep, outbuf, outsize, (int64_t *)position,
+                         (void *)inbuf, incount, datatype);
 }
 FMPL_MPI_WEAK(Pack_external_c)
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
-    return unpack_external("MPI_Unpack_external", datarep, inbuf, insize, (int64_t *)position,
-                           outbuf, outcount, datatype);
+    return move_external("MPI_Unpack_external", 0, datarep, (void *)inbuf, insize,
+                         (int64_t *)position, outbuf, outcount, datatype);
 }
 FMPL_MPI_WEAK(Unpack_external)
 
@@ -744,8 +708,8 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
                            MPI_Count *position, void *outbuf, MPI_Count outcount,
                            MPI_Datatype datatype)
 {
-    return unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, (int64_t *)position,
-                           outbuf, outcount, datatype);
+    return move_external("MPI_Unpack_external_c", 0, datarep, (void *)inbuf, insize,
+                         (int64_t *)position, outbuf, outcount, datatype);
 }
 FMPL_MPI_WEAK(Unpack_external_c)
 
