@@ -80,7 +80,9 @@ int fmpl_runtime_finalize(void)
 void fmpl_runtime_abort(int code, const char *message)
 {
     fflush(NULL); /* the launcher kills the others; keep what this rank printed */
-    if (fmpl_runtime_bootstrap(NULL) != FMPL_SUCCESS)
+    /* After finalize the launcher connection is closed: the exit code is
+     * what tells the launcher. */
+    if (fmpl_runtime_state == FMPL_RUNTIME_DONE || fmpl_runtime_bootstrap(NULL) != FMPL_SUCCESS)
         _exit(code ? code : 1);
     bootstrap->abort(bootstrap, code, message);
 }

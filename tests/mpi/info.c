@@ -10,7 +10,13 @@
 
 int main(int argc, char **argv)
 {
-    /* MPI-4.0: info objects work before MPI_Init. */
+    /* MPI-4.0: info objects work before MPI_Init, and one made then lives
+     * on through MPI_Finalize (checked after it). */
+    MPI_Info survivor;
+    if (MPI_Info_create(&survivor) != MPI_SUCCESS || MPI_Info_set(survivor, "s", "kept") != MPI_SUCCESS) {
+        fprintf(stderr, "info objects do not work before MPI_Init\n");
+        return 1;
+    }
     {
         MPI_Info early;
         char value[8];
@@ -165,5 +171,17 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("mpi info ok on %d ranks\n", n);
     MPI_Finalize();
+    {
+        MPI_Info copy;
+        char value[8];
+        int found = 0;
+        if (MPI_Info_dup(survivor, &copy) != MPI_SUCCESS ||
+            MPI_Info_get(copy, "s", 7, value, &found) != MPI_SUCCESS || !found ||
+            strcmp(value, "kept") != 0 || MPI_Info_free(&copy) != MPI_SUCCESS ||
+            MPI_Info_free(&survivor) != MPI_SUCCESS) {
+            fprintf(stderr, "info objects do not survive MPI_Finalize\n");
+            return 1;
+        }
+    }
     return 0;
 }

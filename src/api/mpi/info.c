@@ -208,13 +208,6 @@ int fmpl_mpi_info_lookup(MPI_Info h, const char *key, char *value, int len)
     return 1;
 }
 
-void fmpl_mpi_infos_finalize(void)
-{
-    fmpl_mpi_table_clear(&infos, info_destroy);
-    info_clear(&env);
-    env_built = 0;
-}
-
 /* ------------------------------------------------------------ checks */
 
 #define GET_INFO(h, in, func)                                                      \

@@ -85,7 +85,6 @@ void fmpl_mpi_info_release(MPI_Info info);
 int fmpl_mpi_info_valid(MPI_Info info);
 /* The value of key in info into value[len], or 0 if absent. */
 int fmpl_mpi_info_lookup(MPI_Info info, const char *key, char *value, int len);
-void fmpl_mpi_infos_finalize(void);
 
 /* ------------------------------------------------------------ error handlers */
 

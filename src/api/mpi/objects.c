@@ -130,6 +130,7 @@ void fmpl_mpi_objects_finalize(void)
 {
     fmpl_mpi_groups_finalize();
     fmpl_mpi_attrs_finalize();
-    fmpl_mpi_infos_finalize();
+    /* Info objects outlive MPI_Finalize (MPI-4.0: the MPI_Info functions
+     * may be called before initialization and after finalization). */
     fmpl_mpi_errhandlers_finalize();
 }
