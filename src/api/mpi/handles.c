@@ -100,9 +100,11 @@ void fmpl_mpi_request_unstage(fmpl_mpi_request *r)
 
 void fmpl_mpi_request_free(fmpl_mpi_request *r)
 {
-    fmpl_mpi_request_unstage(r);
-    fmpl_dt_unref(r->buf.type);
-    r->buf = (fmpl_mpi_buf){0};
+    if (r->buf.type) { /* non-contiguous data: staging and the type's reference */
+        fmpl_mpi_request_unstage(r);
+        fmpl_dt_unref(r->buf.type);
+        r->buf.type = NULL;
+    }
     r->kind = FMPL_MREQ_FREE;
     r->next_free = req_free;
     req_free = r;
