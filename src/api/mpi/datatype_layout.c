@@ -34,8 +34,10 @@ static int is_predefined_fast(MPI_Datatype t)
     return ((unsigned)t >> 24) == 0x4cu || ((unsigned)t >= 0x8c000000u && (unsigned)t <= 0x8c000004u);
 }
 
-int fmpl_mpi_buf_describe(MPI_Comm comm, const char *func, const void *buf, MPI_Aint count,
-                          MPI_Datatype t, int null_is_error, fmpl_mpi_buf *b)
+/* Everything but the basic types' fast path (fmpl_mpi_buf_describe). */
+int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
+                               MPI_Aint count, MPI_Datatype t, int null_is_error,
+                               fmpl_mpi_buf *b)
 {
     MPI_Aint size;
     int contiguous;

@@ -82,16 +82,9 @@ fmpl_mpi_request *fmpl_mpi_request_new(void)
     return r;
 }
 
-void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
+void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r)
 {
-    r->buf = *b;
-    if (b->type)
-        fmpl_dt_ref(b->type);
-}
-
-void fmpl_mpi_request_unstage(fmpl_mpi_request *r)
-{
-    if (!r->buf.type || !r->buf.data)
+    if (!r->buf.data)
         return;
     int delivered = r->kind == FMPL_MREQ_RECV && !r->proc_null && r->tm.complete &&
                     !r->tm.cancelled;

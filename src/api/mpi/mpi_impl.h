@@ -96,8 +96,26 @@ typedef struct fmpl_mpi_buf {
  * MPI_BOTTOM with absolute addresses; checked when null_is_error, as the
  * point-to-point calls do) reported on comm from func.
  * Predefined types take a fast path that does not touch the engine. */
-int fmpl_mpi_buf_describe(MPI_Comm comm, const char *func, const void *buf, MPI_Aint count,
-                          MPI_Datatype t, int null_is_error, fmpl_mpi_buf *b);
+int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
+                               MPI_Aint count, MPI_Datatype t, int null_is_error,
+                               fmpl_mpi_buf *b);
+int fmpl_mpi_is_predefined_type(MPI_Datatype t);
+static inline int fmpl_mpi_buf_describe(MPI_Comm comm, const char *func, const void *buf,
+                                        MPI_Aint count, MPI_Datatype t, int null_is_error,
+                                        fmpl_mpi_buf *b)
+{
+    /* The basic predefined types (MPICH handles 0x4c00ssxx: size in bits
+     * 8-15) decide here, without the engine: every message comes this way. */
+    if (__builtin_expect(((unsigned)t & 0xff000000u) == 0x4c000000u, 1) &&
+        fmpl_mpi_is_predefined_type(t) && (buf || !null_is_error || count == 0)) {
+        b->user = b->data = (void *)buf;
+        b->count = count;
+        b->bytes = count * (MPI_Aint)(((unsigned)t >> 8) & 0xff);
+        b->type = NULL;
+        return MPI_SUCCESS;
+    }
+    return fmpl_mpi_buf_describe_slow(comm, func, buf, count, t, null_is_error, b);
+}
 /* Non-contiguous: take a staging buffer for b->bytes (pack the user's data
  * into it when `pack`); MPI_SUCCESS or MPI_ERR_NO_MEM (not reported).
  * Contiguous: nothing. */
@@ -164,10 +182,22 @@ fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 void fmpl_mpi_request_free(fmpl_mpi_request *r);
 /* Keep b in the request, with a reference on a non-contiguous type so that
  * MPI_Type_free before completion is harmless. */
-void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b);
+void fmpl_dt_ref(struct fmpl_datatype *t);
+static inline void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
+{
+    r->buf = *b;
+    if (b->type)
+        fmpl_dt_ref(b->type);
+}
 /* Completion of the data: a receive unpacks what arrived (unless
- * cancelled); the staging buffer goes back.  Idempotent. */
-void fmpl_mpi_request_unstage(fmpl_mpi_request *r);
+ * cancelled); the staging buffer goes back.  Idempotent; contiguous data
+ * costs one test. */
+void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r);
+static inline void fmpl_mpi_request_unstage(fmpl_mpi_request *r)
+{
+    if (r->buf.type)
+        fmpl_mpi_request_unstage_slow(r);
+}
 /* MPI_Finalize: release what requests still hold. */
 void fmpl_mpi_requests_finalize(void);
 /* MPI_Request_free on an active request: back to the pool once the

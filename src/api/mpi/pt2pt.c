@@ -161,7 +161,8 @@ static int start_nonblocking(const char *func, const void *buf, MPI_Aint count,
             fmpl_mpi_request_free(r);
             return no_staging(comm, func, &b);
         }
-        fmpl_mpi_request_hold(r, &b);
+        if (b.type) /* contiguous data needs nothing kept */
+            fmpl_mpi_request_hold(r, &b);
         if (is_recv)
             fmpl_tm_irecv(&r->tm, c->team, b.data, b.bytes, peer, tag);
         else
