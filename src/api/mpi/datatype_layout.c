@@ -27,13 +27,6 @@ static int pair_size(MPI_Datatype t, MPI_Aint *size)
     }
 }
 
-static int is_predefined_fast(MPI_Datatype t)
-{
-    /* basic 0x4c..., pairs 0x8c000000..04: decided without the engine, this
-     * is on every message's path */
-    return ((unsigned)t >> 24) == 0x4cu || ((unsigned)t >= 0x8c000000u && (unsigned)t <= 0x8c000004u);
-}
-
 /* Everything but the basic types' fast path (fmpl_mpi_buf_describe). */
 int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
                                MPI_Aint count, MPI_Datatype t, int null_is_error,
@@ -48,7 +41,7 @@ int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
     b->bytes = count * size;
     b->type = NULL;
     b->data = (void *)buf;
-    if (__builtin_expect(is_predefined_fast(t), 1)) {
+    if (fmpl_mpi_is_predefined_type(t)) { /* the pair types: contiguous, from the start */
         if (!buf && b->bytes > 0 && null_is_error)
             return fmpl_mpi_error(comm, MPI_ERR_BUFFER, func, "buffer is NULL with count %ld",
                                   (long)count);
@@ -88,15 +81,6 @@ int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
         return MPI_ERR_TYPE;
     *size = fmpl_dt_size(d);
     *contiguous = fmpl_dt_is_contiguous(d);
-    return MPI_SUCCESS;
-}
-
-int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb)
-{
-    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
-    if (!d)
-        return MPI_ERR_TYPE;
-    *true_lb = fmpl_dt_true_lb(d);
     return MPI_SUCCESS;
 }
 

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "collectives/op.h"
+#include "datatype/datatype.h"
 #include "mpi.h"
 #include "protocols/tag_match.h"
 #include "protocols/team.h"
@@ -80,12 +82,11 @@ void fmpl_mpi_comms_finalize(void);
  * staging buffer (dt_staging.c): fmpl_mpi_buf_stage sets data to the
  * staging buffer (packing the user's data into it for a send), and
  * fmpl_mpi_buf_unstage unpacks what was received and gives it back. */
-struct fmpl_datatype;
 typedef struct fmpl_mpi_buf {
     void *user;                 /* the caller's buffer (NULL: MPI_BOTTOM) */
     MPI_Aint count;
     MPI_Aint bytes;             /* count * size: the bytes on the wire */
-    struct fmpl_datatype *type; /* non-contiguous: the engine's type; NULL: contiguous */
+    fmpl_datatype *type;        /* non-contiguous: the engine's type; NULL: contiguous */
     void *data;                 /* where the bytes are: user + true_lb, or the staging
                                    buffer while staged (NULL before) */
 } fmpl_mpi_buf;
@@ -99,7 +100,7 @@ typedef struct fmpl_mpi_buf {
 int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
                                MPI_Aint count, MPI_Datatype t, int null_is_error,
                                fmpl_mpi_buf *b);
-int fmpl_mpi_is_predefined_type(MPI_Datatype t);
+int fmpl_mpi_is_predefined_type(MPI_Datatype t); /* basic_type_map.c, see below */
 static inline int fmpl_mpi_buf_describe(MPI_Comm comm, const char *func, const void *buf,
                                         MPI_Aint count, MPI_Datatype t, int null_is_error,
                                         fmpl_mpi_buf *b)
@@ -182,7 +183,6 @@ fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 void fmpl_mpi_request_free(fmpl_mpi_request *r);
 /* Keep b in the request, with a reference on a non-contiguous type so that
  * MPI_Type_free before completion is harmless. */
-void fmpl_dt_ref(struct fmpl_datatype *t);
 static inline void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
 {
     r->buf = *b;
@@ -240,9 +240,8 @@ void fmpl_mpi_bsend_finalize(void);
  * and constructors in datatype.c, the layout queries of the communication
  * layers in datatype_layout.c, predefined handles in basic_type_map.c,
  * MPI_Pack/Unpack/external32 in pack.c, type attributes in type_attr.c,
- * MPI_Get_elements in type_elements.c. */
-
-#include "datatype/datatype.h"
+ * MPI_Get_elements in type_elements.c; staging for non-contiguous data in
+ * dt_staging.c (above: fmpl_mpi_buf) and coll_stage.c. */
 
 /* The engine object behind a handle: predefined handles -> the static
  * fmpl_dt_basic() objects, MPI_LB / MPI_UB -> the bound markers, derived
@@ -260,7 +259,7 @@ fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
  *   *contiguous  1 when `count` elements are exactly the bytes
  *                [buf + offset, buf + offset + count * size), in the order
  *                of the packed stream, so that moving them is one memcpy;
- *                offset is fmpl_mpi_type_offset (true_lb: 0 for every
+ *                offset is the type's true_lb (0 for every
  *                predefined type, possibly non-zero for derived ones, e.g.
  *                MPI_Type_create_resized or an indexed type starting at a
  *                non-zero displacement).  0 otherwise: move the data with
@@ -270,9 +269,6 @@ fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
  * an uncommitted derived type: fmpl_mpi_type_check reports either with a
  * message. */
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous);
-/* *true_lb of the type (where the data of a contiguous type begins,
- * relative to the buffer); MPI_SUCCESS or MPI_ERR_TYPE. */
-int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb);
 /* MPI_SUCCESS if t may be used in communication (valid, committed),
  * else report MPI_ERR_TYPE on comm from function `func` with a message
  * saying why (invalid handle, MPI_DATATYPE_NULL, not committed). */
@@ -313,8 +309,6 @@ int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Coun
 
 /* ------------------------------------------------------------ operations */
 
-#include "collectives/op.h"
-
 /* A reduction of elements of an MPI datatype with an MPI operation, as the
  * collective algorithms see it: `op` applies to elements of a stream.
  *  - Predefined type, or a derived one laid out like an array of one basic
@@ -337,14 +331,14 @@ int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Coun
 typedef struct fmpl_mpi_user_ctx {
     MPI_User_function *fn;
     MPI_Datatype type;
-    struct fmpl_datatype *derived; /* staged user operation: the type to unpack into */
+    fmpl_datatype *derived;       /* staged user operation: the type to unpack into */
 } fmpl_mpi_user_ctx;
 
 typedef struct fmpl_mpi_reduction {
     fmpl_op op;
     fmpl_mpi_user_ctx ctx;
-    struct fmpl_datatype *type;   /* staged: the user's type; NULL: in place */
-    struct fmpl_datatype *stream; /* staged, predefined op: the basic type; NULL: packed */
+    fmpl_datatype *type;          /* staged: the user's type; NULL: in place */
+    fmpl_datatype *stream;        /* staged, predefined op: the basic type; NULL: packed */
     int64_t per;                  /* stream elements per element of the type */
     MPI_Aint offset;              /* in place: where the data starts (true_lb) */
     const char *why;
