@@ -84,6 +84,15 @@ int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
     return MPI_SUCCESS;
 }
 
+int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb)
+{
+    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
+    if (!d)
+        return MPI_ERR_TYPE;
+    *true_lb = fmpl_dt_true_lb(d);
+    return MPI_SUCCESS;
+}
+
 int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func)
 {
     if (t == MPI_DATATYPE_NULL)

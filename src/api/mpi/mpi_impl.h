@@ -259,7 +259,7 @@ fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
  *   *contiguous  1 when `count` elements are exactly the bytes
  *                [buf + offset, buf + offset + count * size), in the order
  *                of the packed stream, so that moving them is one memcpy;
- *                offset is the type's true_lb (0 for every
+ *                offset is fmpl_mpi_type_offset (true_lb: 0 for every
  *                predefined type, possibly non-zero for derived ones, e.g.
  *                MPI_Type_create_resized or an indexed type starting at a
  *                non-zero displacement).  0 otherwise: move the data with
@@ -269,6 +269,9 @@ fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
  * an uncommitted derived type: fmpl_mpi_type_check reports either with a
  * message. */
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous);
+/* *true_lb of the type (where the data of a contiguous type begins,
+ * relative to the buffer); MPI_SUCCESS or MPI_ERR_TYPE. */
+int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb);
 /* MPI_SUCCESS if t may be used in communication (valid, committed),
  * else report MPI_ERR_TYPE on comm from function `func` with a message
  * saying why (invalid handle, MPI_DATATYPE_NULL, not committed). */
