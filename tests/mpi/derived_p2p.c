@@ -3,11 +3,12 @@
  * one rank).
  *
  * For each constructor kind (vector, indexed out of address order, struct
- * with holes, subarray, resized with lb != 0, negative displacements, a
- * contiguous type offset from the buffer) and each way to communicate
- * (blocking, synchronous, buffered, nonblocking, persistent,
- * Sendrecv_replace, Mprobe/Mrecv, Improbe/Imrecv) the receive buffer must
- * equal what MPI_Pack of the sender's buffer unpacked into the receiver's
+ * with holes, subarray, resized with lb -12, negative displacements, a
+ * contiguous type offset from the buffer, an hvector of a struct) and each
+ * way to communicate (blocking, synchronous, buffered and persistent
+ * buffered, nonblocking, persistent, Sendrecv, Sendrecv_replace,
+ * Mprobe/Mrecv, Mprobe/Imrecv) the receive buffer must equal what MPI_Pack
+ * of the sender's buffer unpacked into the receiver's
  * initial buffer gives: the type's bytes replaced, holes and the bytes
  * around untouched.  Also: a 1 MiB vector (larger than a staging slot),
  * many outstanding non-contiguous sends (the staging pool runs out and
@@ -54,9 +55,11 @@ static void same(const unsigned char *got, const unsigned char *exp, const char 
               what, i, i - MID, got[i], exp[i]);
 }
 
-enum { BLOCKING, SYNC, BUFFERED, NONBLOCKING, PERSISTENT, REPLACE, MRECV, IMRECV, NMODES };
+enum { BLOCKING, SYNC, BUFFERED, NONBLOCKING, PERSISTENT, SENDRECV, REPLACE, MRECV, IMRECV,
+       NMODES };
 static const char *mode_name[NMODES] = {"blocking", "ssend", "bsend", "nonblocking",
-                                        "persistent", "sendrecv_replace", "mrecv", "imrecv"};
+                                        "persistent", "sendrecv", "sendrecv_replace", "mrecv",
+                                        "imrecv"};
 
 /* One transfer of `count` elements of `type` in the given mode; checks the
  * received bytes. */
@@ -100,6 +103,14 @@ static void transfer(int kind, const char *tname, MPI_Datatype type, int count, 
         same(in, (expected(exp, initial, from, kind, count, type), exp), what);
         memset(in, 0xee, MEM);
         CHECK_OK(MPI_Recv(in + MID, count, type, from, tag + 1000, MPI_COMM_WORLD, &st));
+        same(in, (expected(exp, initial, from, kind, count, type), exp), what);
+        memset(in, 0xee, MEM);
+        /* persistent buffered: packed into the attached buffer at each start */
+        CHECK_OK(MPI_Bsend_init(out + MID, count, type, to, tag + 2000, MPI_COMM_WORLD, &rq[1]));
+        CHECK_OK(MPI_Start(&rq[1]));
+        CHECK_OK(MPI_Wait(&rq[1], MPI_STATUS_IGNORE));
+        CHECK_OK(MPI_Request_free(&rq[1]));
+        CHECK_OK(MPI_Recv(in + MID, count, type, from, tag + 2000, MPI_COMM_WORLD, &st));
         void *b;
         int bs;
         CHECK_OK(MPI_Buffer_detach(&b, &bs));
@@ -125,6 +136,10 @@ static void transfer(int kind, const char *tname, MPI_Datatype type, int count, 
         }
         CHECK_OK(MPI_Request_free(&rq[0]));
         CHECK_OK(MPI_Request_free(&rq[1]));
+        break;
+    case SENDRECV:
+        CHECK_OK(MPI_Sendrecv(out + MID, count, type, to, tag, in + MID, count, type, from, tag,
+                              MPI_COMM_WORLD, &st));
         break;
     case REPLACE:
         memcpy(in, out, MEM);
