@@ -450,10 +450,20 @@ static void lifetimes(void)
     int cancelled;
     MPI_Test_cancelled(&st, &cancelled);
     CHECK(cancelled, "the receive was not cancelled");
-    /* freed while active: it still completes, and gives its staging back */
+    /* freed while active: it still completes, its data lands by the time a
+     * later message from the same sender is received, and it gives its
+     * staging back */
+    for (int i = 0; i < 8; i++)
+        in[i] = -1;
     CHECK_OK(MPI_Irecv(in, 1, v, from, 17, MPI_COMM_WORLD, &rq));
     CHECK_OK(MPI_Request_free(&rq));
     CHECK_OK(MPI_Send(out, 1, v, to, 17, MPI_COMM_WORLD));
+    int later;
+    CHECK_OK(MPI_Sendrecv(&rank, 1, MPI_INT, to, 18, &later, 1, MPI_INT, from, 18,
+                          MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 8; i++)
+        CHECK(in[i] == (i % 2 ? -1 : from + 2 * (i / 2)), "freed receive: in[%d] = %d", i,
+              in[i]);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Type_free(&v);
 }

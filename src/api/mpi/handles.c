@@ -45,7 +45,8 @@ static int grow_requests(void)
 
 /* Requests freed by MPI_Request_free while active, linked through
  * next_free: they return to the pool once complete. */
-static fmpl_mpi_request *req_freed_active;
+fmpl_mpi_request *fmpl_mpi_req_freed_active;
+#define req_freed_active fmpl_mpi_req_freed_active
 
 void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
 {
@@ -54,7 +55,7 @@ void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
     req_freed_active = r;
 }
 
-static void reap_freed_active(void)
+void fmpl_mpi_requests_reap_slow(void)
 {
     fmpl_mpi_request **p = &req_freed_active;
     while (*p) {
@@ -70,8 +71,7 @@ static void reap_freed_active(void)
 
 fmpl_mpi_request *fmpl_mpi_request_new(void)
 {
-    if (req_freed_active)
-        reap_freed_active();
+    fmpl_mpi_requests_reap();
     if (!req_free && !grow_requests())
         return NULL;
     fmpl_mpi_request *r = req_free;

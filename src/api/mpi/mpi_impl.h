@@ -198,6 +198,18 @@ static inline void fmpl_mpi_request_unstage(fmpl_mpi_request *r)
     if (r->buf.type)
         fmpl_mpi_request_unstage_slow(r);
 }
+/* Return the requests freed while active (MPI_Request_free) that have
+ * completed to the pool; a non-contiguous receive among them unpacks its
+ * data then.  Runs when a request is created or completed and after a
+ * blocking receive, so such data lands before anything the caller could
+ * learn of its completion from. */
+extern fmpl_mpi_request *fmpl_mpi_req_freed_active;
+void fmpl_mpi_requests_reap_slow(void);
+static inline void fmpl_mpi_requests_reap(void)
+{
+    if (__builtin_expect(fmpl_mpi_req_freed_active != NULL, 0))
+        fmpl_mpi_requests_reap_slow();
+}
 /* MPI_Finalize: release what requests still hold. */
 void fmpl_mpi_requests_finalize(void);
 /* MPI_Request_free on an active request: back to the pool once the

@@ -111,6 +111,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
     fmpl_tm_irecv(&r, c->team, b.data, b.bytes, source, tag);
     rc = wait_tm(&r);
     fmpl_mpi_buf_unstage(&b, r.st_bytes);
+    fmpl_mpi_requests_reap();
     int err = rc == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rc);
     if (status != MPI_STATUS_IGNORE)
         fmpl_mpi_status_set(status, r.st_source, r.st_tag, err, r.st_bytes, 0);

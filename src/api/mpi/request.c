@@ -70,6 +70,7 @@ int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status
 {
     int err = fmpl_mpi_request_status(r, status);
     fmpl_mpi_request_unstage(r); /* a non-contiguous receive's data lands now */
+    fmpl_mpi_requests_reap();
     if (r->persistent) {
         r->active = 0;
     } else {
