@@ -2,8 +2,8 @@
  * _c forms); MPI_Bsend_init starts through fmpl_mpi_bsend_start too
  * (persistent.c).
  *
- * A buffered send copies the message into the attached buffer and sends it
- * from there with the tag-matched protocol, so it completes as soon as the
+ * A buffered send copies the message into the attached buffer (a
+ * non-contiguous datatype is packed straight into it) and sends it from there with the tag-matched protocol, so it completes as soon as the
  * copy is made.  The space is reclaimed once the protocol's send completes:
  * at once for an eager message (the protocol copies it into the channel), at
  * FIN for a rendezvous one.  MPI_Buffer_detach waits until every message in
@@ -140,9 +140,10 @@ static int find_space(uint64_t n, uint64_t *off)
     return n <= first - end;
 }
 
-int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team, const void *buf,
-                         MPI_Aint bytes, int dest, int tag)
+int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team,
+                         const fmpl_mpi_buf *b, int dest, int tag)
 {
+    MPI_Aint bytes = b->bytes;
     if (!B.attached)
         return fmpl_mpi_error(comm, MPI_ERR_BUFFER, func,
                               "no buffer is attached for buffered sends (MPI_Buffer_attach)");
@@ -170,8 +171,11 @@ int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team, const
     e->msg = m;
     e->bytes = (uint64_t)bytes;
     char *payload = (char *)(e + 1);
-    if (bytes)
-        memcpy(payload, buf, (size_t)bytes);
+    int64_t packed;
+    if (b->type) /* non-contiguous: packed straight into the attached buffer */
+        fmpl_dt_pack(b->user, b->count, b->type, 0, payload, bytes, &packed);
+    else if (bytes)
+        memcpy(payload, b->data, (size_t)bytes);
     if (B.tail != NONE)
         at(B.tail)->next = off;
     else
@@ -292,11 +296,11 @@ static int bsend(const char *func, const void *buf, MPI_Aint count, MPI_Datatype
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes = 0;
-    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, tag, 0, &c, &bytes);
+    fmpl_mpi_buf b;
+    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, tag, 0, &c, &b);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;
-    return fmpl_mpi_bsend_start(func, comm, c->team, buf, bytes, dest, tag);
+    return fmpl_mpi_bsend_start(func, comm, c->team, &b, dest, tag);
 }
 
 static int ibsend(const char *func, const void *buf, MPI_Aint count, MPI_Datatype type,

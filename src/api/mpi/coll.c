@@ -1,5 +1,9 @@
 /* MPI collectives on FMPL's collective core (the same algorithms as
- * fmpl.h's).  Plain contiguous datatypes only in this version. */
+ * fmpl.h's): barrier, bcast, reduce, allreduce.  Any committed datatype: a
+ * contiguous one is the user's bytes (from true_lb); a non-contiguous one
+ * is packed into a staging buffer (dt_staging.c) around the byte-level
+ * algorithm, and reductions see datatypes through fmpl_mpi_reduction
+ * (op.c). */
 #include "api/mpi/mpi_impl.h"
 #include "collectives/collectives.h"
 
@@ -24,19 +28,21 @@ int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     if (!c)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast",
                               "invalid communicator 0x%x", (unsigned)comm);
-    MPI_Aint size;
-    int contiguous;
     if (count < 0)
         return fmpl_mpi_error(comm, MPI_ERR_COUNT, "MPI_Bcast", "count %d is negative", count);
-    if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS)
-        return fmpl_mpi_type_check(comm, type, "MPI_Bcast");
-    int prc = fmpl_mpi_plain_type(comm, type, contiguous, "MPI_Bcast");
-    if (prc != MPI_SUCCESS)
-        return prc;
     if (root < 0 || root >= c->team->size)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d is outside 0 .. %d",
                               root, c->team->size - 1);
-    int rc = fmpl_coll_bcast(c->team, buf, (int64_t)count * size, root);
+    fmpl_mpi_buf b;
+    int rc = fmpl_mpi_buf_describe(comm, "MPI_Bcast", buf, count, type, 0, &b);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int is_root = c->team->rank == root;
+    if (fmpl_mpi_buf_stage(&b, is_root) != MPI_SUCCESS)
+        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Bcast",
+                              "no memory for a %ld-byte staging buffer", (long)b.bytes);
+    rc = fmpl_coll_bcast(c->team, b.data, b.bytes, root);
+    fmpl_mpi_buf_unstage(&b, is_root || rc != FMPL_SUCCESS ? 0 : b.bytes);
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
                               : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), "MPI_Bcast",
                                                "broadcast failed");
@@ -72,23 +78,33 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, i
     if (root >= 0 && root >= c->team->size)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is outside 0 .. %d", root,
                               c->team->size - 1);
-    fmpl_op o;
-    fmpl_mpi_user_ctx ctx;
-    int rc = fmpl_mpi_op_make(op, type, &o, &ctx);
+    fmpl_mpi_reduction r;
+    int rc = fmpl_mpi_reduction_make(op, type, &r);
     if (rc != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, rc, func, "operation 0x%x is not defined on datatype 0x%x",
-                              (unsigned)op, (unsigned)type);
-    size_t bytes = (size_t)count * fmpl_op_elem_size(&o);
+        return fmpl_mpi_error(comm, rc, func, "operation 0x%x on datatype 0x%x: %s",
+                              (unsigned)op, (unsigned)type, r.why);
+    int64_t n = fmpl_mpi_reduction_count(&r, count);
+    size_t bytes = fmpl_mpi_reduction_bytes(&r, count);
     int is_root = root < 0 || root == c->team->rank;
     char *work = scratch(2 * bytes + 64);
     if (!work && bytes)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for %zu bytes", bytes);
-    /* The result lands in recvbuf on the root(s); others reduce a copy. */
-    char *buf = is_root ? recvbuf : work + bytes;
-    if (sendbuf != MPI_IN_PLACE || !is_root)
-        memmove(buf, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, bytes);
-    rc = root < 0 ? fmpl_coll_allreduce(c->team, buf, count, &o, work)
-                  : fmpl_coll_reduce(c->team, buf, count, &o, root, work);
+    /* The result lands in recvbuf on the root(s) (staged: in a copy that is
+     * then unpacked); others reduce a copy. */
+    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    char *buf = work + bytes;
+    if (!r.type) {
+        if (is_root)
+            buf = (char *)recvbuf + r.offset;
+        if (sendbuf != MPI_IN_PLACE || !is_root)
+            memmove(buf, in + r.offset, bytes);
+    } else {
+        fmpl_mpi_reduction_in(&r, in, count, buf);
+    }
+    rc = root < 0 ? fmpl_coll_allreduce(c->team, buf, n, &r.op, work)
+                  : fmpl_coll_reduce(c->team, buf, n, &r.op, root, work);
+    if (r.type && is_root && rc == FMPL_SUCCESS)
+        fmpl_mpi_reduction_out(&r, buf, count, recvbuf);
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
                               : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
                                                "reduction failed");

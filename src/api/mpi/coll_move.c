@@ -1,10 +1,18 @@
 /* MPI data-movement and reduction collectives beyond barrier, bcast,
  * reduce and allreduce: gather(v), scatter(v), allgather(v), alltoall(v,w),
  * reduce_scatter(_block), scan, exscan.  Checks, handle conversion, counts
- * turned into bytes, then the collective core.  Contiguous datatypes only in
- * this version (derived ones return MPI_ERR_TYPE until the datatype binding
- * is integrated). */
-#include "api/mpi/mpi_impl.h"
+ * turned into bytes, then the collective core.
+ *
+ * Any committed datatype: each buffer argument is a set of blocks
+ * (coll_stage.h).  Contiguous types (derived ones from their true_lb) go to
+ * the byte-level algorithms as they are; a non-contiguous one is packed
+ * into a staging buffer before the algorithm and unpacked after, and the
+ * send and receive sides may use different types with the same signature.
+ * MPI_IN_PLACE packs the part of the receive buffer that is input (the
+ * root's block of gather, the own block of allgather, the whole buffer of
+ * alltoall).  Reductions see datatypes through fmpl_mpi_reduction (op.c):
+ * staged operands are converted to the operation's stream and back. */
+#include "api/mpi/coll_stage.h"
 #include "collectives/collectives.h"
 #include "collectives/op.h"
 
@@ -45,14 +53,6 @@ static int enter(ctx *x, MPI_Comm comm, const char *func)
     return MPI_SUCCESS;
 }
 
-static int type_size(ctx *x, MPI_Datatype t, MPI_Aint *size)
-{
-    int contiguous;
-    if (fmpl_mpi_type_layout(t, size, &contiguous) != MPI_SUCCESS)
-        return fmpl_mpi_type_check(x->comm, t, x->func);
-    return fmpl_mpi_plain_type(x->comm, t, contiguous, x->func);
-}
-
 static int check_root(ctx *x, int root)
 {
     if (root < 0 || root >= x->c->team->size)
@@ -66,6 +66,45 @@ static int finish(ctx *x, int rc)
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
                               : fmpl_mpi_error(x->comm, fmpl_mpi_error_class_of(rc), x->func,
                                                "the collective failed");
+}
+
+static int check_type(ctx *x, MPI_Datatype t)
+{
+    MPI_Aint size;
+    int contiguous;
+    if (fmpl_mpi_type_layout(t, &size, &contiguous) != MPI_SUCCESS)
+        return fmpl_mpi_type_check(x->comm, t, x->func);
+    return MPI_SUCCESS;
+}
+
+/* Stage the blocks of up to two arguments (a NULL one is skipped); on
+ * failure nothing stays staged. */
+static int stage(ctx *x, fmpl_mpi_blocks *a, fmpl_mpi_blocks *b)
+{
+    int rc = a ? fmpl_mpi_blocks_init(a) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && b)
+        rc = fmpl_mpi_blocks_init(b);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (a)
+        fmpl_mpi_blocks_done(a);
+    if (b)
+        fmpl_mpi_blocks_done(b);
+    return fmpl_mpi_error(x->comm, MPI_ERR_NO_MEM, x->func,
+                          "no memory for a staging buffer (non-contiguous datatype)");
+}
+
+/* After the algorithm: unpack the receive side (when it succeeded) and
+ * give the staging back. */
+static int unstage(ctx *x, int rc, fmpl_mpi_blocks *send, fmpl_mpi_blocks *recv)
+{
+    if (recv && rc == FMPL_SUCCESS)
+        fmpl_mpi_blocks_unpack_all(recv);
+    if (send)
+        fmpl_mpi_blocks_done(send);
+    if (recv)
+        fmpl_mpi_blocks_done(recv);
+    return finish(x, rc);
 }
 
 #define TRY(expr)                                                                  \
@@ -83,15 +122,23 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     ctx x;
     TRY(enter(&x, comm, "MPI_Gather"));
     TRY(check_root(&x, root));
-    int me_root = x.c->team->rank == root, in_place = me_root && sendbuf == MPI_IN_PLACE;
-    MPI_Aint ss = 0, rs = 0;
+    int n = x.c->team->size, me_root = x.c->team->rank == root;
+    int in_place = me_root && sendbuf == MPI_IN_PLACE;
     if (!in_place)
-        TRY(type_size(&x, sendtype, &ss));
+        TRY(check_type(&x, sendtype));
     if (me_root)
-        TRY(type_size(&x, recvtype, &rs));
-    int64_t bytes = me_root ? (int64_t)recvcount * rs : (int64_t)sendcount * ss;
-    return finish(&x, fmpl_coll_gather(x.c->team, sendbuf, recvbuf, bytes, root,
-                                       in_place ? FMPL_COLL_IN_PLACE : 0));
+        TRY(check_type(&x, recvtype));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = 1, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
+    TRY(stage(&x, in_place ? NULL : &s, me_root ? &r : NULL));
+    if (!in_place)
+        fmpl_mpi_blocks_pack_all(&s);
+    if (in_place)
+        fmpl_mpi_blocks_pack(&r, root);
+    int64_t bytes = me_root ? r.total / n : s.total;
+    int rc = fmpl_coll_gather(x.c->team, in_place ? sendbuf : s.base, me_root ? r.base : recvbuf,
+                              bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, rc, in_place ? NULL : &s, me_root ? &r : NULL);
 }
 FMPL_MPI_WEAK(Gather)
 
@@ -104,23 +151,28 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && sendbuf == MPI_IN_PLACE;
-    MPI_Aint ss = 0, rs = 0;
     if (!in_place)
-        TRY(type_size(&x, sendtype, &ss));
+        TRY(check_type(&x, sendtype));
     int64_t *rc = NULL, *rd = NULL;
     if (me_root) {
-        TRY(type_size(&x, recvtype, &rs));
+        TRY(check_type(&x, recvtype));
         rc = counts_scratch(n, 0);
         rd = counts_scratch(n, 1);
         if (!rc || !rd)
             return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-        for (int p = 0; p < n; p++) {
-            rc[p] = (int64_t)recvcounts[p] * rs;
-            rd[p] = (int64_t)displs[p] * rs;
-        }
     }
-    return finish(&x, fmpl_coll_gatherv(x.c->team, sendbuf, (int64_t)sendcount * ss, recvbuf,
-                                        rc, rd, root, in_place ? FMPL_COLL_IN_PLACE : 0));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = 1, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .counts = recvcounts, .displs = displs,
+                         .type = recvtype, .bcounts = rc, .bdispls = rd};
+    TRY(stage(&x, in_place ? NULL : &s, me_root ? &r : NULL));
+    if (!in_place)
+        fmpl_mpi_blocks_pack_all(&s);
+    if (in_place)
+        fmpl_mpi_blocks_pack(&r, root);
+    int err = fmpl_coll_gatherv(x.c->team, in_place ? sendbuf : s.base, in_place ? 0 : s.total,
+                                me_root ? r.base : recvbuf, rc, rd, root,
+                                in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, err, in_place ? NULL : &s, me_root ? &r : NULL);
 }
 FMPL_MPI_WEAK(Gatherv)
 
@@ -130,15 +182,21 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     ctx x;
     TRY(enter(&x, comm, "MPI_Scatter"));
     TRY(check_root(&x, root));
-    int me_root = x.c->team->rank == root, in_place = me_root && recvbuf == MPI_IN_PLACE;
-    MPI_Aint ss = 0, rs = 0;
+    int n = x.c->team->size, me_root = x.c->team->rank == root;
+    int in_place = me_root && recvbuf == MPI_IN_PLACE;
     if (me_root)
-        TRY(type_size(&x, sendtype, &ss));
+        TRY(check_type(&x, sendtype));
     if (!in_place)
-        TRY(type_size(&x, recvtype, &rs));
-    int64_t bytes = me_root ? (int64_t)sendcount * ss : (int64_t)recvcount * rs;
-    return finish(&x, fmpl_coll_scatter(x.c->team, sendbuf, recvbuf, bytes, root,
-                                        in_place ? FMPL_COLL_IN_PLACE : 0));
+        TRY(check_type(&x, recvtype));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = n, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = 1, .count = recvcount, .type = recvtype};
+    TRY(stage(&x, me_root ? &s : NULL, in_place ? NULL : &r));
+    if (me_root)
+        fmpl_mpi_blocks_pack_all(&s);
+    int64_t bytes = me_root ? s.total / n : r.total;
+    int rc = fmpl_coll_scatter(x.c->team, me_root ? s.base : sendbuf, in_place ? recvbuf : r.base,
+                               bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, rc, me_root ? &s : NULL, in_place ? NULL : &r);
 }
 FMPL_MPI_WEAK(Scatter)
 
@@ -151,24 +209,26 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && recvbuf == MPI_IN_PLACE;
-    MPI_Aint ss = 0, rs = 0;
     if (!in_place)
-        TRY(type_size(&x, recvtype, &rs));
+        TRY(check_type(&x, recvtype));
     int64_t *sc = NULL, *sd = NULL;
     if (me_root) {
-        TRY(type_size(&x, sendtype, &ss));
+        TRY(check_type(&x, sendtype));
         sc = counts_scratch(n, 0);
         sd = counts_scratch(n, 1);
         if (!sc || !sd)
             return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-        for (int p = 0; p < n; p++) {
-            sc[p] = (int64_t)sendcounts[p] * ss;
-            sd[p] = (int64_t)displs[p] * ss;
-        }
     }
-    return finish(&x, fmpl_coll_scatterv(x.c->team, sendbuf, sc, sd, recvbuf,
-                                         (int64_t)recvcount * rs, root,
-                                         in_place ? FMPL_COLL_IN_PLACE : 0));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = n, .counts = sendcounts, .displs = displs,
+                         .type = sendtype, .bcounts = sc, .bdispls = sd};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = 1, .count = recvcount, .type = recvtype};
+    TRY(stage(&x, me_root ? &s : NULL, in_place ? NULL : &r));
+    if (me_root)
+        fmpl_mpi_blocks_pack_all(&s);
+    int rc = fmpl_coll_scatterv(x.c->team, me_root ? s.base : sendbuf, sc, sd,
+                                in_place ? recvbuf : r.base, in_place ? 0 : r.total, root,
+                                in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, rc, me_root ? &s : NULL, in_place ? NULL : &r);
 }
 FMPL_MPI_WEAK(Scatterv)
 
@@ -179,16 +239,20 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     ctx x;
     TRY(enter(&x, comm, "MPI_Allgather"));
-    MPI_Aint rs;
-    TRY(type_size(&x, recvtype, &rs));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (!in_place) {
-        MPI_Aint ss;
-        TRY(type_size(&x, sendtype, &ss));
-        (void)sendcount;
-    }
-    return finish(&x, fmpl_coll_allgather(x.c->team, sendbuf, recvbuf, (int64_t)recvcount * rs,
-                                          in_place ? FMPL_COLL_IN_PLACE : 0));
+    TRY(check_type(&x, recvtype));
+    int n = x.c->team->size, in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place)
+        TRY(check_type(&x, sendtype));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = 1, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
+    TRY(stage(&x, in_place ? NULL : &s, &r));
+    if (in_place)
+        fmpl_mpi_blocks_pack(&r, x.c->team->rank);
+    else
+        fmpl_mpi_blocks_pack_all(&s);
+    int rc = fmpl_coll_allgather(x.c->team, in_place ? sendbuf : s.base, r.base, r.total / n,
+                                 in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, rc, in_place ? NULL : &s, &r);
 }
 FMPL_MPI_WEAK(Allgather)
 
@@ -198,30 +262,31 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     ctx x;
     TRY(enter(&x, comm, "MPI_Allgatherv"));
-    MPI_Aint rs;
-    TRY(type_size(&x, recvtype, &rs));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (!in_place) {
-        MPI_Aint ss;
-        TRY(type_size(&x, sendtype, &ss));
-        (void)sendcount;
-    }
-    int n = x.c->team->size;
+    TRY(check_type(&x, recvtype));
+    int n = x.c->team->size, in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place)
+        TRY(check_type(&x, sendtype));
     int64_t *rc = counts_scratch(n, 0), *rd = counts_scratch(n, 1);
     if (!rc || !rd)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-    for (int p = 0; p < n; p++) {
-        rc[p] = (int64_t)recvcounts[p] * rs;
-        rd[p] = (int64_t)displs[p] * rs;
-    }
-    return finish(&x, fmpl_coll_allgatherv(x.c->team, sendbuf, recvbuf, rc, rd,
-                                           in_place ? FMPL_COLL_IN_PLACE : 0));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = 1, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .counts = recvcounts, .displs = displs,
+                         .type = recvtype, .bcounts = rc, .bdispls = rd};
+    TRY(stage(&x, in_place ? NULL : &s, &r));
+    if (in_place)
+        fmpl_mpi_blocks_pack(&r, x.c->team->rank);
+    else
+        fmpl_mpi_blocks_pack_all(&s);
+    int err = fmpl_coll_allgatherv(x.c->team, in_place ? sendbuf : s.base, r.base, rc, rd,
+                                   in_place ? FMPL_COLL_IN_PLACE : 0);
+    return unstage(&x, err, in_place ? NULL : &s, &r);
 }
 FMPL_MPI_WEAK(Allgatherv)
 
 /* MPI_IN_PLACE for alltoall: the core wants separate buffers, so the
- * receive buffer's contents are copied aside first. */
-static void *in_place_copy(const void *recvbuf, size_t bytes)
+ * receive side's bytes (the user's, or their packed copy) are copied
+ * aside first. */
+static void *in_place_copy(const void *from, size_t bytes)
 {
     static void *buf;
     static size_t have;
@@ -233,8 +298,39 @@ static void *in_place_copy(const void *recvbuf, size_t bytes)
         have = bytes;
     }
     if (bytes)
-        memcpy(buf, recvbuf, bytes);
+        memcpy(buf, from, bytes);
     return buf;
+}
+
+/* Alltoall, alltoallv and alltoallw: the blocks of both sides described,
+ * the rest is common.  In place, the receive blocks are the input. */
+static int alltoall_blocks(ctx *x, fmpl_mpi_blocks *s, fmpl_mpi_blocks *r, int uniform)
+{
+    int n = x->c->team->size, in_place = s->user == MPI_IN_PLACE;
+    TRY(stage(x, in_place ? NULL : s, r));
+    const void *sendbuf = s->base;
+    if (in_place) {
+        fmpl_mpi_blocks_pack_all(r);
+        int64_t extent = r->total;
+        for (int p = 0; r->bcounts && p < n; p++)
+            if (r->bdispls[p] + r->bcounts[p] > extent)
+                extent = r->bdispls[p] + r->bcounts[p];
+        sendbuf = in_place_copy(r->base, (size_t)extent);
+        if (!sendbuf && extent) {
+            fmpl_mpi_blocks_done(r);
+            return fmpl_mpi_error(x->comm, MPI_ERR_NO_MEM, x->func, "no memory");
+        }
+        if (s->bcounts) {
+            memcpy(s->bcounts, r->bcounts, (size_t)n * sizeof *s->bcounts);
+            memcpy(s->bdispls, r->bdispls, (size_t)n * sizeof *s->bdispls);
+        }
+    } else {
+        fmpl_mpi_blocks_pack_all(s);
+    }
+    int rc = uniform ? fmpl_coll_alltoall(x->c->team, sendbuf, r->base, r->total / n, 0)
+                     : fmpl_coll_alltoallv(x->c->team, sendbuf, s->bcounts, s->bdispls, r->base,
+                                           r->bcounts, r->bdispls, 0);
+    return unstage(x, rc, in_place ? NULL : s, r);
 }
 
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -242,19 +338,13 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoall"));
-    MPI_Aint rs;
-    TRY(type_size(&x, recvtype, &rs));
-    int64_t bytes = (int64_t)recvcount * rs;
-    if (sendbuf == MPI_IN_PLACE) {
-        sendbuf = in_place_copy(recvbuf, (size_t)(bytes * x.c->team->size));
-        if (!sendbuf && bytes)
-            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-    } else {
-        MPI_Aint ss;
-        TRY(type_size(&x, sendtype, &ss));
-        (void)sendcount;
-    }
-    return finish(&x, fmpl_coll_alltoall(x.c->team, sendbuf, recvbuf, bytes, 0));
+    TRY(check_type(&x, recvtype));
+    if (sendbuf != MPI_IN_PLACE)
+        TRY(check_type(&x, sendtype));
+    int n = x.c->team->size;
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = n, .count = sendcount, .type = sendtype};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
+    return alltoall_blocks(&x, &s, &r, 1);
 }
 FMPL_MPI_WEAK(Alltoall)
 
@@ -264,37 +354,23 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoallv"));
+    TRY(check_type(&x, recvtype));
+    if (sendbuf != MPI_IN_PLACE)
+        TRY(check_type(&x, sendtype));
     int n = x.c->team->size;
-    MPI_Aint rs, ss;
-    TRY(type_size(&x, recvtype, &rs));
     int64_t *sc = counts_scratch(n, 0), *sd = counts_scratch(n, 1);
     int64_t *rc = counts_scratch(n, 2), *rd = counts_scratch(n, 3);
     if (!sc || !sd || !rc || !rd)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-    int64_t extent = 0;
-    for (int p = 0; p < n; p++) {
-        rc[p] = (int64_t)recvcounts[p] * rs;
-        rd[p] = (int64_t)rdispls[p] * rs;
-        if (rd[p] + rc[p] > extent)
-            extent = rd[p] + rc[p];
-    }
-    if (sendbuf == MPI_IN_PLACE) {
-        sendbuf = in_place_copy(recvbuf, (size_t)extent);
-        if (!sendbuf && extent)
-            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-        memcpy(sc, rc, (size_t)n * sizeof *sc);
-        memcpy(sd, rd, (size_t)n * sizeof *sd);
-    } else {
-        TRY(type_size(&x, sendtype, &ss));
-        for (int p = 0; p < n; p++) {
-            sc[p] = (int64_t)sendcounts[p] * ss;
-            sd[p] = (int64_t)sdispls[p] * ss;
-        }
-    }
-    return finish(&x, fmpl_coll_alltoallv(x.c->team, sendbuf, sc, sd, recvbuf, rc, rd, 0));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = n, .counts = sendcounts,
+                         .displs = sdispls, .type = sendtype, .bcounts = sc, .bdispls = sd};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .counts = recvcounts, .displs = rdispls,
+                         .type = recvtype, .bcounts = rc, .bdispls = rd};
+    return alltoall_blocks(&x, &s, &r, 0);
 }
 FMPL_MPI_WEAK(Alltoallv)
 
+/* Displacements in bytes, a datatype per block. */
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
@@ -302,47 +378,72 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoallw"));
     int n = x.c->team->size;
+    for (int p = 0; p < n; p++) {
+        TRY(check_type(&x, recvtypes[p]));
+        if (sendbuf != MPI_IN_PLACE)
+            TRY(check_type(&x, sendtypes[p]));
+    }
     int64_t *sc = counts_scratch(n, 0), *sd = counts_scratch(n, 1);
     int64_t *rc = counts_scratch(n, 2), *rd = counts_scratch(n, 3);
     if (!sc || !sd || !rc || !rd)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-    int64_t extent = 0;
-    for (int p = 0; p < n; p++) {
-        MPI_Aint rs;
-        TRY(type_size(&x, recvtypes[p], &rs));
-        rc[p] = (int64_t)recvcounts[p] * rs;
-        rd[p] = rdispls[p]; /* alltoallw displacements are in bytes */
-        if (rd[p] + rc[p] > extent)
-            extent = rd[p] + rc[p];
-    }
-    if (sendbuf == MPI_IN_PLACE) {
-        sendbuf = in_place_copy(recvbuf, (size_t)extent);
-        if (!sendbuf && extent)
-            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-        memcpy(sc, rc, (size_t)n * sizeof *sc);
-        memcpy(sd, rd, (size_t)n * sizeof *sd);
-    } else {
-        for (int p = 0; p < n; p++) {
-            MPI_Aint ss;
-            TRY(type_size(&x, sendtypes[p], &ss));
-            sc[p] = (int64_t)sendcounts[p] * ss;
-            sd[p] = sdispls[p];
-        }
-    }
-    return finish(&x, fmpl_coll_alltoallv(x.c->team, sendbuf, sc, sd, recvbuf, rc, rd, 0));
+    fmpl_mpi_blocks s = {.user = (char *)sendbuf, .n = n, .counts = sendcounts,
+                         .displs = sdispls, .displs_in_bytes = 1, .types = sendtypes,
+                         .bcounts = sc, .bdispls = sd};
+    fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .counts = recvcounts, .displs = rdispls,
+                         .displs_in_bytes = 1, .types = recvtypes, .bcounts = rc,
+                         .bdispls = rd};
+    return alltoall_blocks(&x, &s, &r, 0);
 }
 FMPL_MPI_WEAK(Alltoallw)
 
 /* ------------------------------------------------------------ reductions */
 
-static int make_op(ctx *x, MPI_Op op, MPI_Datatype type, fmpl_op *o, fmpl_mpi_user_ctx *uc)
+static int make_reduction(ctx *x, MPI_Op op, MPI_Datatype type, fmpl_mpi_reduction *r)
 {
-    int rc = fmpl_mpi_op_make(op, type, o, uc);
+    int rc = fmpl_mpi_reduction_make(op, type, r);
     if (rc != MPI_SUCCESS)
-        return fmpl_mpi_error(x->comm, rc, x->func,
-                              "operation 0x%x is not defined on datatype 0x%x", (unsigned)op,
-                              (unsigned)type);
+        return fmpl_mpi_error(x->comm, rc, x->func, "operation 0x%x on datatype 0x%x: %s",
+                              (unsigned)op, (unsigned)type, r->why);
     return MPI_SUCCESS;
+}
+
+/* The reductions below with a staged datatype: the input (in_count
+ * elements, from sendbuf or in place from recvbuf) is converted into one
+ * staging buffer, the algorithm runs out of place into another, and
+ * out_count elements are converted back into recvbuf. */
+typedef struct staged_io {
+    char *in, *out;
+} staged_io;
+
+static int stage_io(ctx *x, const fmpl_mpi_reduction *r, const void *sendbuf, void *recvbuf,
+                    int64_t in_count, int64_t out_count, staged_io *io)
+{
+    io->in = fmpl_mpi_stage_get(fmpl_mpi_reduction_bytes(r, in_count));
+    io->out = fmpl_mpi_stage_get(fmpl_mpi_reduction_bytes(r, out_count));
+    if (!io->in || !io->out) {
+        fmpl_mpi_stage_put(io->in);
+        fmpl_mpi_stage_put(io->out);
+        return fmpl_mpi_error(x->comm, MPI_ERR_NO_MEM, x->func,
+                              "no memory for staged operands (non-contiguous datatype)");
+    }
+    fmpl_mpi_reduction_in(r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, in_count, io->in);
+    return MPI_SUCCESS;
+}
+
+static int unstage_io(ctx *x, int rc, const fmpl_mpi_reduction *r, staged_io *io,
+                      int64_t out_count, void *recvbuf, int write_back)
+{
+    if (rc == FMPL_SUCCESS && write_back)
+        fmpl_mpi_reduction_out(r, io->out, out_count, recvbuf);
+    fmpl_mpi_stage_put(io->in);
+    fmpl_mpi_stage_put(io->out);
+    return finish(x, rc);
+}
+
+static const void *offset_in(const void *sendbuf, MPI_Aint offset)
+{
+    return sendbuf == MPI_IN_PLACE ? sendbuf : (const char *)sendbuf + offset;
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -350,22 +451,31 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 {
     ctx x;
     TRY(enter(&x, comm, "MPI_Reduce_scatter"));
-    fmpl_op o;
-    fmpl_mpi_user_ctx uc;
-    TRY(make_op(&x, op, type, &o, &uc));
-    int n = x.c->team->size;
+    fmpl_mpi_reduction r;
+    TRY(make_reduction(&x, op, type, &r));
+    int n = x.c->team->size, me = x.c->team->rank;
     int64_t *counts = counts_scratch(n, 0);
     if (!counts)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
-    for (int p = 0; p < n; p++)
-        counts[p] = recvcounts[p];
-    int in_place = sendbuf == MPI_IN_PLACE;
-    return finish(&x, fmpl_coll_reduce_scatter(x.c->team, sendbuf, recvbuf, counts, &o,
-                                               in_place ? FMPL_COLL_IN_PLACE : 0));
+    int64_t total = 0;
+    for (int p = 0; p < n; p++) {
+        counts[p] = fmpl_mpi_reduction_count(&r, recvcounts[p]);
+        total += recvcounts[p];
+    }
+    if (!r.type)
+        return finish(&x, fmpl_coll_reduce_scatter(x.c->team, offset_in(sendbuf, r.offset),
+                                                   (char *)recvbuf + r.offset, counts, &r.op,
+                                                   sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE
+                                                                           : 0));
+    staged_io io;
+    TRY(stage_io(&x, &r, sendbuf, recvbuf, total, recvcounts[me], &io));
+    int rc = fmpl_coll_reduce_scatter(x.c->team, io.in, io.out, counts, &r.op, 0);
+    return unstage_io(&x, rc, &r, &io, recvcounts[me], recvbuf, 1);
 }
 FMPL_MPI_WEAK(Reduce_scatter)
 
-/* Reduce_scatter_block, Scan and Exscan differ only in the core call. */
+/* Reduce_scatter_block, Scan and Exscan differ only in the core call and
+ * in how much input there is: Reduce_scatter_block's is count per member. */
 typedef int (*elementwise_fn)(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
                               const fmpl_op *op, int flags);
 
@@ -374,11 +484,20 @@ static int elementwise(const char *func, elementwise_fn run, const void *sendbuf
 {
     ctx x;
     TRY(enter(&x, comm, func));
-    fmpl_op o;
-    fmpl_mpi_user_ctx uc;
-    TRY(make_op(&x, op, type, &o, &uc));
-    int flags = sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE : 0;
-    return finish(&x, run(x.c->team, sendbuf, recvbuf, count, &o, flags));
+    fmpl_mpi_reduction r;
+    TRY(make_reduction(&x, op, type, &r));
+    int64_t n = fmpl_mpi_reduction_count(&r, count);
+    if (!r.type)
+        return finish(&x, run(x.c->team, offset_in(sendbuf, r.offset), (char *)recvbuf + r.offset,
+                              n, &r.op, sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE : 0));
+    int64_t in_count = run == fmpl_coll_reduce_scatter_block ? (int64_t)count * x.c->team->size
+                                                             : count;
+    staged_io io;
+    TRY(stage_io(&x, &r, sendbuf, recvbuf, in_count, count, &io));
+    int rc = run(x.c->team, io.in, io.out, n, &r.op, 0);
+    /* exscan leaves member 0's recvbuf alone */
+    int write_back = !(run == fmpl_coll_exscan && x.c->team->rank == 0);
+    return unstage_io(&x, rc, &r, &io, count, recvbuf, write_back);
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,

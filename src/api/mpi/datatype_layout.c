@@ -7,7 +7,12 @@
  * struct size, padding included).  Derived types come from the engine: size
  * = fmpl_dt_size, contiguous = committed && fmpl_dt_is_contiguous, offset =
  * true_lb.  An uncommitted derived type is MPI_ERR_TYPE: MPI allows only
- * committed types in communication. */
+ * committed types in communication.
+ *
+ * fmpl_mpi_buf_describe turns (buffer, count, type) into what a transfer
+ * moves: a contiguous type is an (offset) pointer and a byte count; any
+ * other type keeps its engine object, and the data moves packed through a
+ * staging buffer (dt_staging.c). */
 #include "api/mpi/mpi_impl.h"
 
 static int pair_size(MPI_Datatype t, MPI_Aint *size)
@@ -22,25 +27,42 @@ static int pair_size(MPI_Datatype t, MPI_Aint *size)
     }
 }
 
-/* This version moves data as count * size bytes from the buffer's start.
- * Derived types that are not exactly that (non-contiguous, or starting at a
- * true lower bound other than 0) are refused with a clear error until the
- * engine's pack path is wired into point-to-point and collectives. */
-int fmpl_mpi_plain_type(MPI_Comm comm, MPI_Datatype t, int contiguous, const char *func)
+/* Everything but the basic types' fast path (fmpl_mpi_buf_describe). */
+int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
+                               MPI_Aint count, MPI_Datatype t, int null_is_error,
+                               fmpl_mpi_buf *b)
 {
-    /* Predefined types (basic 0x4c..., pairs 0x8c000000..04) always are:
-     * decide without the engine, this is on every message's path. */
-    if (((unsigned)t >> 24) == 0x4cu || ((unsigned)t >= 0x8c000000u && (unsigned)t <= 0x8c000004u))
+    MPI_Aint size;
+    int contiguous;
+    if (fmpl_mpi_type_layout(t, &size, &contiguous) != MPI_SUCCESS)
+        return fmpl_mpi_type_check(comm, t, func);
+    b->user = (void *)buf;
+    b->count = count;
+    b->bytes = count * size;
+    b->type = NULL;
+    b->data = (void *)buf;
+    if (fmpl_mpi_is_predefined_type(t)) { /* the pair types: contiguous, from the start */
+        if (!buf && b->bytes > 0 && null_is_error)
+            return fmpl_mpi_error(comm, MPI_ERR_BUFFER, func, "buffer is NULL with count %ld",
+                                  (long)count);
         return MPI_SUCCESS;
-    MPI_Aint true_lb = 0;
-    if (contiguous && fmpl_mpi_type_offset(t, &true_lb) == MPI_SUCCESS && true_lb == 0)
-        return MPI_SUCCESS;
-    return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                          "datatype 0x%x is %s: communication with such derived datatypes is "
-                          "not supported yet (MPI_Pack it into MPI_PACKED, or use a contiguous "
-                          "type)",
-                          (unsigned)t, contiguous ? "contiguous but offset from the buffer"
-                                                  : "not contiguous");
+    }
+    fmpl_datatype *d = fmpl_mpi_datatype_get(t);
+    int64_t true_lb = fmpl_dt_true_lb(d);
+    /* NULL is MPI_BOTTOM: fine when the data lies at absolute addresses,
+     * an error only when it would start at address 0. */
+    if (!buf && b->bytes > 0 && true_lb == 0 && null_is_error)
+        return fmpl_mpi_error(comm, MPI_ERR_BUFFER, func,
+                              "buffer is NULL with count %ld and datatype 0x%x, whose data "
+                              "starts at displacement 0",
+                              (long)count, (unsigned)t);
+    if (contiguous)
+        b->data = (void *)((uintptr_t)buf + (uintptr_t)true_lb);
+    else if (b->bytes > 0) {
+        b->type = d;
+        b->data = NULL;
+    }
+    return MPI_SUCCESS;
 }
 
 int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)

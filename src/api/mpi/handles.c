@@ -2,7 +2,12 @@
  *
  * Requests come from a pool that grows in chunks of 1024 and never shrinks,
  * so starting a message allocates nothing once the pool is warm, and a
- * request's address never changes (the protocol keeps pointers to it). */
+ * request's address never changes (the protocol keeps pointers to it).
+ * A request with a non-contiguous datatype holds a reference on the type
+ * and, while in flight, a staging buffer (dt_staging.c): freeing the
+ * request gives both back, unpacking a completed receive first (the
+ * MPI_Request_free-while-active case); MPI_Finalize releases what requests
+ * never completed still hold. */
 #include "api/mpi/mpi_impl.h"
 #include "api/mpi/mpi_objects.h"
 #include "base/error.h"
@@ -40,7 +45,8 @@ static int grow_requests(void)
 
 /* Requests freed by MPI_Request_free while active, linked through
  * next_free: they return to the pool once complete. */
-static fmpl_mpi_request *req_freed_active;
+fmpl_mpi_request *fmpl_mpi_req_freed_active;
+#define req_freed_active fmpl_mpi_req_freed_active
 
 void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
 {
@@ -49,7 +55,7 @@ void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
     req_freed_active = r;
 }
 
-static void reap_freed_active(void)
+void fmpl_mpi_requests_reap_slow(void)
 {
     fmpl_mpi_request **p = &req_freed_active;
     while (*p) {
@@ -65,8 +71,7 @@ static void reap_freed_active(void)
 
 fmpl_mpi_request *fmpl_mpi_request_new(void)
 {
-    if (req_freed_active)
-        reap_freed_active();
+    fmpl_mpi_requests_reap();
     if (!req_free && !grow_requests())
         return NULL;
     fmpl_mpi_request *r = req_free;
@@ -77,13 +82,39 @@ fmpl_mpi_request *fmpl_mpi_request_new(void)
     return r;
 }
 
+void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r)
+{
+    if (!r->buf.data)
+        return;
+    int delivered = r->kind == FMPL_MREQ_RECV && !r->proc_null && r->tm.complete &&
+                    !r->tm.cancelled;
+    fmpl_mpi_buf_unstage(&r->buf, delivered ? r->tm.st_bytes : 0);
+}
+
 void fmpl_mpi_request_free(fmpl_mpi_request *r)
 {
-    free(r->packed);
-    r->packed = NULL;
+    if (r->buf.type) { /* non-contiguous data: staging and the type's reference */
+        fmpl_mpi_request_unstage(r);
+        fmpl_dt_unref(r->buf.type);
+        r->buf.type = NULL;
+    }
     r->kind = FMPL_MREQ_FREE;
     r->next_free = req_free;
     req_free = r;
+}
+
+void fmpl_mpi_requests_finalize(void)
+{
+    for (int c = 0; c < req_nchunks; c++)
+        for (int i = 0; i < REQ_CHUNK; i++) {
+            fmpl_mpi_request *r = &req_chunks[c][i];
+            if (r->kind == FMPL_MREQ_FREE)
+                continue;
+            if (r->buf.type && r->buf.data)
+                fmpl_mpi_buf_unstage(&r->buf, 0); /* never completed: nothing to unpack */
+            fmpl_dt_unref(r->buf.type);
+            r->buf.type = NULL;
+        }
 }
 
 /* A live pool object: a request or a message (same handle kind). */

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include "collectives/op.h"
+#include "datatype/datatype.h"
 #include "mpi.h"
 #include "protocols/tag_match.h"
 #include "protocols/team.h"
@@ -70,6 +72,79 @@ void fmpl_mpi_comm_release(fmpl_mpi_comm *c);
 int fmpl_mpi_comms_init(void);
 void fmpl_mpi_comms_finalize(void);
 
+/* ------------------------------------------------------------ data of a transfer */
+
+/* One side of a transfer: `count` elements of a datatype at `user`
+ * (fmpl_mpi_buf_describe).  A contiguous type (every predefined one, and
+ * derived ones whose fmpl_dt_is_contiguous holds) is just bytes:
+ * data = user + true_lb, type = NULL, and nothing else is needed.  A
+ * non-contiguous one moves as its packed stream of `bytes` bytes through a
+ * staging buffer (dt_staging.c): fmpl_mpi_buf_stage sets data to the
+ * staging buffer (packing the user's data into it for a send), and
+ * fmpl_mpi_buf_unstage unpacks what was received and gives it back. */
+typedef struct fmpl_mpi_buf {
+    void *user;                 /* the caller's buffer (NULL: MPI_BOTTOM) */
+    MPI_Aint count;
+    MPI_Aint bytes;             /* count * size: the bytes on the wire */
+    fmpl_datatype *type;        /* non-contiguous: the engine's type; NULL: contiguous */
+    void *data;                 /* where the bytes are: user + true_lb, or the staging
+                                   buffer while staged (NULL before) */
+} fmpl_mpi_buf;
+
+/* Describe (buf, count, t) for communication: MPI_SUCCESS, or MPI_ERR_TYPE
+ * (invalid, uncommitted) / MPI_ERR_BUFFER (NULL buffer while the data
+ * would start at address 0; a NULL buffer with a non-zero true_lb is
+ * MPI_BOTTOM with absolute addresses; checked when null_is_error, as the
+ * point-to-point calls do) reported on comm from func.
+ * Predefined types take a fast path that does not touch the engine. */
+int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
+                               MPI_Aint count, MPI_Datatype t, int null_is_error,
+                               fmpl_mpi_buf *b);
+int fmpl_mpi_is_predefined_type(MPI_Datatype t); /* basic_type_map.c, see below */
+static inline int fmpl_mpi_buf_describe(MPI_Comm comm, const char *func, const void *buf,
+                                        MPI_Aint count, MPI_Datatype t, int null_is_error,
+                                        fmpl_mpi_buf *b)
+{
+    /* The basic predefined types (MPICH handles 0x4c00ssxx: size in bits
+     * 8-15) decide here, without the engine: every message comes this way. */
+    if (__builtin_expect(((unsigned)t & 0xff000000u) == 0x4c000000u, 1) &&
+        fmpl_mpi_is_predefined_type(t) && (buf || !null_is_error || count == 0)) {
+        b->user = b->data = (void *)buf;
+        b->count = count;
+        b->bytes = count * (MPI_Aint)(((unsigned)t >> 8) & 0xff);
+        b->type = NULL;
+        return MPI_SUCCESS;
+    }
+    return fmpl_mpi_buf_describe_slow(comm, func, buf, count, t, null_is_error, b);
+}
+/* Non-contiguous: take a staging buffer for b->bytes (pack the user's data
+ * into it when `pack`); MPI_SUCCESS or MPI_ERR_NO_MEM (not reported).
+ * Contiguous: nothing. */
+int fmpl_mpi_buf_stage_slow(fmpl_mpi_buf *b, int pack);
+static inline int fmpl_mpi_buf_stage(fmpl_mpi_buf *b, int pack)
+{
+    return b->type ? fmpl_mpi_buf_stage_slow(b, pack) : MPI_SUCCESS;
+}
+/* Non-contiguous and staged: unpack the first `received` bytes (at most
+ * b->bytes; <= 0: none) into the user's buffer, return the staging buffer. */
+void fmpl_mpi_buf_unstage_slow(fmpl_mpi_buf *b, MPI_Aint received);
+static inline void fmpl_mpi_buf_unstage(fmpl_mpi_buf *b, MPI_Aint received)
+{
+    if (b->type)
+        fmpl_mpi_buf_unstage_slow(b, received);
+}
+
+/* The staging pool (dt_staging.c): FMPL_MPI_STAGE_SLOTS buffers of
+ * FMPL_MPI_STAGE_SLOT bytes from the shared heap, allocated at first use;
+ * larger requests and requests while all are taken use malloc.  get
+ * returns NULL only when malloc fails; put takes either kind (NULL: no-op). */
+#define FMPL_MPI_STAGE_SLOTS 8
+#define FMPL_MPI_STAGE_SLOT (64 * 1024)
+void *fmpl_mpi_stage_get(size_t bytes);
+void fmpl_mpi_stage_put(void *p);
+int fmpl_mpi_stage_pool_free_slots(void);
+void fmpl_mpi_stage_finalize(void);   /* MPI_Finalize, after the requests' */
+
 /* ------------------------------------------------------------ requests */
 
 enum {
@@ -95,17 +170,48 @@ typedef struct fmpl_mpi_request {
     int freed;           /* MPI_Request_free on an active request */
     /* the call's arguments, for persistent starts and unpacking */
     MPI_Comm comm;
-    void *ubuf;
-    MPI_Aint count;
-    MPI_Datatype dtype;
+    fmpl_mpi_buf buf;    /* the data; a non-contiguous type is referenced while
+                            the request holds it (fmpl_mpi_request_hold) */
     int peer, tag, mode;
-    void *packed;        /* staging for non-contiguous data, or NULL */
     fmpl_tm_unexp *msg;  /* FMPL_MREQ_MESSAGE: the dequeued message */
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 
 fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
+/* Back to the pool: unstages (a complete, uncancelled receive unpacks
+ * first) and drops the request's datatype reference. */
 void fmpl_mpi_request_free(fmpl_mpi_request *r);
+/* Keep b in the request, with a reference on a non-contiguous type so that
+ * MPI_Type_free before completion is harmless. */
+static inline void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
+{
+    r->buf = *b;
+    if (b->type)
+        fmpl_dt_ref(b->type);
+}
+/* Completion of the data: a receive unpacks what arrived (unless
+ * cancelled); the staging buffer goes back.  Idempotent; contiguous data
+ * costs one test. */
+void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r);
+static inline void fmpl_mpi_request_unstage(fmpl_mpi_request *r)
+{
+    if (r->buf.type)
+        fmpl_mpi_request_unstage_slow(r);
+}
+/* Return the requests freed while active (MPI_Request_free) that have
+ * completed to the pool; a non-contiguous receive among them unpacks its
+ * data then.  Runs when a request is created or completed and after a
+ * blocking receive, so such data lands before anything the caller could
+ * learn of its completion from. */
+extern fmpl_mpi_request *fmpl_mpi_req_freed_active;
+void fmpl_mpi_requests_reap_slow(void);
+static inline void fmpl_mpi_requests_reap(void)
+{
+    if (__builtin_expect(fmpl_mpi_req_freed_active != NULL, 0))
+        fmpl_mpi_requests_reap_slow();
+}
+/* MPI_Finalize: release what requests still hold. */
+void fmpl_mpi_requests_finalize(void);
 /* MPI_Request_free on an active request: back to the pool once the
  * protocol has completed it (its fmpl_tm_req stays put until then). */
 void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r);
@@ -128,15 +234,16 @@ MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
 /* ------------------------------------------------------------ point-to-point helpers */
 
 /* pt2pt.c's argument checks (communicator, count, datatype, peer, tag,
- * buffer), reporting through the error handler; *bytes = count * size. */
+ * buffer), reporting through the error handler; *b describes the data
+ * (not staged). */
 int fmpl_mpi_p2p_check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
                        MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
-                       MPI_Aint *bytes);
-/* Buffered send (bsend.c): copy `bytes` into the attached buffer and send
- * from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or MPI_ERR_BUFFER
- * reported through the error handler of `comm`. */
-int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team, const void *buf,
-                         MPI_Aint bytes, int dest, int tag);
+                       fmpl_mpi_buf *b);
+/* Buffered send (bsend.c): copy (or pack) b's data into the attached buffer
+ * and send from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or
+ * MPI_ERR_BUFFER reported through the error handler of `comm`. */
+int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team,
+                         const fmpl_mpi_buf *b, int dest, int tag);
 /* MPI_Finalize: deliver what the attached buffer still holds, detach it. */
 void fmpl_mpi_bsend_finalize(void);
 
@@ -145,9 +252,8 @@ void fmpl_mpi_bsend_finalize(void);
  * and constructors in datatype.c, the layout queries of the communication
  * layers in datatype_layout.c, predefined handles in basic_type_map.c,
  * MPI_Pack/Unpack/external32 in pack.c, type attributes in type_attr.c,
- * MPI_Get_elements in type_elements.c. */
-
-#include "datatype/datatype.h"
+ * MPI_Get_elements in type_elements.c; staging for non-contiguous data in
+ * dt_staging.c (above: fmpl_mpi_buf) and coll_stage.c. */
 
 /* The engine object behind a handle: predefined handles -> the static
  * fmpl_dt_basic() objects, MPI_LB / MPI_UB -> the bound markers, derived
@@ -182,10 +288,6 @@ int fmpl_mpi_type_offset(MPI_Datatype t, MPI_Aint *true_lb);
  * else report MPI_ERR_TYPE on comm from function `func` with a message
  * saying why (invalid handle, MPI_DATATYPE_NULL, not committed). */
 int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func);
-/* MPI_SUCCESS when the communication layers can move the type as plain
- * bytes from the buffer's start (contiguous, true_lb 0); otherwise reports
- * MPI_ERR_UNSUPPORTED_OPERATION (this version). */
-int fmpl_mpi_plain_type(MPI_Comm comm, MPI_Datatype t, int contiguous, const char *func);
 
 /* The basic element type of a predefined datatype (fmpl_basic_type), or
  * FMPL_BT_NONE (derived types, MPI_LB/MPI_UB, invalid handles). */
@@ -222,16 +324,56 @@ int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Coun
 
 /* ------------------------------------------------------------ operations */
 
-struct fmpl_op;
-/* An fmpl_op on the caller's stack applying `op` to elements of `type`:
- * MPI_SUCCESS, MPI_ERR_OP (invalid, or not defined on the type) or
- * MPI_ERR_TYPE.  `ctx_storage` must live as long as the operation. */
+/* A reduction of elements of an MPI datatype with an MPI operation, as the
+ * collective algorithms see it: `op` applies to elements of a stream.
+ *  - Predefined type, or a derived one laid out like an array of one basic
+ *    type (fmpl_dt_basic_array): the operands are the user's buffers at
+ *    `offset` (true_lb), `per` kernel elements per element of the type.
+ *  - Predefined operation on any other derived type made of one basic type
+ *    (vector, indexed, ... of MPI_INT; pair types too): `type` is set and
+ *    the operands are staged: fmpl_mpi_reduction_in copies them into an
+ *    array of that basic type (`per` per element; C layout, so pair types
+ *    keep their padding) and _out copies the result back.  A derived type
+ *    mixing basic types is MPI_ERR_OP.
+ *  - User operation (MPI_Op_create) on a derived type that is not
+ *    contiguous from offset 0: staged as the packed stream (one stream
+ *    element = one element of the type); the callback unpacks both operands
+ *    into temporaries laid out with the type's extent and calls the user
+ *    function with the type itself (op.c).
+ * MPI_SUCCESS, or MPI_ERR_OP / MPI_ERR_TYPE (not reported) with a message
+ * in *why for the caller's report.  The struct must stay where it was
+ * made while the operation is used (op.ctx points into it). */
 typedef struct fmpl_mpi_user_ctx {
     MPI_User_function *fn;
     MPI_Datatype type;
+    fmpl_datatype *derived;       /* staged user operation: the type to unpack into */
 } fmpl_mpi_user_ctx;
-int fmpl_mpi_op_make(MPI_Op op, MPI_Datatype type, struct fmpl_op *out,
-                     fmpl_mpi_user_ctx *ctx_storage);
+
+typedef struct fmpl_mpi_reduction {
+    fmpl_op op;
+    fmpl_mpi_user_ctx ctx;
+    fmpl_datatype *type;          /* staged: the user's type; NULL: in place */
+    fmpl_datatype *stream;        /* staged, predefined op: the basic type; NULL: packed */
+    int64_t per;                  /* stream elements per element of the type */
+    MPI_Aint offset;              /* in place: where the data starts (true_lb) */
+    const char *why;
+} fmpl_mpi_reduction;
+
+int fmpl_mpi_reduction_make(MPI_Op op, MPI_Datatype type, fmpl_mpi_reduction *r);
+/* Stream elements and bytes of `count` elements of the type. */
+static inline int64_t fmpl_mpi_reduction_count(const fmpl_mpi_reduction *r, int64_t count)
+{
+    return count * r->per;
+}
+static inline size_t fmpl_mpi_reduction_bytes(const fmpl_mpi_reduction *r, int64_t count)
+{
+    return (size_t)(count * r->per) * fmpl_op_elem_size(&r->op);
+}
+/* Staged only: `count` elements at user -> stream, and back. */
+void fmpl_mpi_reduction_in(const fmpl_mpi_reduction *r, const void *user, int64_t count,
+                           void *stream);
+void fmpl_mpi_reduction_out(const fmpl_mpi_reduction *r, const void *stream, int64_t count,
+                            void *user);
 
 /* ------------------------------------------------------------ errors */
 

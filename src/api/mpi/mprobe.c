@@ -11,7 +11,8 @@
  * builtin 0x6c000000.  MPI_Mrecv receives the entry with fmpl_tm_imrecv
  * (the payload of an eager message is copied out; a rendezvous one is
  * fetched) and frees the object; MPI_Imrecv turns the same pool object into
- * the receive request. */
+ * the receive request.  A non-contiguous receive type goes through a
+ * staging buffer, unpacked on completion, as in pt2pt.c. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
 
@@ -22,9 +23,9 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     if (!flag || !message)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes = 0;
+    fmpl_mpi_buf b;
     int rc = fmpl_mpi_p2p_check("MPI_Improbe", comm, NULL, 0, MPI_BYTE, source, tag, 1, &c,
-                                &bytes);
+                                &b);
     if (rc != MPI_SUCCESS)
         return rc;
     if (source == MPI_PROC_NULL) {
@@ -71,9 +72,10 @@ FMPL_MPI_WEAK(Mprobe)
 
 /* The message behind *message with the receive's arguments checked:
  * MPI_SUCCESS with *m set, or with *m NULL for MPI_MESSAGE_NO_PROC; or an
- * error.  *bytes is the receive buffer's capacity. */
+ * error.  *b describes the receive buffer, staged when its datatype is not
+ * contiguous. */
 static int take_message(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
-                        MPI_Message *message, fmpl_mpi_request **m, MPI_Aint *bytes)
+                        MPI_Message *message, fmpl_mpi_request **m, fmpl_mpi_buf *b)
 {
     *m = NULL;
     if (!message)
@@ -90,7 +92,11 @@ static int take_message(const char *func, void *buf, MPI_Aint count, MPI_Datatyp
     }
     fmpl_mpi_comm *c;
     int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG, 1, &c,
-                                bytes);
+                                b);
+    if (rc == MPI_SUCCESS && *m && fmpl_mpi_buf_stage(b, 0) != MPI_SUCCESS)
+        rc = fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func,
+                            "no memory for a %ld-byte staging buffer (non-contiguous datatype)",
+                            (long)b->bytes);
     if (rc != MPI_SUCCESS)
         *m = NULL;
     return rc;
@@ -101,8 +107,8 @@ static int mrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_request *m;
-    MPI_Aint bytes = 0;
-    int rc = take_message(func, buf, count, type, message, &m, &bytes);
+    fmpl_mpi_buf b;
+    int rc = take_message(func, buf, count, type, message, &m, &b);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!m) {
@@ -113,18 +119,19 @@ static int mrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
     }
     MPI_Comm comm = m->comm;
     fmpl_tm_req r;
-    fmpl_tm_imrecv(&r, m->tm.team, buf, bytes, m->msg);
+    fmpl_tm_imrecv(&r, m->tm.team, b.data, b.bytes, m->msg);
     m->msg = NULL;
     fmpl_mpi_request_free(m);
     *message = MPI_MESSAGE_NULL;
     FMPL_WAIT_UNTIL(r.complete);
+    fmpl_mpi_buf_unstage(&b, r.st_bytes);
     int err = r.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r.st_error);
     if (status != MPI_STATUS_IGNORE)
         fmpl_mpi_status_set(status, r.st_source, r.st_tag, err, r.st_bytes, 0);
     if (err != MPI_SUCCESS)
         return fmpl_mpi_error(comm, err, func,
                               "message of more than %ld bytes from rank %d, tag %d",
-                              (long)bytes, r.st_source, r.st_tag);
+                              (long)b.bytes, r.st_source, r.st_tag);
     return MPI_SUCCESS;
 }
 
@@ -135,8 +142,8 @@ static int imrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type
     if (!request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_request *m;
-    MPI_Aint bytes = 0;
-    int rc = take_message(func, buf, count, type, message, &m, &bytes);
+    fmpl_mpi_buf b;
+    int rc = take_message(func, buf, count, type, message, &m, &b);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!m) {
@@ -155,7 +162,8 @@ static int imrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type
     fmpl_tm_unexp *u = m->msg;
     m->msg = NULL;
     m->kind = FMPL_MREQ_RECV;
-    fmpl_tm_imrecv(&m->tm, m->tm.team, buf, bytes, u);
+    fmpl_mpi_request_hold(m, &b);
+    fmpl_tm_imrecv(&m->tm, m->tm.team, b.data, b.bytes, u);
     *message = MPI_MESSAGE_NULL;
     *request = m->handle;
     return MPI_SUCCESS;

@@ -4,8 +4,12 @@
  *
  * A persistent request is a pool request (handles.c) with `persistent` set
  * and the call's arguments kept in it.  MPI_Start re-runs the operation on
- * the request's own fmpl_tm_req: it looks up the communicator, computes the
- * byte count and calls the protocol, so starting allocates nothing.  The
+ * the request's own fmpl_tm_req: it looks up the communicator and calls the
+ * protocol, so starting allocates nothing with a contiguous datatype.  The
+ * request keeps the data's description (fmpl_mpi_buf, with a reference on a
+ * non-contiguous type, so MPI_Type_free after *_init is harmless); with a
+ * non-contiguous type each start takes a staging buffer (packing a send's
+ * data into it) and each completion unpacks a receive and gives it back.  The
  * Wait and Test families complete it like any request, except that it
  * becomes inactive instead of being freed (request.c); an inactive request
  * completes at once with an empty status.  MPI_Request_free frees it, after
@@ -25,9 +29,9 @@ static int init_request(const char *func, const void *buf, MPI_Aint count, MPI_D
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_comm *c;
-    MPI_Aint bytes = 0;
+    fmpl_mpi_buf b;
     int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, peer, tag,
-                                kind == FMPL_MREQ_RECV, &c, &bytes);
+                                kind == FMPL_MREQ_RECV, &c, &b);
     if (rc != MPI_SUCCESS)
         return rc;
     fmpl_mpi_request *r = fmpl_mpi_request_new();
@@ -38,9 +42,7 @@ static int init_request(const char *func, const void *buf, MPI_Aint count, MPI_D
     r->active = 0;
     r->proc_null = peer == MPI_PROC_NULL;
     r->comm = comm;
-    r->ubuf = (void *)buf;
-    r->count = count;
-    r->dtype = type;
+    fmpl_mpi_request_hold(r, &b);
     r->peer = peer;
     r->tag = tag;
     r->mode = mode;
@@ -112,27 +114,28 @@ static int start(const char *func, fmpl_mpi_request *r)
     if (!c)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,
                               "the communicator of request 0x%x was freed", (unsigned)r->handle);
-    MPI_Aint size;
-    int contiguous;
-    if (fmpl_mpi_type_layout(r->dtype, &size, &contiguous) != MPI_SUCCESS)
-        return fmpl_mpi_error(r->comm, MPI_ERR_TYPE, func, "invalid datatype 0x%x",
-                              (unsigned)r->dtype);
-    MPI_Aint bytes = r->count * size;
-    if (r->kind == FMPL_MREQ_RECV) {
-        fmpl_tm_irecv(&r->tm, c->team, r->ubuf, bytes, r->peer, r->tag);
-    } else if (r->mode == FMPL_MPI_MODE_BUFFERED) {
-        int rc = fmpl_mpi_bsend_start(func, r->comm, c->team, r->ubuf, bytes, r->peer, r->tag);
+    if (r->mode == FMPL_MPI_MODE_BUFFERED) {
+        int rc = fmpl_mpi_bsend_start(func, r->comm, c->team, &r->buf, r->peer, r->tag);
         if (rc != MPI_SUCCESS)
             return rc;
         /* Complete once copied: only the status fields matter. */
         r->tm.kind = FMPL_TM_SEND;
         r->tm.cancelled = 0;
         r->tm.st_error = FMPL_SUCCESS;
-        r->tm.st_bytes = bytes;
+        r->tm.st_bytes = r->buf.bytes;
         r->tm.complete = 1;
-    } else {
-        fmpl_tm_isend(&r->tm, c->team, r->ubuf, bytes, r->peer, r->tag, r->mode);
+        r->active = 1;
+        return MPI_SUCCESS;
     }
+    int is_recv = r->kind == FMPL_MREQ_RECV;
+    if (fmpl_mpi_buf_stage(&r->buf, !is_recv) != MPI_SUCCESS)
+        return fmpl_mpi_error(r->comm, MPI_ERR_NO_MEM, func,
+                              "no memory for a %ld-byte staging buffer (non-contiguous "
+                              "datatype)", (long)r->buf.bytes);
+    if (is_recv)
+        fmpl_tm_irecv(&r->tm, c->team, r->buf.data, r->buf.bytes, r->peer, r->tag);
+    else
+        fmpl_tm_isend(&r->tm, c->team, r->buf.data, r->buf.bytes, r->peer, r->tag, r->mode);
     r->active = 1;
     return MPI_SUCCESS;
 }

@@ -4,7 +4,10 @@
  * cannot deadlock on rendezvous sends.
  *
  * The scratch buffer grows to the largest message seen and is kept, so a
- * repeated exchange allocates nothing after the first one.  Both transfers
+ * repeated exchange allocates nothing after the first one.  With a
+ * non-contiguous datatype the old contents are packed into a staging
+ * buffer (dt_staging.c) and sent from there, and the scratch buffer, which
+ * then holds the packed stream, is unpacked into the user's buffer.  Both transfers
  * use fmpl_tm_req objects on the stack, like the blocking calls in pt2pt.c. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
@@ -33,12 +36,13 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
 {
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
-    MPI_Aint bytes = 0;
-    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &bytes);
+    fmpl_mpi_buf b;
+    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &b);
     if (rc == MPI_SUCCESS)
-        rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, &c, &bytes);
+        rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, &c, &b);
     if (rc != MPI_SUCCESS)
         return rc;
+    MPI_Aint bytes = b.bytes;
     fmpl_tm_req rr, sr;
     rr.complete = sr.complete = 1;
     void *tmp = NULL;
@@ -50,17 +54,32 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
                                   "no memory for a %ld-byte scratch buffer", (long)bytes);
         fmpl_tm_irecv(&rr, c->team, tmp, bytes, source, recvtag);
     }
-    if (dest != MPI_PROC_NULL)
-        fmpl_tm_isend(&sr, c->team, buf, bytes, dest, sendtag, FMPL_TM_MODE_STANDARD);
+    if (dest != MPI_PROC_NULL) {
+        if (fmpl_mpi_buf_stage(&b, 1) != MPI_SUCCESS) {
+            if (source != MPI_PROC_NULL && !fmpl_tm_cancel_recv(&rr))
+                FMPL_WAIT_UNTIL(rr.complete); /* matched already: let it land */
+            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func,
+                                  "no memory for a %ld-byte staging buffer (non-contiguous "
+                                  "datatype)", (long)bytes);
+        }
+        fmpl_tm_isend(&sr, c->team, b.data, bytes, dest, sendtag, FMPL_TM_MODE_STANDARD);
+    }
     FMPL_WAIT_UNTIL(rr.complete && sr.complete);
+    if (dest != MPI_PROC_NULL)
+        fmpl_mpi_buf_unstage(&b, 0); /* the send's packed copy */
     if (source == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE)
             fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
         return MPI_SUCCESS;
     }
     int err = rr.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rr.st_error);
-    if (rr.st_bytes > 0)
-        memcpy(buf, tmp, (size_t)rr.st_bytes);
+    if (rr.st_bytes > 0) {
+        int64_t moved;
+        if (b.type) /* the scratch buffer holds the packed stream */
+            fmpl_dt_unpack(tmp, rr.st_bytes, buf, count, b.type, 0, &moved);
+        else
+            memcpy(b.data, tmp, (size_t)rr.st_bytes);
+    }
     if (status != MPI_STATUS_IGNORE)
         fmpl_mpi_status_set(status, rr.st_source, rr.st_tag, err, rr.st_bytes, 0);
     if (err != MPI_SUCCESS)

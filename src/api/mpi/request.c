@@ -1,5 +1,8 @@
 /* Completion: MPI_Wait/Test and their all/any/some forms, statuses, counts,
- * freeing and cancelling requests. */
+ * freeing and cancelling requests.  Completing a request (finish) is where
+ * a receive with a non-contiguous datatype unpacks its staging buffer into
+ * the user's buffer (fmpl_mpi_request_unstage); a cancelled one unpacks
+ * nothing. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
 
@@ -66,6 +69,8 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
 int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status)
 {
     int err = fmpl_mpi_request_status(r, status);
+    fmpl_mpi_request_unstage(r); /* a non-contiguous receive's data lands now */
+    fmpl_mpi_requests_reap();
     if (r->persistent) {
         r->active = 0;
     } else {

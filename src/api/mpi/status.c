@@ -4,8 +4,10 @@
  *
  * A status holds the number of bytes received (request.c).  Elements are
  * the basic elements of the datatype: one per item of a predefined type,
- * two per item of the pair types (MPI_2INT, MPI_FLOAT_INT, ...).  Derived
- * datatypes are not yet handled by the binding (fmpl_mpi_type_layout). */
+ * two per item of the pair types (MPI_2INT, MPI_FLOAT_INT, ...); derived
+ * datatypes count through the engine (type_elements.c).  The bytes of a
+ * non-contiguous datatype are those of its packed stream, which is what
+ * the binding sends and receives. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
 
