@@ -17,7 +17,7 @@ mpich_suite.py does):
   hpcc     HPC Challenge 1.5 (HPL, PTRANS, RandomAccess, FFT, STREAM,
            DGEMM, b_eff latency/bandwidth) with a small input and the
            reference BLAS (libblas-dev).  Passes when it exits 0, writes its
-           summary, and no check in hpccoutf.txt FAILED.
+           summary with Success=1, and no check in hpccoutf.txt FAILED.
 
 Nothing of these programs is kept in FMPL's repository; this script only
 fetches, builds and drives them.  Output: one line per run and a summary;
@@ -141,7 +141,7 @@ def run(cmd, cwd, timeout, log):
 
 
 def netpipe(work, prefix, ranks, timeout):
-    src = fetch(work, "netpipe", "NetPIPE-*")
+    src = fetch(work, "netpipe", "NetPIPE-[0-9]*")
     mpicc = prefix / "bin" / "mpicc"
     if sh(f"make mpi MPICC={mpicc}", cwd=src, stdout=subprocess.DEVNULL).returncode:
         return [("netpipe build", False, 0.0, "make mpi failed")]
@@ -160,7 +160,7 @@ def netpipe(work, prefix, ranks, timeout):
 
 
 def hpcc(work, prefix, ranks, timeout):
-    src = fetch(work, "hpcc", "hpcc-*")
+    src = fetch(work, "hpcc", "hpcc-[0-9]*")
     mpicc = prefix / "bin" / "mpicc"
     (src / "hpl" / "Make.fmpl").write_text(HPL_MAKE.format(mpicc=mpicc))
     if not (src / "hpcc").exists():
@@ -180,8 +180,8 @@ def hpcc(work, prefix, ranks, timeout):
                             rundir, timeout + 10, rundir / "run.log")
         text = outf.read_text(errors="replace") if outf.exists() else ""
         failed = re.findall(r"^.*FAILED.*$", text, re.M)
-        done = "End of HPC Challenge tests" in text
-        ok = rc == 0 and done and not failed
+        done = "End of Summary section" in text
+        ok = rc == 0 and done and not failed and "Success=1" in text
         why = "" if ok else (f"exit {rc}" + ("" if done else ", no summary") +
                              (f", {failed[0].strip()}" if failed else "") + f"; see {rundir}")
         results.append((f"hpcc -n {n}", ok, secs, why))
