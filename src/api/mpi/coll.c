@@ -4,6 +4,7 @@
  * is packed into a staging buffer (dt_staging.c) around the byte-level
  * algorithm, and reductions see datatypes through fmpl_mpi_reduction
  * (op.c). */
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
 #include "collectives/collectives.h"
 
@@ -12,6 +13,7 @@
 
 int PMPI_Barrier(MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_barrier(ic)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -23,6 +25,7 @@ FMPL_MPI_WEAK(Barrier)
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_bcast(ic, buf, count, type, root)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -113,6 +116,7 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, i
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, "MPI_Reduce", sendbuf, recvbuf, count, type, op, root)); /* intercomm_coll.c */
     if (root < 0)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d is negative", root);
     return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, type, op, root, comm);
@@ -122,6 +126,7 @@ FMPL_MPI_WEAK(Reduce)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, "MPI_Allreduce", sendbuf, recvbuf, count, type, op, FMPL_MPI_INTER_ALL)); /* intercomm_coll.c */
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, type, op, -1, comm);
 }
 FMPL_MPI_WEAK(Allreduce)

@@ -13,6 +13,7 @@
  * alltoall).  Reductions see datatypes through fmpl_mpi_reduction (op.c):
  * staged operands are converted to the operation's stream and back. */
 #include "api/mpi/coll_stage.h"
+#include "api/mpi/intercomm.h"
 #include "collectives/collectives.h"
 #include "collectives/op.h"
 
@@ -119,6 +120,7 @@ static int unstage(ctx *x, int rc, fmpl_mpi_blocks *send, fmpl_mpi_blocks *recv)
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, "MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Gather"));
     TRY(check_root(&x, root));
@@ -146,6 +148,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, "MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Gatherv"));
     TRY(check_root(&x, root));
@@ -179,6 +182,7 @@ FMPL_MPI_WEAK(Gatherv)
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, "MPI_Scatter", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Scatter"));
     TRY(check_root(&x, root));
@@ -204,6 +208,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, "MPI_Scatterv", sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Scatterv"));
     TRY(check_root(&x, root));
@@ -237,6 +242,7 @@ FMPL_MPI_WEAK(Scatterv)
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Allgather"));
     TRY(check_type(&x, recvtype));
@@ -260,6 +266,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, "MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Allgatherv"));
     TRY(check_type(&x, recvtype));
@@ -336,6 +343,7 @@ static int alltoall_blocks(ctx *x, fmpl_mpi_blocks *s, fmpl_mpi_blocks *r, int u
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, "MPI_Alltoall", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoall"));
     TRY(check_type(&x, recvtype));
@@ -352,6 +360,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, "MPI_Alltoallv", sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoallv"));
     TRY(check_type(&x, recvtype));
@@ -375,6 +384,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoallw(ic, "MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Alltoallw"));
     int n = x.c->team->size;
@@ -449,6 +459,7 @@ static const void *offset_in(const void *sendbuf, MPI_Aint offset)
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, "MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, type, op)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, "MPI_Reduce_scatter"));
     fmpl_mpi_reduction r;
@@ -503,6 +514,7 @@ static int elementwise(const char *func, elementwise_fn run, const void *sendbuf
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, "MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, type, op)); /* intercomm_coll.c */
     return elementwise("MPI_Reduce_scatter_block", fmpl_coll_reduce_scatter_block, sendbuf,
                        recvbuf, recvcount, type, op, comm);
 }
@@ -511,6 +523,7 @@ FMPL_MPI_WEAK(Reduce_scatter_block)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_invalid(ic, "MPI_Scan")); /* intercomm_coll.c */
     return elementwise("MPI_Scan", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Scan)
@@ -518,6 +531,7 @@ FMPL_MPI_WEAK(Scan)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_invalid(ic, "MPI_Exscan")); /* intercomm_coll.c */
     return elementwise("MPI_Exscan", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Exscan)
