@@ -549,6 +549,20 @@ int main(int argc, char **argv)
         CHECK_OK(MPI_Comm_compare(s.inter, again, &res));
         CHECK(res == MPI_CONGRUENT, "recreated compare %d", res);
         CHECK_OK(MPI_Comm_free(&again));
+        /* The same from groups alone (MPI-4.0). */
+        MPI_Group wg, lg, rg;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        MPI_Group_incl(wg, s.lsize, s.lworld, &lg);
+        MPI_Group_incl(wg, s.rsize, s.rworld, &rg);
+        CHECK_OK(MPI_Intercomm_create_from_groups(lg, 0, rg, s.rsize - 1, "fmpl-test",
+                                                  MPI_INFO_NULL, MPI_ERRORS_RETURN, &again));
+        CHECK_OK(MPI_Comm_compare(s.inter, again, &res));
+        CHECK(res == MPI_CONGRUENT, "from groups compare %d", res);
+        check_p2p(&s, again);
+        CHECK_OK(MPI_Comm_free(&again));
+        MPI_Group_free(&wg);
+        MPI_Group_free(&lg);
+        MPI_Group_free(&rg);
         CHECK_OK(MPI_Comm_free(&s.inter));
         CHECK_OK(MPI_Comm_free(&s.local));
     }

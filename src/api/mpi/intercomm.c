@@ -348,8 +348,72 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 }
 FMPL_MPI_WEAK(Intercomm_merge)
 
-/* MPI_Intercomm_create_from_groups needs a process set (MPI sessions),
- * which FMPL does not have: it stays in unsupported.c. */
+/* Both groups are known everywhere: no leader exchange, just the span
+ * team among the members of both (the string tag hashed into the build
+ * tag, which every member must agree on). */
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    static const char func[] = "MPI_Intercomm_create_from_groups";
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    fmpl_mpi_group *lg = fmpl_mpi_group_get(local_group), *rg = fmpl_mpi_group_get(remote_group);
+    if (!lg || !rg || lg->size == 0 || rg->size == 0)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_GROUP, func,
+                              "invalid or empty group (local 0x%x, remote 0x%x)",
+                              (unsigned)local_group, (unsigned)remote_group);
+    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 ||
+        remote_leader >= rg->size)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_RANK, func,
+                              "leaders %d / %d are outside the groups (sizes %d / %d)",
+                              local_leader, remote_leader, lg->size, rg->size);
+    if (!stringtag || !newintercomm)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "stringtag or newintercomm "
+                              "is NULL");
+    if (!fmpl_mpi_info_valid(info))
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INFO, func, "invalid info object 0x%x",
+                              (unsigned)info);
+    if (!fmpl_mpi_errhandler_valid(errhandler))
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "invalid error handler 0x%x",
+                              (unsigned)errhandler);
+    int me = fmpl_teams[0]->rank;
+    if (fmpl_mpi_group_find(lg, me) < 0)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_GROUP, func,
+                              "this process is not in local_group");
+    for (int i = 0; i < rg->size; i++)
+        if (fmpl_mpi_group_find(lg, rg->world[i]) >= 0)
+            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_GROUP, func,
+                                  "the groups overlap (world rank %d is in both)",
+                                  rg->world[i]);
+    uint32_t tag = 2166136261u; /* FNV-1a of the string, within the tag range */
+    for (const char *p = stringtag; *p; p++)
+        tag = (tag ^ (unsigned char)*p) * 16777619u;
+    int side = lg->world[0] < rg->world[0] ? 0 : 1;
+    const fmpl_mpi_group *a = side == 0 ? lg : rg, *b = side == 0 ? rg : lg;
+    int *members = malloc((size_t)(a->size + b->size) * sizeof *members);
+    if (!members)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, func, "no memory");
+    memcpy(members, a->world, (size_t)a->size * sizeof *members);
+    memcpy(members + a->size, b->world, (size_t)b->size * sizeof *members);
+    fmpl_team *span;
+    int rc = fmpl_team_from_members(fmpl_teams[0], a->size + b->size, members,
+                                    (int)(tag & 0x3fffffff), &span);
+    free(members);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(MPI_COMM_WORLD, fmpl_mpi_error_class_of(rc), func,
+                              "building the team of both groups failed (do all members pass "
+                              "the same string tag?)");
+    rc = build_from_span(fmpl_mpi_comm_get(MPI_COMM_WORLD), span, side, lg->size, newintercomm);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_errhandler(*newintercomm, errhandler);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+        rc = PMPI_Comm_set_info(*newintercomm, info);
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(MPI_COMM_WORLD, rc, func, "building the intercommunicator failed");
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Intercomm_create_from_groups)
 
 /* ------------------------------------------------------------ dup, split, create */
 

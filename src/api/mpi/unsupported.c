@@ -209,7 +209,6 @@ FMPL_UNSUPPORTED(Session_get_nth_pset, (MPI_Session session, MPI_Info info, int 
 FMPL_UNSUPPORTED(Session_get_num_psets, (MPI_Session session, MPI_Info info, int *npset_names), MPI_COMM_WORLD)
 FMPL_UNSUPPORTED(Session_get_pset_info, (MPI_Session session, const char *pset_name, MPI_Info *info), MPI_COMM_WORLD)
 FMPL_UNSUPPORTED(Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm), MPI_COMM_WORLD)
 FMPL_UNSUPPORTED(Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request), comm)
 FMPL_UNSUPPORTED(Isendrecv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request), comm)
 FMPL_UNSUPPORTED(Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request), comm)
