@@ -40,7 +40,7 @@ static void make(setup *s, int mode)
     MPI_Comm_rank(s->local, &s->lrank);
 }
 
-static int value(int from, int to, int i) { return from * 1000003 + to * 1009 + i; }
+static int value(int from, int to, int i) { return (int)((unsigned)from * 1000003u + (unsigned)to * 1009u + (unsigned)i) & 0x3fffffff; }
 
 static void check_queries(const setup *s)
 {
@@ -229,7 +229,7 @@ static void check_rooted(const setup *s, MPI_Comm ic, int rootcolor)
                 for (int i = 0; i <= r; i++)
                     CHECK(big[10 * r + i] == value(s->rworld[r], me, i), "gatherv %d %d", r, i);
         /* Scatter: 2 to each remote */
-        for (int r = 0; r < 64; r++)
+        for (int r = 0; r < s->rsize; r++)
             for (int i = 0; i < 2; i++)
                 big[r * 2 + i] = ra == MPI_ROOT ? value(me, s->rworld[r], i) : -1;
         int got[64];
