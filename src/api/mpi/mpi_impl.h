@@ -226,7 +226,7 @@ int fmpl_mpi_request_test(fmpl_mpi_request *r);
 int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status);
 /* The status of a complete request, changing nothing; returns its error. */
 int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status);
-void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, int error, MPI_Count bytes,
+void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, MPI_Count bytes,
                          int cancelled);
 void fmpl_mpi_status_empty(MPI_Status *s);
 MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */

@@ -102,7 +102,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
         return rc;
     if (source == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     if (fmpl_mpi_buf_stage(&b, 0) != MPI_SUCCESS)
@@ -114,7 +114,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
     fmpl_mpi_requests_reap();
     int err = rc == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rc);
     if (status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, r.st_source, r.st_tag, err, r.st_bytes, 0);
+        fmpl_mpi_status_set(status, r.st_source, r.st_tag, r.st_bytes, 0);
     if (err != MPI_SUCCESS)
         return fmpl_mpi_error(comm, err, func,
                               "message of more than %ld bytes from rank %d, tag %d",
@@ -243,14 +243,14 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     fmpl_progress();
     fmpl_tm_unexp *u = fmpl_tm_probe(c->team, source, tag);
     *flag = u != NULL;
     if (u && status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, u->source, u->tag, MPI_SUCCESS, u->size, 0);
+        fmpl_mpi_status_set(status, u->source, u->tag, u->size, 0);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Iprobe)
