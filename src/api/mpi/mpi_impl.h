@@ -344,7 +344,8 @@ int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Coun
  * in *why for the caller's report.  The struct must stay where it was
  * made while the operation is used (op.ctx points into it). */
 typedef struct fmpl_mpi_user_ctx {
-    MPI_User_function *fn;
+    MPI_User_function *fn;        /* one of the two is set (op.c) */
+    MPI_User_function_c *fn_c;
     MPI_Datatype type;
     fmpl_datatype *derived;       /* staged user operation: the type to unpack into */
 } fmpl_mpi_user_ctx;
