@@ -21,7 +21,7 @@
 
 /* Checks shared by every send and receive: communicator, count, datatype,
  * peer (MPI_PROC_NULL allowed; MPI_ANY_SOURCE for receives), tag, buffer. */
-static int check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
+static inline __attribute__((always_inline)) int check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
                  MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
                  fmpl_mpi_buf *b)
 {
@@ -63,6 +63,10 @@ static int send_blocking(const char *func, const void *buf, MPI_Aint count, MPI_
     int rc = check(func, comm, buf, count, type, dest, tag, 0, &c, &b);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;
+    /* Small contiguous standard sends complete in the call: no request. */
+    if (mode == FMPL_TM_MODE_STANDARD && !b.type &&
+        fmpl_tm_send_eager(c->team, b.data, b.bytes, dest, tag))
+        return MPI_SUCCESS;
     if (fmpl_mpi_buf_stage(&b, 1) != MPI_SUCCESS)
         return no_staging(comm, func, &b);
     fmpl_tm_req r;
