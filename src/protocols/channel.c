@@ -26,13 +26,8 @@
 #include <string.h>
 
 FMPL_TUNABLE(tunable_chan_size, "FMPL_CHANNEL_SIZE", "128k",
-             "bytes of each per-pair channel ring (tag-matched point-to-point)");
+             "bytes of each per-pair channel ring (tag-matched point-to-point), rounded up to a power of two");
 
-typedef struct chan_ring {
-    _Atomic uint64_t head; /* consumer position; the receiver stores it */
-    char pad[56];
-    /* capacity bytes of records follow */
-} chan_ring;
 
 typedef struct chan_out {  /* sender-side state, per receiver */
     chan_ring *ring;
@@ -40,34 +35,34 @@ typedef struct chan_out {  /* sender-side state, per receiver */
     uint64_t head_seen;
 } chan_out;
 
-typedef struct chan_in {   /* receiver-side state, per sender */
-    chan_ring *ring;
-    uint64_t head;
-} chan_in;
 
-static uint64_t capacity;
+static uint64_t capacity;   /* a power of two: positions wrap with a mask, no division */
+uint64_t fmpl_chan_mask;    /* capacity - 1 */
 int64_t fmpl_chan_max_record;
 static chan_ring *my_rings;
 static chan_out *out;
-static chan_in *in;
+chan_in *fmpl_chan_in;
 
 static size_t ring_bytes(void) { return sizeof(chan_ring) + capacity; }
-static char *ring_data(chan_ring *r) { return (char *)(r + 1); }
+static char *ring_data(chan_ring *r) { return fmpl_chan_ring_data(r); }
 
 int fmpl_chan_init(fmpl_raddr *base)
 {
     long long cap = fmpl_tunable_long(&tunable_chan_size);
     if (cap < 8192)
         cap = 8192;
-    capacity = ((uint64_t)cap + 63) & ~63ull;
+    capacity = 8192;
+    while (capacity < (uint64_t)cap && capacity < (1ull << 40))
+        capacity <<= 1; /* rounded up to a power of two */
+    fmpl_chan_mask = capacity - 1;
     fmpl_chan_max_record = (int64_t)capacity / 2;
     if (fmpl_chan_max_record > 65535 * 64) /* a record's length fits in 16 bits of units */
         fmpl_chan_max_record = 65535 * 64;
     int n = fmpl_fab.size;
     my_rings = fmpl_fab_alloc(ring_bytes() * (size_t)n);
     out = calloc((size_t)n, sizeof *out);
-    in = calloc((size_t)n, sizeof *in);
-    if (!my_rings || !out || !in)
+    fmpl_chan_in = calloc((size_t)n, sizeof *fmpl_chan_in);
+    if (!my_rings || !out || !fmpl_chan_in)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channels of %llu bytes", n,
                           (unsigned long long)capacity);
     for (int r = 0; r < n; r++) {
@@ -76,7 +71,7 @@ int fmpl_chan_init(fmpl_raddr *base)
         /* Sequence 0 never matches: no stale record can look published. */
         for (uint64_t off = 0; off < capacity; off += 64)
             atomic_store(&((fmpl_chan_rec *)(ring_data(ring) + off))->seq, 0);
-        in[r].ring = ring;
+        fmpl_chan_in[r].ring = ring;
     }
     *base = fmpl_fab_raddr(my_rings);
     return FMPL_SUCCESS;
@@ -96,15 +91,15 @@ int fmpl_chan_connect(const fmpl_raddr *bases)
 void fmpl_chan_finalize(void)
 {
     free(out);
-    free(in);
+    free(fmpl_chan_in);
     out = NULL;
-    in = NULL;
+    fmpl_chan_in = NULL;
     my_rings = NULL;
 }
 
 static fmpl_chan_rec *rec_at(chan_ring *r, uint64_t pos)
 {
-    return (fmpl_chan_rec *)(ring_data(r) + pos % capacity);
+    return (fmpl_chan_rec *)(ring_data(r) + (pos & fmpl_chan_mask));
 }
 
 /* Step 2: wait for `need` free bytes. */
@@ -136,7 +131,7 @@ fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload)
 {
     chan_out *o = &out[to];
     uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
-    uint64_t at = o->tail % capacity;
+    uint64_t at = o->tail & fmpl_chan_mask;
     uint64_t need = at + len > capacity ? capacity - at + len : len;
     return has_space(o, need) ? fmpl_chan_reserve(to, payload) : NULL;
 }
@@ -145,7 +140,7 @@ fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload)
 {
     chan_out *o = &out[to];
     uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
-    uint64_t at = o->tail % capacity;
+    uint64_t at = o->tail & fmpl_chan_mask;
     if (at + len > capacity) { /* step 1: pad to the end */
         uint64_t pad = capacity - at;
         wait_space(o, pad);
@@ -170,9 +165,10 @@ void fmpl_chan_publish(int to, fmpl_chan_rec *rec)
     atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_release);
 }
 
-fmpl_chan_rec *fmpl_chan_peek(int from)
+/* Step 5 past a PAD record (fmpl_chan_peek found one at the head). */
+fmpl_chan_rec *fmpl_chan_peek_slow(int from)
 {
-    chan_in *c = &in[from];
+    chan_in *c = &fmpl_chan_in[from];
     for (;;) {
         fmpl_chan_rec *rec = rec_at(c->ring, c->head);
         if (atomic_load_explicit(&rec->seq, memory_order_acquire) != (uint32_t)(c->head / 64 + 1))
@@ -182,11 +178,4 @@ fmpl_chan_rec *fmpl_chan_peek(int from)
         c->head += (uint64_t)rec->units * 64;
         atomic_store_explicit(&c->ring->head, c->head, memory_order_release);
     }
-}
-
-void fmpl_chan_release(int from, fmpl_chan_rec *rec)
-{
-    chan_in *c = &in[from];
-    c->head += (uint64_t)rec->units * 64;
-    atomic_store_explicit(&c->ring->head, c->head, memory_order_release);
 }

@@ -5,6 +5,7 @@
 #ifndef FMPL_PROTOCOLS_CHANNEL_H
 #define FMPL_PROTOCOLS_CHANNEL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "fabric/fabric.h"
@@ -46,8 +47,39 @@ static inline void *fmpl_chan_payload(fmpl_chan_rec *rec)
 }
 
 /* Receiver: the next record from world rank `from`, or NULL; release it
- * when its payload has been copied out. */
-fmpl_chan_rec *fmpl_chan_peek(int from);
-void fmpl_chan_release(int from, fmpl_chan_rec *rec);
+ * when its payload has been copied out.  Inline: every poll of every wait
+ * comes here (steps 5 and 6 of channel.c). */
+typedef struct chan_ring {
+    _Atomic uint64_t head; /* consumer position; the receiver stores it */
+    char pad[56];
+    /* capacity bytes of records follow */
+} chan_ring;
+
+typedef struct chan_in {   /* receiver-side state, per sender */
+    chan_ring *ring;
+    uint64_t head;
+} chan_in;
+
+extern chan_in *fmpl_chan_in;
+extern uint64_t fmpl_chan_mask;
+fmpl_chan_rec *fmpl_chan_peek_slow(int from);
+
+static inline char *fmpl_chan_ring_data(chan_ring *r) { return (char *)(r + 1); }
+
+static inline fmpl_chan_rec *fmpl_chan_peek(int from)
+{
+    chan_in *c = &fmpl_chan_in[from];
+    fmpl_chan_rec *rec = (fmpl_chan_rec *)(fmpl_chan_ring_data(c->ring) + (c->head & fmpl_chan_mask));
+    if (atomic_load_explicit(&rec->seq, memory_order_acquire) != (uint32_t)(c->head / 64 + 1))
+        return NULL;
+    return rec->type != FMPL_CHAN_PAD ? rec : fmpl_chan_peek_slow(from);
+}
+
+static inline void fmpl_chan_release(int from, fmpl_chan_rec *rec)
+{
+    chan_in *c = &fmpl_chan_in[from];
+    c->head += (uint64_t)rec->units * 64;
+    atomic_store_explicit(&c->ring->head, c->head, memory_order_release);
+}
 
 #endif

@@ -406,8 +406,7 @@ int fmpl_tm_progress(void)
         return 0;
     depth++;
     int n = 0, size = fmpl_fab.size;
-    for (int i = 0; i < size; i++) {
-        int w = (poll_start + i) % size;
+    for (int i = 0, w = poll_start; i < size; i++, w = w + 1 < size ? w + 1 : 0) {
         fmpl_chan_rec *rec;
         while ((rec = fmpl_chan_peek(w)) != NULL) {
             handle(rec, w);
@@ -415,7 +414,7 @@ int fmpl_tm_progress(void)
             n++;
         }
     }
-    poll_start = (poll_start + 1) % size;
+    poll_start = poll_start + 1 < size ? poll_start + 1 : 0;
     if (nstreaming) {
         fmpl_tm_req *s = streaming.next;
         while (s != &streaming) {
@@ -429,6 +428,22 @@ int fmpl_tm_progress(void)
 }
 
 /* ------------------------------------------------------------ operations */
+
+int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int tag)
+{
+    if (size > eager_max)
+        return 0;
+    int w = t->world[dst];
+    fmpl_chan_rec *rec = fmpl_chan_reserve(w, size);
+    rec->type = REC_EAGER;
+    rec->context = t->id;
+    rec->tag = tag;
+    rec->source = t->rank;
+    rec->size = size;
+    memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
+    fmpl_chan_publish(w, rec);
+    return 1;
+}
 
 int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
                   int tag, int mode)
@@ -445,15 +460,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     r->size = size;
     r->st_error = FMPL_SUCCESS;
     r->next = r->prev = NULL;
-    if (size <= eager_max && mode == FMPL_TM_MODE_STANDARD) {
-        fmpl_chan_rec *rec = fmpl_chan_reserve(w, size);
-        rec->type = REC_EAGER;
-        rec->context = t->id;
-        rec->tag = tag;
-        rec->source = t->rank;
-        rec->size = size;
-        memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
-        fmpl_chan_publish(w, rec);
+    if (mode == FMPL_TM_MODE_STANDARD && fmpl_tm_send_eager(t, buf, size, dst, tag)) {
         complete(r, size, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }

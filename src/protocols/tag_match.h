@@ -66,6 +66,9 @@ void fmpl_tm_team_destroy(fmpl_team *t);
 
 /* Start a send or a receive; `r` is caller memory that stays put until
  * r->complete.  A send may complete before returning (eager). */
+/* A standard-mode send of `size` <= the eager limit, complete on return
+ * (eager step 1) without a request: 1; a larger one sends nothing: 0. */
+int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int tag);
 int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
                   int tag, int mode);
 int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src, int tag);

@@ -372,6 +372,23 @@ static void check_all(const setup *s, MPI_Comm ic)
             want += s->rworld[r] * 100 + at + j;
         CHECK(vout[j] == want, "reduce_scatter %d", j);
     }
+    /* The large-count forms take the same paths. */
+    long long lin = me, lsum = -1;
+    CHECK_OK(MPI_Allreduce_c(&lin, &lsum, 1, MPI_LONG_LONG, MPI_SUM, ic));
+    long long lwant = 0;
+    for (int r = 0; r < rs; r++)
+        lwant += s->rworld[r];
+    CHECK(lsum == lwant, "allreduce_c %lld vs %lld", lsum, lwant);
+    MPI_Count ccounts[64];
+    MPI_Aint cdispls[64];
+    for (int r = 0; r < rs; r++) {
+        ccounts[r] = 1;
+        cdispls[r] = rs - 1 - r;
+    }
+    CHECK_OK(MPI_Allgatherv_c(&me, 1, MPI_INT, out, ccounts, cdispls, MPI_INT, ic));
+    for (int r = 0; r < rs; r++)
+        CHECK(out[rs - 1 - r] == s->rworld[r], "allgatherv_c %d", r);
+    CHECK_CLASS(MPI_Scan_c(vin, vout, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
     /* Not defined on intercommunicators */
     CHECK_CLASS(MPI_Scan(vin, vout, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Exscan(vin, vout, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);

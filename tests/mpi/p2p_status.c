@@ -189,6 +189,59 @@ static void elements(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* status.MPI_ERROR: single-completion calls leave it alone (their return
+ * value is the error), MPI_PROC_NULL included; Waitall/Testsome set it in
+ * every status only when they return MPI_ERR_IN_STATUS. */
+static void error_field(void)
+{
+    int peer = (rank ^ 1) < size ? rank ^ 1 : rank;
+    int out[4] = {1, 2, 3, 4}, in[4], small[1], cls;
+    MPI_Status st, sts[3];
+    MPI_Request rq[3];
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    EXPECT(MPI_Sendrecv(out, 1, MPI_INT, peer, 20, in, 1, MPI_INT, peer, 20, MPI_COMM_WORLD,
+                        &st) == MPI_SUCCESS && st.MPI_ERROR == MPI_ERR_DIMS,
+           "Sendrecv wrote MPI_ERROR = %d", st.MPI_ERROR);
+    EXPECT(MPI_Recv(in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st) == MPI_SUCCESS &&
+               st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_ERROR == MPI_ERR_DIMS,
+           "Recv from MPI_PROC_NULL wrote MPI_ERROR = %d", st.MPI_ERROR);
+    MPI_Message msg;
+    EXPECT(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st) == MPI_SUCCESS &&
+               st.MPI_ERROR == MPI_ERR_DIMS && msg == MPI_MESSAGE_NO_PROC,
+           "Mprobe of MPI_PROC_NULL wrote MPI_ERROR = %d", st.MPI_ERROR);
+    EXPECT(MPI_Mrecv(in, 0, MPI_INT, &msg, &st) == MPI_SUCCESS && st.MPI_ERROR == MPI_ERR_DIMS,
+           "Mrecv of MPI_MESSAGE_NO_PROC wrote MPI_ERROR = %d", st.MPI_ERROR);
+
+    /* No failure: Waitall leaves every MPI_ERROR as it was. */
+    for (int i = 0; i < 2; i++)
+        sts[i].MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Irecv(in, 4, MPI_INT, peer, 21, MPI_COMM_WORLD, &rq[0]);
+    MPI_Isend(out, 4, MPI_INT, peer, 21, MPI_COMM_WORLD, &rq[1]);
+    EXPECT(MPI_Waitall(2, rq, sts) == MPI_SUCCESS, "Waitall failed");
+    EXPECT(sts[0].MPI_ERROR == MPI_ERR_DIMS && sts[1].MPI_ERROR == MPI_ERR_DIMS,
+           "a successful Waitall wrote MPI_ERROR (%d %d)", sts[0].MPI_ERROR, sts[1].MPI_ERROR);
+
+    /* One truncated receive among three: MPI_ERR_IN_STATUS, and each
+     * status says which. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 3; i++)
+        sts[i].MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Irecv(in, 4, MPI_INT, peer, 22, MPI_COMM_WORLD, &rq[0]);
+    MPI_Irecv(small, 1, MPI_INT, peer, 23, MPI_COMM_WORLD, &rq[1]);
+    MPI_Irecv(in + 2, 2, MPI_INT, peer, 24, MPI_COMM_WORLD, &rq[2]);
+    MPI_Send(out, 2, MPI_INT, peer, 22, MPI_COMM_WORLD);
+    MPI_Send(out, 4, MPI_INT, peer, 23, MPI_COMM_WORLD);
+    MPI_Send(out, 2, MPI_INT, peer, 24, MPI_COMM_WORLD);
+    int rc = MPI_Waitall(3, rq, sts);
+    EXPECT(rc == MPI_ERR_IN_STATUS, "Waitall with a truncation returned %d", rc);
+    MPI_Error_class(sts[1].MPI_ERROR, &cls);
+    EXPECT(sts[0].MPI_ERROR == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE &&
+               sts[2].MPI_ERROR == MPI_SUCCESS,
+           "Waitall statuses' MPI_ERROR %d %d %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR,
+           sts[2].MPI_ERROR);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -198,6 +251,7 @@ int main(int argc, char **argv)
     get_status();
     replace_ring();
     elements();
+    error_field();
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

@@ -23,34 +23,45 @@ int PMPI_Barrier(MPI_Comm comm)
 }
 FMPL_MPI_WEAK(Barrier)
 
-int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type, int root,
+                 MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_bcast(ic, buf, count, type, root)); /* intercomm_coll.c */
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_bcast(ic, func, buf, count, type, root)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Bcast",
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,
                               "invalid communicator 0x%x", (unsigned)comm);
     if (count < 0)
-        return fmpl_mpi_error(comm, MPI_ERR_COUNT, "MPI_Bcast", "count %d is negative", count);
+        return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "count %lld is negative", (long long)count);
     if (root < 0 || root >= c->team->size)
-        return fmpl_mpi_error(comm, MPI_ERR_ROOT, "MPI_Bcast", "root %d is outside 0 .. %d",
+        return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is outside 0 .. %d",
                               root, c->team->size - 1);
     fmpl_mpi_buf b;
-    int rc = fmpl_mpi_buf_describe(comm, "MPI_Bcast", buf, count, type, 0, &b);
+    int rc = fmpl_mpi_buf_describe(comm, func, buf, count, type, 0, &b);
     if (rc != MPI_SUCCESS)
         return rc;
     int is_root = c->team->rank == root;
     if (fmpl_mpi_buf_stage(&b, is_root) != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, "MPI_Bcast",
+        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func,
                               "no memory for a %ld-byte staging buffer", (long)b.bytes);
     rc = fmpl_coll_bcast(c->team, b.data, b.bytes, root);
     fmpl_mpi_buf_unstage(&b, is_root || rc != FMPL_SUCCESS ? 0 : b.bytes);
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
-                              : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), "MPI_Bcast",
+                              : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
                                                "broadcast failed");
 }
+int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast", buf, count, type, root, comm);
+}
 FMPL_MPI_WEAK(Bcast)
+
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast_c", buf, count, type, root, comm);
+}
+FMPL_MPI_WEAK(Bcast_c)
 
 /* Grow-only scratch for reductions: a non-root's input copy and the tree
  * algorithms' work buffer.  Allocated once per size increase, not per call. */
@@ -68,16 +79,18 @@ static void *scratch(size_t bytes)
     return buf;
 }
 
-static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, int count,
+static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, func, sendbuf, recvbuf, count, type, op, root < 0 ? FMPL_MPI_INTER_ALL : root)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func, "invalid communicator 0x%x",
                               (unsigned)comm);
     if (count < 0)
-        return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "count %d is negative", count);
+        return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "count %lld is negative",
+                              (long long)count);
     if (root >= 0 && root >= c->team->size)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is outside 0 .. %d", root,
                               c->team->size - 1);
@@ -113,20 +126,39 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, i
                                                "reduction failed");
 }
 
+static int reduce(const char *func, const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, func, sendbuf, recvbuf, count, type, op, root)); /* intercomm_coll.c */
+    if (root < 0)
+        return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is negative", root);
+    return reduce_common(func, sendbuf, recvbuf, count, type, op, root, comm);
+}
+
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, "MPI_Reduce", sendbuf, recvbuf, count, type, op, root)); /* intercomm_coll.c */
-    if (root < 0)
-        return fmpl_mpi_error(comm, MPI_ERR_ROOT, "MPI_Reduce", "root %d is negative", root);
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, type, op, root, comm);
+    return reduce("MPI_Reduce", sendbuf, recvbuf, count, type, op, root, comm);
 }
 FMPL_MPI_WEAK(Reduce)
+
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                  MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce("MPI_Reduce_c", sendbuf, recvbuf, count, type, op, root, comm);
+}
+FMPL_MPI_WEAK(Reduce_c)
 
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, "MPI_Allreduce", sendbuf, recvbuf, count, type, op, FMPL_MPI_INTER_ALL)); /* intercomm_coll.c */
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, type, op, -1, comm);
 }
 FMPL_MPI_WEAK(Allreduce)
+
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                     MPI_Op op, MPI_Comm comm)
+{
+    return reduce_common("MPI_Allreduce_c", sendbuf, recvbuf, count, type, op, -1, comm);
+}
+FMPL_MPI_WEAK(Allreduce_c)

@@ -35,6 +35,13 @@ static int64_t *counts_scratch(int n, int which)
     return buf[which];
 }
 
+#define TRY(expr)                                                                  \
+    do {                                                                           \
+        int r_ = (expr);                                                           \
+        if (r_ != MPI_SUCCESS)                                                     \
+            return r_;                                                             \
+    } while (0)
+
 typedef struct ctx {
     fmpl_mpi_comm *c;
     MPI_Comm comm;
@@ -78,10 +85,27 @@ static int check_type(ctx *x, MPI_Datatype t)
     return MPI_SUCCESS;
 }
 
+/* Every count of an argument that matters on this member is >= 0. */
+static int check_counts(ctx *x, const fmpl_mpi_blocks *b)
+{
+    for (int p = 0; b && p < (b->counts.p ? b->n : 1); p++) {
+        int64_t c = b->counts.p ? fmpl_mpi_array_at(b->counts, p) : b->count;
+        if (c < 0 && b->counts.p)
+            return fmpl_mpi_error(x->comm, MPI_ERR_COUNT, x->func,
+                                  "count %lld for member %d is negative", (long long)c, p);
+        if (c < 0)
+            return fmpl_mpi_error(x->comm, MPI_ERR_COUNT, x->func, "count %lld is negative",
+                                  (long long)c);
+    }
+    return MPI_SUCCESS;
+}
+
 /* Stage the blocks of up to two arguments (a NULL one is skipped); on
  * failure nothing stays staged. */
 static int stage(ctx *x, fmpl_mpi_blocks *a, fmpl_mpi_blocks *b)
 {
+    TRY(check_counts(x, a));
+    TRY(check_counts(x, b));
     int rc = a ? fmpl_mpi_blocks_init(a) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && b)
         rc = fmpl_mpi_blocks_init(b);
@@ -108,21 +132,16 @@ static int unstage(ctx *x, int rc, fmpl_mpi_blocks *send, fmpl_mpi_blocks *recv)
     return finish(x, rc);
 }
 
-#define TRY(expr)                                                                  \
-    do {                                                                           \
-        int r_ = (expr);                                                           \
-        if (r_ != MPI_SUCCESS)                                                     \
-            return r_;                                                             \
-    } while (0)
 
 /* ------------------------------------------------------------ gather, scatter */
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+static int gather_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, "MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, root)); /* intercomm_coll.c */
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, func, sendbuf, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Gather"));
+    TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && sendbuf == MPI_IN_PLACE;
@@ -142,15 +161,30 @@ int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                               bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, rc, in_place ? NULL : &s, me_root ? &r : NULL);
 }
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather_body("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                       root, comm);
+}
 FMPL_MPI_WEAK(Gather)
 
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, "MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root)); /* intercomm_coll.c */
+    return gather_body("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                       root, comm);
+}
+FMPL_MPI_WEAK(Gather_c)
+
+static int gatherv_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, fmpl_mpi_array recvcounts,
+                        fmpl_mpi_array displs, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, func, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Gatherv"));
+    TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && sendbuf == MPI_IN_PLACE;
@@ -177,14 +211,32 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                 in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, err, in_place ? NULL : &s, me_root ? &r : NULL);
 }
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    return gatherv_body("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf,
+                        FMPL_MPI_INTS(recvcounts), FMPL_MPI_INTS(displs), recvtype, root, comm);
+}
 FMPL_MPI_WEAK(Gatherv)
 
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, "MPI_Scatter", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
+    return gatherv_body("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf,
+                        FMPL_MPI_COUNTS(recvcounts), FMPL_MPI_AINTS(displs), recvtype, root, comm);
+}
+FMPL_MPI_WEAK(Gatherv_c)
+
+static int scatter_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, func, sendbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, sendcount, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Scatter"));
+    TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && recvbuf == MPI_IN_PLACE;
@@ -202,15 +254,30 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, rc, me_root ? &s : NULL, in_place ? NULL : &r);
 }
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter_body("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        root, comm);
+}
 FMPL_MPI_WEAK(Scatter)
 
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, "MPI_Scatterv", sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
+    return scatter_body("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                        root, comm);
+}
+FMPL_MPI_WEAK(Scatter_c)
+
+static int scatterv_body(const char *func, const void *sendbuf, fmpl_mpi_array sendcounts,
+                         fmpl_mpi_array displs, MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, func, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Scatterv"));
+    TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
     int n = x.c->team->size, me_root = x.c->team->rank == root;
     int in_place = me_root && recvbuf == MPI_IN_PLACE;
@@ -235,16 +302,35 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                                 in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, rc, me_root ? &s : NULL, in_place ? NULL : &r);
 }
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    return scatterv_body("MPI_Scatterv", sendbuf, FMPL_MPI_INTS(sendcounts),
+                         FMPL_MPI_INTS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
 FMPL_MPI_WEAK(Scatterv)
+
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatterv_body("MPI_Scatterv_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
+                         FMPL_MPI_AINTS(displs), sendtype, recvbuf, recvcount, recvtype, root,
+                         comm);
+}
+FMPL_MPI_WEAK(Scatterv_c)
 
 /* ------------------------------------------------------------ allgather, alltoall */
 
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int allgather_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype)); /* intercomm_coll.c */
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, func, sendbuf, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Allgather"));
+    TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
     int n = x.c->team->size, in_place = sendbuf == MPI_IN_PLACE;
     if (!in_place)
@@ -260,15 +346,30 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                  in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, rc, in_place ? NULL : &s, &r);
 }
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather_body("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm);
+}
 FMPL_MPI_WEAK(Allgather)
 
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, "MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype)); /* intercomm_coll.c */
+    return allgather_body("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm);
+}
+FMPL_MPI_WEAK(Allgather_c)
+
+static int allgatherv_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void *recvbuf, fmpl_mpi_array recvcounts,
+                           fmpl_mpi_array displs, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, func, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Allgatherv"));
+    TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
     int n = x.c->team->size, in_place = sendbuf == MPI_IN_PLACE;
     if (!in_place)
@@ -288,7 +389,24 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                                    in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, err, in_place ? NULL : &s, &r);
 }
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    return allgatherv_body("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf,
+                           FMPL_MPI_INTS(recvcounts), FMPL_MPI_INTS(displs), recvtype, comm);
+}
 FMPL_MPI_WEAK(Allgatherv)
+
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgatherv_body("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
+                           FMPL_MPI_COUNTS(recvcounts), FMPL_MPI_AINTS(displs), recvtype, comm);
+}
+FMPL_MPI_WEAK(Allgatherv_c)
 
 /* MPI_IN_PLACE for alltoall: the core wants separate buffers, so the
  * receive side's bytes (the user's, or their packed copy) are copied
@@ -340,12 +458,13 @@ static int alltoall_blocks(ctx *x, fmpl_mpi_blocks *s, fmpl_mpi_blocks *r, int u
     return unstage(x, rc, in_place ? NULL : s, r);
 }
 
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+static int alltoall_body(const char *func, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, "MPI_Alltoall", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype)); /* intercomm_coll.c */
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, func, sendbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Alltoall"));
+    TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
     if (sendbuf != MPI_IN_PLACE)
         TRY(check_type(&x, sendtype));
@@ -354,15 +473,31 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
     return alltoall_blocks(&x, &s, &r, 1);
 }
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_body("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         comm);
+}
 FMPL_MPI_WEAK(Alltoall)
 
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, "MPI_Alltoallv", sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype)); /* intercomm_coll.c */
+    return alltoall_body("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
+}
+FMPL_MPI_WEAK(Alltoall_c)
+
+static int alltoallv_body(const char *func, const void *sendbuf, fmpl_mpi_array sendcounts,
+                          fmpl_mpi_array sdispls, MPI_Datatype sendtype, void *recvbuf,
+                          fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls, MPI_Datatype recvtype,
+                          MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, func, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Alltoallv"));
+    TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
     if (sendbuf != MPI_IN_PLACE)
         TRY(check_type(&x, sendtype));
@@ -377,16 +512,36 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                          .type = recvtype, .bcounts = rc, .bdispls = rd};
     return alltoall_blocks(&x, &s, &r, 0);
 }
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoallv_body("MPI_Alltoallv", sendbuf, FMPL_MPI_INTS(sendcounts),
+                          FMPL_MPI_INTS(sdispls), sendtype, recvbuf, FMPL_MPI_INTS(recvcounts),
+                          FMPL_MPI_INTS(rdispls), recvtype, comm);
+}
 FMPL_MPI_WEAK(Alltoallv)
 
-/* Displacements in bytes, a datatype per block. */
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoallw(ic, "MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)); /* intercomm_coll.c */
+    return alltoallv_body("MPI_Alltoallv_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
+                          FMPL_MPI_AINTS(sdispls), sendtype, recvbuf, FMPL_MPI_COUNTS(recvcounts),
+                          FMPL_MPI_AINTS(rdispls), recvtype, comm);
+}
+FMPL_MPI_WEAK(Alltoallv_c)
+
+/* Displacements in bytes, a datatype per block. */
+static int alltoallw_body(const char *func, const void *sendbuf, fmpl_mpi_array sendcounts,
+                          fmpl_mpi_array sdispls, const MPI_Datatype sendtypes[], void *recvbuf,
+                          fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
+                          const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoallw(ic, func, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Alltoallw"));
+    TRY(enter(&x, comm, func));
     int n = x.c->team->size;
     for (int p = 0; p < n; p++) {
         TRY(check_type(&x, recvtypes[p]));
@@ -405,7 +560,26 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                          .bdispls = rd};
     return alltoall_blocks(&x, &s, &r, 0);
 }
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallw_body("MPI_Alltoallw", sendbuf, FMPL_MPI_INTS(sendcounts),
+                          FMPL_MPI_INTS(sdispls), sendtypes, recvbuf, FMPL_MPI_INTS(recvcounts),
+                          FMPL_MPI_INTS(rdispls), recvtypes, comm);
+}
 FMPL_MPI_WEAK(Alltoallw)
+
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    return alltoallw_body("MPI_Alltoallw_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
+                          FMPL_MPI_AINTS(sdispls), sendtypes, recvbuf, FMPL_MPI_COUNTS(recvcounts),
+                          FMPL_MPI_AINTS(rdispls), recvtypes, comm);
+}
+FMPL_MPI_WEAK(Alltoallw_c)
 
 /* ------------------------------------------------------------ reductions */
 
@@ -456,12 +630,13 @@ static const void *offset_in(const void *sendbuf, MPI_Aint offset)
     return sendbuf == MPI_IN_PLACE ? sendbuf : (const char *)sendbuf + offset;
 }
 
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+static int reduce_scatter_body(const char *func, const void *sendbuf, void *recvbuf,
+                               fmpl_mpi_array recvcounts, MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, "MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, type, op)); /* intercomm_coll.c */
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, func, sendbuf, recvbuf, recvcounts, 0, type, op)); /* intercomm_coll.c */
     ctx x;
-    TRY(enter(&x, comm, "MPI_Reduce_scatter"));
+    TRY(enter(&x, comm, func));
     fmpl_mpi_reduction r;
     TRY(make_reduction(&x, op, type, &r));
     int n = x.c->team->size, me = x.c->team->rank;
@@ -470,8 +645,11 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, x.func, "no memory");
     int64_t total = 0;
     for (int p = 0; p < n; p++) {
-        counts[p] = fmpl_mpi_reduction_count(&r, recvcounts[p]);
-        total += recvcounts[p];
+        if (fmpl_mpi_array_at(recvcounts, p) < 0)
+            return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "recvcounts[%d] = %lld is negative",
+                                  p, (long long)fmpl_mpi_array_at(recvcounts, p));
+        counts[p] = fmpl_mpi_reduction_count(&r, fmpl_mpi_array_at(recvcounts, p));
+        total += fmpl_mpi_array_at(recvcounts, p);
     }
     if (!r.type)
         return finish(&x, fmpl_coll_reduce_scatter(x.c->team, offset_in(sendbuf, r.offset),
@@ -479,11 +657,26 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                                                    sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE
                                                                            : 0));
     staged_io io;
-    TRY(stage_io(&x, &r, sendbuf, recvbuf, total, recvcounts[me], &io));
+    TRY(stage_io(&x, &r, sendbuf, recvbuf, total, fmpl_mpi_array_at(recvcounts, me), &io));
     int rc = fmpl_coll_reduce_scatter(x.c->team, io.in, io.out, counts, &r.op, 0);
-    return unstage_io(&x, rc, &r, &io, recvcounts[me], recvbuf, 1);
+    return unstage_io(&x, rc, &r, &io, fmpl_mpi_array_at(recvcounts, me), recvbuf, 1);
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_body("MPI_Reduce_scatter", sendbuf, recvbuf,
+                               FMPL_MPI_INTS(recvcounts), type, op, comm);
 }
 FMPL_MPI_WEAK(Reduce_scatter)
+
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_body("MPI_Reduce_scatter_c", sendbuf, recvbuf,
+                               FMPL_MPI_COUNTS(recvcounts), type, op, comm);
+}
+FMPL_MPI_WEAK(Reduce_scatter_c)
 
 /* Reduce_scatter_block, Scan and Exscan differ only in the core call and
  * in how much input there is: Reduce_scatter_block's is count per member. */
@@ -491,10 +684,14 @@ typedef int (*elementwise_fn)(fmpl_team *t, const void *sendbuf, void *recvbuf, 
                               const fmpl_op *op, int flags);
 
 static int elementwise(const char *func, elementwise_fn run, const void *sendbuf, void *recvbuf,
-                       int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+                       MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, run == fmpl_coll_reduce_scatter_block ? fmpl_mpi_inter_reduce_scatter(ic, func, sendbuf, recvbuf, FMPL_MPI_NO_ARRAY, count, type, op) : fmpl_mpi_inter_invalid(ic, func)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
+    if (count < 0)
+        return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "count %lld is negative",
+                              (long long)count);
     fmpl_mpi_reduction r;
     TRY(make_reduction(&x, op, type, &r));
     int64_t n = fmpl_mpi_reduction_count(&r, count);
@@ -514,24 +711,43 @@ static int elementwise(const char *func, elementwise_fn run, const void *sendbuf
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, "MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, type, op)); /* intercomm_coll.c */
     return elementwise("MPI_Reduce_scatter_block", fmpl_coll_reduce_scatter_block, sendbuf,
                        recvbuf, recvcount, type, op, comm);
 }
 FMPL_MPI_WEAK(Reduce_scatter_block)
 
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    return elementwise("MPI_Reduce_scatter_block_c", fmpl_coll_reduce_scatter_block, sendbuf,
+                       recvbuf, recvcount, type, op, comm);
+}
+FMPL_MPI_WEAK(Reduce_scatter_block_c)
+
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_invalid(ic, "MPI_Scan")); /* intercomm_coll.c */
     return elementwise("MPI_Scan", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Scan)
 
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm)
+{
+    return elementwise("MPI_Scan_c", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
+}
+FMPL_MPI_WEAK(Scan_c)
+
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
-    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_invalid(ic, "MPI_Exscan")); /* intercomm_coll.c */
     return elementwise("MPI_Exscan", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Exscan)
+
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
+                  MPI_Op op, MPI_Comm comm)
+{
+    return elementwise("MPI_Exscan_c", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
+}
+FMPL_MPI_WEAK(Exscan_c)

@@ -36,8 +36,8 @@ static void block_at(const fmpl_mpi_blocks *b, int p, block *k)
 {
     MPI_Aint extent;
     type_info(b->types ? b->types[p] : b->type, k, &extent);
-    k->count = b->counts ? b->counts[p] : b->count;
-    MPI_Aint d = b->displs ? b->displs[p] : (MPI_Aint)p * b->count;
+    k->count = b->counts.p ? fmpl_mpi_array_at(b->counts, p) : b->count;
+    MPI_Aint d = b->displs.p ? fmpl_mpi_array_at(b->displs, p) : (MPI_Aint)p * b->count;
     k->addr = (uintptr_t)b->user + (uintptr_t)(b->displs_in_bytes ? d : d * extent);
     if (b->bdispls)
         k->pos = b->bdispls[p];
@@ -56,12 +56,12 @@ int fmpl_mpi_blocks_init(fmpl_mpi_blocks *b)
         block k;
         MPI_Aint extent;
         type_info(b->types ? b->types[p] : b->type, &k, &extent);
-        MPI_Aint c = b->counts ? b->counts[p] : b->count;
+        MPI_Aint c = b->counts.p ? fmpl_mpi_array_at(b->counts, p) : b->count;
         if (!k.contiguous && c > 0 && k.size > 0)
             staged = 1;
         if (p == 0)
             lb0 = k.lb;
-        if (!b->types && !b->counts) { /* uniform: every block alike */
+        if (!b->types && !b->counts.p) { /* uniform: every block alike */
             b->total = (int64_t)b->n * c * k.size;
             staged = !k.contiguous && c > 0 && k.size > 0;
             break;

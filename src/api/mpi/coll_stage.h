@@ -16,12 +16,33 @@
 
 #include "api/mpi/mpi_impl.h"
 
+/* A per-member array argument as the caller passed it: int (the classic
+ * bindings), MPI_Count (the counts of the large-count `_c` bindings) or
+ * MPI_Aint (their displacements).  One body serves both bindings. */
+typedef struct fmpl_mpi_array {
+    const void *p; /* NULL: absent */
+    int kind;
+} fmpl_mpi_array;
+enum { FMPL_MPI_ARRAY_INT, FMPL_MPI_ARRAY_COUNT, FMPL_MPI_ARRAY_AINT };
+#define FMPL_MPI_INTS(a) ((fmpl_mpi_array){(a), FMPL_MPI_ARRAY_INT})
+#define FMPL_MPI_COUNTS(a) ((fmpl_mpi_array){(a), FMPL_MPI_ARRAY_COUNT})
+#define FMPL_MPI_AINTS(a) ((fmpl_mpi_array){(a), FMPL_MPI_ARRAY_AINT})
+
+static inline int64_t fmpl_mpi_array_at(fmpl_mpi_array a, int i)
+{
+    switch (a.kind) {
+    case FMPL_MPI_ARRAY_INT: return ((const int *)a.p)[i];
+    case FMPL_MPI_ARRAY_COUNT: return ((const MPI_Count *)a.p)[i];
+    default: return ((const MPI_Aint *)a.p)[i];
+    }
+}
+
 typedef struct fmpl_mpi_blocks {
     char *user;
     int n;
-    const int *counts;          /* NULL: `count` each */
+    fmpl_mpi_array counts;      /* absent: `count` each */
     MPI_Aint count;
-    const int *displs;          /* NULL: block p at p * count elements */
+    fmpl_mpi_array displs;      /* absent: block p at p * count elements */
     int displs_in_bytes;        /* alltoallw */
     MPI_Datatype type;          /* the type of every block, unless `types` */
     const MPI_Datatype *types;  /* per block (alltoallw), or NULL */

@@ -28,6 +28,7 @@
 #ifndef FMPL_API_MPI_INTERCOMM_H
 #define FMPL_API_MPI_INTERCOMM_H
 
+#include "api/mpi/coll_stage.h"
 #include "api/mpi/mpi_impl.h"
 
 typedef struct fmpl_mpi_inter {
@@ -75,38 +76,44 @@ int fmpl_mpi_inter_compare(const fmpl_mpi_comm *a, const fmpl_mpi_comm *b);
     } while (0)
 
 int fmpl_mpi_inter_barrier(fmpl_mpi_comm *c);
-int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, void *buf, int count, MPI_Datatype type, int root);
+int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, const char *func, void *buf, MPI_Count count,
+                         MPI_Datatype type, int root);
+/* The v forms pass count arrays (and displacements, in elements); the
+ * uniform forms FMPL_MPI_NO_ARRAY and the count. */
+#define FMPL_MPI_NO_ARRAY ((fmpl_mpi_array){NULL, FMPL_MPI_ARRAY_INT})
 int fmpl_mpi_inter_gatherv(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                           int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int *recvcounts, const int *displs, int recvcount,
+                           MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           fmpl_mpi_array recvcounts, fmpl_mpi_array displs, MPI_Count recvcount,
                            MPI_Datatype recvtype, int root);
 int fmpl_mpi_inter_scatterv(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                            const int *sendcounts, const int *displs, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, int root);
+                            fmpl_mpi_array sendcounts, fmpl_mpi_array displs,
+                            MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root);
 /* Allgather(v) and Alltoall(v,w) are a send to and a receive from every
- * remote process; NULL count arrays mean the uniform count. */
-int fmpl_mpi_inter_alltoallw(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                             const int *sendcounts, const int *sdispls,
-                             const MPI_Datatype *sendtypes, void *recvbuf,
-                             const int *recvcounts, const int *rdispls,
-                             const MPI_Datatype *recvtypes);
+ * remote process.  Alltoallw's displacements are in bytes. */
 int fmpl_mpi_inter_allgather(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                             int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int *recvcounts, const int *displs, int recvcount,
-                             MPI_Datatype recvtype);
+                             MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             fmpl_mpi_array recvcounts, fmpl_mpi_array displs,
+                             MPI_Count recvcount, MPI_Datatype recvtype);
 int fmpl_mpi_inter_alltoall(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                            const int *sendcounts, const int *sdispls, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
-                            const int *rdispls, int recvcount, MPI_Datatype recvtype);
+                            fmpl_mpi_array sendcounts, fmpl_mpi_array sdispls,
+                            MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
+                            MPI_Count recvcount, MPI_Datatype recvtype);
+int fmpl_mpi_inter_alltoallw(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
+                             fmpl_mpi_array sendcounts, fmpl_mpi_array sdispls,
+                             const MPI_Datatype *sendtypes, void *recvbuf,
+                             fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
+                             const MPI_Datatype *recvtypes);
 /* Reduce (root as given), Allreduce (root = FMPL_MPI_INTER_ALL). */
 #define FMPL_MPI_INTER_ALL (-100)
 int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                          void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root);
-/* Reduce_scatter (recvcounts) and Reduce_scatter_block (recvcounts NULL). */
+                          void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                          int root);
+/* Reduce_scatter (recvcounts) and Reduce_scatter_block (no array). */
 int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                                  void *recvbuf, const int *recvcounts, int recvcount,
-                                  MPI_Datatype type, MPI_Op op);
+                                  void *recvbuf, fmpl_mpi_array recvcounts,
+                                  MPI_Count recvcount, MPI_Datatype type, MPI_Op op);
 /* MPI_Comm_remote_size / _remote_group (MPI_ERR_COMM on an intracommunicator). */
 int fmpl_mpi_inter_remote_size(fmpl_mpi_comm *c, int *size);
 int fmpl_mpi_inter_remote_group(fmpl_mpi_comm *c, MPI_Group *group);

@@ -53,22 +53,23 @@ static int done(fmpl_mpi_comm *c, const char *func, int rc)
     return fmpl_mpi_error(c->handle, cls, func, "the intercommunicator collective failed");
 }
 
-static int check_count(fmpl_mpi_comm *c, const char *func, int count)
+static int check_count(fmpl_mpi_comm *c, const char *func, MPI_Count count)
 {
     if (count < 0)
-        return fmpl_mpi_error(c->handle, MPI_ERR_COUNT, func, "count %d is negative", count);
+        return fmpl_mpi_error(c->handle, MPI_ERR_COUNT, func, "count %lld is negative",
+                              (long long)count);
     return MPI_SUCCESS;
 }
 
 /* A buffer for count elements of t; *base is what to free. */
-static void *temp_buffer(MPI_Datatype t, MPI_Aint count, void **base)
+static void *temp_buffer(MPI_Datatype t, MPI_Count count, void **base)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
     *base = NULL;
     if (PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS)
         return NULL;
-    MPI_Aint bytes = count > 0 ? true_extent + (count - 1) * extent : 0;
+    MPI_Aint bytes = count > 0 ? true_extent + (MPI_Aint)(count - 1) * extent : 0;
     *base = malloc((size_t)(bytes > 0 ? bytes : 1));
     return *base ? (char *)*base - true_lb : NULL;
 }
@@ -80,6 +81,12 @@ static MPI_Aint extent_of(MPI_Datatype t)
     return extent;
 }
 
+/* Element r of a count or displacement array, or the uniform value. */
+static MPI_Count at_or(fmpl_mpi_array a, int r, MPI_Count uniform)
+{
+    return a.p ? (MPI_Count)fmpl_mpi_array_at(a, r) : uniform;
+}
+
 int fmpl_mpi_inter_barrier(fmpl_mpi_comm *c)
 {
     int rc = fmpl_coll_barrier(c->inter->span);
@@ -88,9 +95,9 @@ int fmpl_mpi_inter_barrier(fmpl_mpi_comm *c)
                                                "MPI_Barrier", "barrier failed");
 }
 
-int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, void *buf, int count, MPI_Datatype type, int root)
+int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, const char *func, void *buf, MPI_Count count,
+                         MPI_Datatype type, int root)
 {
-    static const char func[] = "MPI_Bcast";
     fmpl_mpi_inter *in = c->inter;
     int role = ROLE_IDLE, rc = role_of(c, func, root, &role);
     if (rc == MPI_SUCCESS)
@@ -100,10 +107,10 @@ int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, void *buf, int count, MPI_Datatype ty
     if ((rc = fmpl_mpi_type_check(c->handle, type, func)) != MPI_SUCCESS)
         return rc;
     if (role == ROLE_ROOT)
-        return done(c, func, PMPI_Send(buf, count, type, 0, COLL_TAG, in->coll));
+        return done(c, func, PMPI_Send_c(buf, count, type, 0, COLL_TAG, in->coll));
     if (c->team->rank == 0)
-        rc = PMPI_Recv(buf, count, type, root, COLL_TAG, in->coll, MPI_STATUS_IGNORE);
-    int rc2 = PMPI_Bcast(buf, count, type, 0, in->local);
+        rc = PMPI_Recv_c(buf, count, type, root, COLL_TAG, in->coll, MPI_STATUS_IGNORE);
+    int rc2 = PMPI_Bcast_c(buf, count, type, 0, in->local);
     return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
 }
 
@@ -122,8 +129,9 @@ static int wait_all(int n, MPI_Request *reqs)
 /* Gather and scatter: the root posts one transfer per remote process
  * (`to_root`: receives), every member of the other group one. */
 static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf,
-                  const int *counts, const int *displs, int count, MPI_Datatype roottype,
-                  void *leafbuf, int leafcount, MPI_Datatype leaftype, int root)
+                  fmpl_mpi_array counts, fmpl_mpi_array displs, MPI_Count count,
+                  MPI_Datatype roottype, void *leafbuf, MPI_Count leafcount,
+                  MPI_Datatype leaftype, int root)
 {
     fmpl_mpi_inter *in = c->inter;
     int role = ROLE_IDLE, rc = role_of(c, func, root, &role);
@@ -133,37 +141,37 @@ static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf
         if ((rc = check_count(c, func, leafcount)) != MPI_SUCCESS ||
             (rc = fmpl_mpi_type_check(c->handle, leaftype, func)) != MPI_SUCCESS)
             return rc;
-        rc = to_root ? PMPI_Send(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll)
-                     : PMPI_Recv(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll,
-                                 MPI_STATUS_IGNORE);
+        rc = to_root ? PMPI_Send_c(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll)
+                     : PMPI_Recv_c(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll,
+                                   MPI_STATUS_IGNORE);
         return done(c, func, rc);
     }
-    if (!counts && (rc = check_count(c, func, count)) != MPI_SUCCESS)
-        return rc;
-    if ((rc = fmpl_mpi_type_check(c->handle, roottype, func)) != MPI_SUCCESS)
-        return rc;
     int n = c->team->size;
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+        rc = check_count(c, func, at_or(counts, r, count));
+    if (rc != MPI_SUCCESS || (rc = fmpl_mpi_type_check(c->handle, roottype, func)) != MPI_SUCCESS)
+        return rc;
     MPI_Aint extent = extent_of(roottype);
     MPI_Request *reqs = malloc((size_t)n * sizeof *reqs);
     if (!reqs)
         return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
     int posted = 0;
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++, posted++) {
-        int cnt = counts ? counts[r] : count;
-        char *at = (char *)rootbuf + (MPI_Aint)(displs ? displs[r] : r * count) * extent;
-        rc = to_root ? PMPI_Irecv(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[r])
-                     : PMPI_Isend(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[r]);
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+        MPI_Count cnt = at_or(counts, r, count);
+        char *at = (char *)rootbuf + (MPI_Aint)at_or(displs, r, r * count) * extent;
+        rc = to_root ? PMPI_Irecv_c(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[posted])
+                     : PMPI_Isend_c(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[posted]);
+        if (rc == MPI_SUCCESS)
+            posted++;
     }
-    if (rc != MPI_SUCCESS)
-        posted--;
     int rc2 = wait_all(posted, reqs);
     free(reqs);
     return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
 }
 
 int fmpl_mpi_inter_gatherv(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                           int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const int *recvcounts, const int *displs, int recvcount,
+                           MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           fmpl_mpi_array recvcounts, fmpl_mpi_array displs, MPI_Count recvcount,
                            MPI_Datatype recvtype, int root)
 {
     return rooted(c, func, 1, recvbuf, recvcounts, displs, recvcount, recvtype,
@@ -171,148 +179,106 @@ int fmpl_mpi_inter_gatherv(fmpl_mpi_comm *c, const char *func, const void *sendb
 }
 
 int fmpl_mpi_inter_scatterv(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                            const int *sendcounts, const int *displs, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                            MPI_Datatype recvtype, int root)
+                            fmpl_mpi_array sendcounts, fmpl_mpi_array displs,
+                            MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root)
 {
     return rooted(c, func, 0, (void *)sendbuf, sendcounts, displs, sendcount, sendtype,
                   recvbuf, recvcount, recvtype, root);
 }
 
-/* One send to and one receive from every remote process: send r is
- * scount[r] of stype[r] at sendbuf + sdisp[r] bytes, receive likewise. */
+/* One side of an exchange with every remote process: per rank r, the
+ * count, the byte displacement and the type. */
+typedef struct side_args {
+    fmpl_mpi_array counts;
+    MPI_Count count;           /* without counts */
+    fmpl_mpi_array displs;     /* elements (or bytes: in_bytes); absent: r * count */
+    int in_bytes;
+    int same_block;            /* allgather's send: one block for everybody */
+    MPI_Datatype type;         /* without types */
+    const MPI_Datatype *types;
+} side_args;
+
+static MPI_Count side_count(const side_args *s, int r) { return at_or(s->counts, r, s->count); }
+static MPI_Datatype side_type(const side_args *s, int r) { return s->types ? s->types[r] : s->type; }
+static MPI_Aint side_disp(const side_args *s, int r)
+{
+    if (s->same_block)
+        return 0;
+    MPI_Aint d = (MPI_Aint)at_or(s->displs, r, r * s->count);
+    return s->in_bytes ? d : d * extent_of(side_type(s, r));
+}
+
+/* One send to and one receive from every remote process. */
 static int exchange(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                    const int *scount, const MPI_Aint *sdisp, const MPI_Datatype *stype,
-                    void *recvbuf, const int *rcount, const MPI_Aint *rdisp,
-                    const MPI_Datatype *rtype)
+                    const side_args *s, void *recvbuf, const side_args *r)
 {
     fmpl_mpi_inter *in = c->inter;
     int n = c->team->size, rc = MPI_SUCCESS, posted = 0;
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
-        if (scount[r] < 0 || rcount[r] < 0)
-            return fmpl_mpi_error(c->handle, MPI_ERR_COUNT, func, "a count for rank %d is "
-                                  "negative", r);
-        if ((rc = fmpl_mpi_type_check(c->handle, stype[r], func)) != MPI_SUCCESS ||
-            (rc = fmpl_mpi_type_check(c->handle, rtype[r], func)) != MPI_SUCCESS)
+    for (int p = 0; p < n && rc == MPI_SUCCESS; p++) {
+        if ((rc = check_count(c, func, side_count(s, p))) != MPI_SUCCESS ||
+            (rc = check_count(c, func, side_count(r, p))) != MPI_SUCCESS ||
+            (rc = fmpl_mpi_type_check(c->handle, side_type(s, p), func)) != MPI_SUCCESS ||
+            (rc = fmpl_mpi_type_check(c->handle, side_type(r, p), func)) != MPI_SUCCESS)
             return rc;
     }
     MPI_Request *reqs = malloc((size_t)(2 * n) * sizeof *reqs);
     if (!reqs)
         return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-        if ((rc = PMPI_Irecv((char *)recvbuf + rdisp[r], rcount[r], rtype[r], r, COLL_TAG,
-                             in->coll, &reqs[posted])) == MPI_SUCCESS)
+    for (int p = 0; p < n && rc == MPI_SUCCESS; p++)
+        if ((rc = PMPI_Irecv_c((char *)recvbuf + side_disp(r, p), side_count(r, p),
+                               side_type(r, p), p, COLL_TAG, in->coll, &reqs[posted])) ==
+            MPI_SUCCESS)
             posted++;
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-        if ((rc = PMPI_Isend((const char *)sendbuf + sdisp[r], scount[r], stype[r], r, COLL_TAG,
-                             in->coll, &reqs[posted])) == MPI_SUCCESS)
+    for (int p = 0; p < n && rc == MPI_SUCCESS; p++)
+        if ((rc = PMPI_Isend_c((const char *)sendbuf + side_disp(s, p), side_count(s, p),
+                               side_type(s, p), p, COLL_TAG, in->coll, &reqs[posted])) ==
+            MPI_SUCCESS)
             posted++;
     int rc2 = wait_all(posted, reqs);
     free(reqs);
     return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
 }
 
-/* The per-rank arrays of exchange(), from the arguments of the v and
- * uniform forms. */
-typedef struct side_args {
-    int *count;
-    MPI_Aint *disp;
-    MPI_Datatype *type;
-} side_args;
-
-static int side_make(int n, side_args *s, const int *counts, const int *displs, int count,
-                     MPI_Datatype type, int same_block)
-{
-    s->count = malloc((size_t)n * sizeof *s->count);
-    s->disp = malloc((size_t)n * sizeof *s->disp);
-    s->type = malloc((size_t)n * sizeof *s->type);
-    if (!s->count || !s->disp || !s->type)
-        return MPI_ERR_NO_MEM;
-    MPI_Aint extent = extent_of(type);
-    for (int r = 0; r < n; r++) {
-        s->count[r] = counts ? counts[r] : count;
-        s->disp[r] = same_block ? 0 : (MPI_Aint)(displs ? displs[r] : r * count) * extent;
-        s->type[r] = type;
-    }
-    return MPI_SUCCESS;
-}
-
-static void side_free(side_args *s)
-{
-    free(s->count);
-    free(s->disp);
-    free(s->type);
-}
-
-static int exchange_sides(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                          const int *sendcounts, const int *sdispls, int sendcount,
-                          MPI_Datatype sendtype, int send_same_block, void *recvbuf,
-                          const int *recvcounts, const int *rdispls, int recvcount,
-                          MPI_Datatype recvtype)
-{
-    int n = c->team->size;
-    if ((!sendcounts && sendcount < 0) || (!recvcounts && recvcount < 0))
-        return fmpl_mpi_error(c->handle, MPI_ERR_COUNT, func, "a count is negative");
-    side_args s = {0}, r = {0};
-    int rc = side_make(n, &s, sendcounts, sdispls, sendcount, sendtype, send_same_block);
-    if (rc == MPI_SUCCESS)
-        rc = side_make(n, &r, recvcounts, rdispls, recvcount, recvtype, 0);
-    if (rc == MPI_SUCCESS)
-        rc = exchange(c, func, sendbuf, s.count, s.disp, s.type, recvbuf, r.count, r.disp,
-                      r.type);
-    else
-        rc = fmpl_mpi_error(c->handle, rc, func, "no memory");
-    side_free(&s);
-    side_free(&r);
-    return rc;
-}
-
 int fmpl_mpi_inter_allgather(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                             int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             const int *recvcounts, const int *displs, int recvcount,
-                             MPI_Datatype recvtype)
+                             MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                             fmpl_mpi_array recvcounts, fmpl_mpi_array displs,
+                             MPI_Count recvcount, MPI_Datatype recvtype)
 {
-    return exchange_sides(c, func, sendbuf, NULL, NULL, sendcount, sendtype, 1, recvbuf,
-                          recvcounts, displs, recvcount, recvtype);
+    side_args s = {.counts = FMPL_MPI_NO_ARRAY, .count = sendcount, .displs = FMPL_MPI_NO_ARRAY,
+                   .same_block = 1, .type = sendtype};
+    side_args r = {.counts = recvcounts, .count = recvcount, .displs = displs, .type = recvtype};
+    return exchange(c, func, sendbuf, &s, recvbuf, &r);
 }
 
 int fmpl_mpi_inter_alltoall(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                            const int *sendcounts, const int *sdispls, int sendcount,
-                            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
-                            const int *rdispls, int recvcount, MPI_Datatype recvtype)
+                            fmpl_mpi_array sendcounts, fmpl_mpi_array sdispls,
+                            MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
+                            MPI_Count recvcount, MPI_Datatype recvtype)
 {
-    return exchange_sides(c, func, sendbuf, sendcounts, sdispls, sendcount, sendtype, 0,
-                          recvbuf, recvcounts, rdispls, recvcount, recvtype);
+    side_args s = {.counts = sendcounts, .count = sendcount, .displs = sdispls,
+                   .type = sendtype};
+    side_args r = {.counts = recvcounts, .count = recvcount, .displs = rdispls,
+                   .type = recvtype};
+    return exchange(c, func, sendbuf, &s, recvbuf, &r);
 }
 
 int fmpl_mpi_inter_alltoallw(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                             const int *sendcounts, const int *sdispls,
+                             fmpl_mpi_array sendcounts, fmpl_mpi_array sdispls,
                              const MPI_Datatype *sendtypes, void *recvbuf,
-                             const int *recvcounts, const int *rdispls,
+                             fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
                              const MPI_Datatype *recvtypes)
 {
-    int n = c->team->size;
-    MPI_Aint *sd = malloc((size_t)n * sizeof *sd), *rd = malloc((size_t)n * sizeof *rd);
-    int rc;
-    if (!sd || !rd) {
-        rc = fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
-    } else {
-        for (int r = 0; r < n; r++) {
-            sd[r] = sdispls[r];
-            rd[r] = rdispls[r];
-        }
-        rc = exchange(c, func, sendbuf, sendcounts, sd, sendtypes, recvbuf, recvcounts, rd,
-                      recvtypes);
-    }
-    free(sd);
-    free(rd);
-    return rc;
+    side_args s = {.counts = sendcounts, .displs = sdispls, .in_bytes = 1, .types = sendtypes};
+    side_args r = {.counts = recvcounts, .displs = rdispls, .in_bytes = 1, .types = recvtypes};
+    return exchange(c, func, sendbuf, &s, recvbuf, &r);
 }
 
 /* The local group's reduction of count elements, at the local leader in
  * a temporary buffer (*base: what to free; NULL elsewhere). */
-static int local_reduce(fmpl_mpi_comm *c, const void *sendbuf, int count, MPI_Datatype type,
-                        MPI_Op op, void **result, void **base)
+static int local_reduce(fmpl_mpi_comm *c, const void *sendbuf, MPI_Count count,
+                        MPI_Datatype type, MPI_Op op, void **result, void **base)
 {
     *result = *base = NULL;
     if (c->team->rank == 0) {
@@ -320,11 +286,12 @@ static int local_reduce(fmpl_mpi_comm *c, const void *sendbuf, int count, MPI_Da
         if (!*base)
             return MPI_ERR_NO_MEM;
     }
-    return PMPI_Reduce(sendbuf, *result, count, type, op, 0, c->inter->local);
+    return PMPI_Reduce_c(sendbuf, *result, count, type, op, 0, c->inter->local);
 }
 
 int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                          void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root)
+                          void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+                          int root)
 {
     fmpl_mpi_inter *in = c->inter;
     int role = ROLE_LEAF, rc = MPI_SUCCESS;
@@ -335,18 +302,18 @@ int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbu
     if ((rc = fmpl_mpi_type_check(c->handle, type, func)) != MPI_SUCCESS)
         return rc;
     if (role == ROLE_ROOT)
-        return done(c, func, PMPI_Recv(recvbuf, count, type, 0, COLL_TAG, in->coll,
-                                       MPI_STATUS_IGNORE));
+        return done(c, func, PMPI_Recv_c(recvbuf, count, type, 0, COLL_TAG, in->coll,
+                                         MPI_STATUS_IGNORE));
     void *result, *base;
     rc = local_reduce(c, sendbuf, count, type, op, &result, &base);
     if (rc == MPI_SUCCESS && c->team->rank == 0)
         rc = root == FMPL_MPI_INTER_ALL
-                 ? PMPI_Sendrecv(result, count, type, 0, COLL_TAG, recvbuf, count, type, 0,
-                                 COLL_TAG, in->coll, MPI_STATUS_IGNORE)
-                 : PMPI_Send(result, count, type, root, COLL_TAG, in->coll);
+                 ? PMPI_Sendrecv_c(result, count, type, 0, COLL_TAG, recvbuf, count, type, 0,
+                                   COLL_TAG, in->coll, MPI_STATUS_IGNORE)
+                 : PMPI_Send_c(result, count, type, root, COLL_TAG, in->coll);
     free(base);
     if (root == FMPL_MPI_INTER_ALL) {
-        int rc2 = PMPI_Bcast(recvbuf, count, type, 0, in->local);
+        int rc2 = PMPI_Bcast_c(recvbuf, count, type, 0, in->local);
         if (rc == MPI_SUCCESS)
             rc = rc2;
     }
@@ -354,24 +321,26 @@ int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbu
 }
 
 int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
-                                  void *recvbuf, const int *recvcounts, int recvcount,
-                                  MPI_Datatype type, MPI_Op op)
+                                  void *recvbuf, fmpl_mpi_array recvcounts,
+                                  MPI_Count recvcount, MPI_Datatype type, MPI_Op op)
 {
     fmpl_mpi_inter *in = c->inter;
-    int n = in->local_size, me = c->team->rank, total = 0, rc;
-    int *counts = malloc((size_t)n * sizeof *counts), *displs = malloc((size_t)n * sizeof *displs);
+    int n = in->local_size, me = c->team->rank, rc = MPI_SUCCESS;
+    MPI_Count *counts = malloc((size_t)n * sizeof *counts), total = 0;
+    MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
     if (!counts || !displs) {
         free(counts);
         free(displs);
         return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
     }
-    for (int r = 0; r < n; r++) {
-        counts[r] = recvcounts ? recvcounts[r] : recvcount;
-        displs[r] = total;
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+        counts[r] = at_or(recvcounts, r, recvcount);
+        displs[r] = (MPI_Aint)total;
         total += counts[r];
+        rc = check_count(c, func, counts[r]);
     }
-    rc = counts[me] < 0 ? fmpl_mpi_error(c->handle, MPI_ERR_COUNT, func, "a count is negative")
-                        : fmpl_mpi_type_check(c->handle, type, func);
+    if (rc == MPI_SUCCESS)
+        rc = fmpl_mpi_type_check(c->handle, type, func);
     if (rc != MPI_SUCCESS) {
         free(counts);
         free(displs);
@@ -382,12 +351,12 @@ int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void
     rc = local_reduce(c, sendbuf, total, type, op, &result, &base);
     if (rc == MPI_SUCCESS && me == 0) {
         remote = temp_buffer(type, total, &remote_base);
-        rc = remote_base ? PMPI_Sendrecv(result, total, type, 0, COLL_TAG, remote, total, type,
-                                         0, COLL_TAG, in->coll, MPI_STATUS_IGNORE)
+        rc = remote_base ? PMPI_Sendrecv_c(result, total, type, 0, COLL_TAG, remote, total,
+                                           type, 0, COLL_TAG, in->coll, MPI_STATUS_IGNORE)
                          : MPI_ERR_NO_MEM;
     }
-    int rc2 = PMPI_Scatterv(remote, counts, displs, type, recvbuf, counts[me], type, 0,
-                            in->local);
+    int rc2 = PMPI_Scatterv_c(remote, counts, displs, type, recvbuf, counts[me], type, 0,
+                              in->local);
     free(base);
     free(remote_base);
     free(counts);

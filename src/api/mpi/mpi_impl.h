@@ -228,7 +228,7 @@ int fmpl_mpi_request_test(fmpl_mpi_request *r);
 int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status *status);
 /* The status of a complete request, changing nothing; returns its error. */
 int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status);
-void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, int error, MPI_Count bytes,
+void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, MPI_Count bytes,
                          int cancelled);
 void fmpl_mpi_status_empty(MPI_Status *s);
 MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
@@ -346,7 +346,8 @@ int fmpl_mpi_type_elements_to_bytes(MPI_Datatype t, MPI_Count elements, MPI_Coun
  * in *why for the caller's report.  The struct must stay where it was
  * made while the operation is used (op.ctx points into it). */
 typedef struct fmpl_mpi_user_ctx {
-    MPI_User_function *fn;
+    MPI_User_function *fn;        /* one of the two is set (op.c) */
+    MPI_User_function_c *fn_c;
     MPI_Datatype type;
     fmpl_datatype *derived;       /* staged user operation: the type to unpack into */
 } fmpl_mpi_user_ctx;

@@ -32,7 +32,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
         *flag = 1;
         *message = MPI_MESSAGE_NO_PROC;
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     fmpl_progress();
@@ -52,7 +52,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
     *flag = 1;
     *message = m->handle;
     if (status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, u->source, u->tag, MPI_SUCCESS, u->size, 0);
+        fmpl_mpi_status_set(status, u->source, u->tag, u->size, 0);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Improbe)
@@ -114,7 +114,7 @@ static int mrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
     if (!m) {
         *message = MPI_MESSAGE_NULL;
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     MPI_Comm comm = m->comm;
@@ -127,7 +127,7 @@ static int mrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
     fmpl_mpi_buf_unstage(&b, r.st_bytes);
     int err = r.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r.st_error);
     if (status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, r.st_source, r.st_tag, err, r.st_bytes, 0);
+        fmpl_mpi_status_set(status, r.st_source, r.st_tag, r.st_bytes, 0);
     if (err != MPI_SUCCESS)
         return fmpl_mpi_error(comm, err, func,
                               "message of more than %ld bytes from rank %d, tag %d",

@@ -18,7 +18,8 @@
 #define OP_MAX 1024
 
 typedef struct user_op {
-    MPI_User_function *fn;
+    MPI_User_function *fn;     /* MPI_Op_create, or */
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c (large counts) */
     int commute;
 } user_op;
 
@@ -32,6 +33,18 @@ static user_op *user_op_get(MPI_Op op)
     return i < OP_MAX ? user_ops[i] : NULL;
 }
 
+/* Call the user's function on len (<= INT_MAX) elements, through whichever
+ * of the two signatures it was created with. */
+static void invoke(fmpl_mpi_user_ctx *c, void *in, void *inout, int len)
+{
+    if (c->fn_c) {
+        MPI_Count n = len;
+        c->fn_c(in, inout, &n, &c->type);
+    } else {
+        c->fn(in, inout, &len, &c->type);
+    }
+}
+
 /* A user operation on a predefined type, or a derived one that is contiguous
  * from displacement 0: the stream is the user's layout. */
 static void call_user(const void *in, void *inout, int64_t count, void *ctx)
@@ -42,7 +55,7 @@ static void call_user(const void *in, void *inout, int64_t count, void *ctx)
     fmpl_mpi_type_layout(c->type, &size, &contiguous);
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
-        c->fn((void *)in, inout, &len, &c->type);
+        invoke(c, (void *)in, inout, len);
         in = (const char *)in + (int64_t)len * size;
         inout = (char *)inout + (int64_t)len * size;
         count -= len;
@@ -93,7 +106,7 @@ static void call_user_derived(const void *in, void *inout, int64_t count, void *
         int64_t bytes = (int64_t)len * size, moved;
         fmpl_dt_unpack(in, bytes, ua, len, t, 0, &moved);
         fmpl_dt_unpack(inout, bytes, ub, len, t, 0, &moved);
-        c->fn(ua, ub, &len, &c->type);
+        invoke(c, ua, ub, len);
         fmpl_dt_pack(ub, len, t, 0, inout, bytes, &moved);
         in = (const char *)in + bytes;
         inout = (char *)inout + bytes;
@@ -178,6 +191,7 @@ int fmpl_mpi_reduction_make(MPI_Op op, MPI_Datatype type, fmpl_mpi_reduction *r)
         return MPI_ERR_OP;
     }
     r->ctx.fn = u->fn;
+    r->ctx.fn_c = u->fn_c;
     r->ctx.type = type;
     fmpl_mpi_user_cb cb = call_user;
     if (!fmpl_mpi_is_predefined_type(type)) {
@@ -211,27 +225,38 @@ void fmpl_mpi_reduction_out(const fmpl_mpi_reduction *r, const void *stream, int
         fmpl_dt_unpack(stream, count * fmpl_dt_size(r->type), user, count, r->type, 0, &moved);
 }
 
-int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+static int op_create(const char *func, MPI_User_function *fn, MPI_User_function_c *fn_c,
+                     int commute, MPI_Op *op)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    if (!fn || !op)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create",
+    if ((!fn && !fn_c) || !op)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func,
                               "the function or the result pointer is NULL");
     for (int i = 0; i < OP_MAX; i++) {
         if (user_ops[i])
             continue;
         user_ops[i] = malloc(sizeof(user_op));
         if (!user_ops[i])
-            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create", "no memory");
-        user_ops[i]->fn = fn;
-        user_ops[i]->commute = commute;
+            return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, func, "no memory");
+        *user_ops[i] = (user_op){.fn = fn, .fn_c = fn_c, .commute = commute};
         *op = fmpl_handle_make(FMPL_HK_OP, i);
         return MPI_SUCCESS;
     }
-    return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Op_create",
-                          "more than %d user operations", OP_MAX);
+    return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, func, "more than %d user operations",
+                          OP_MAX);
+}
+
+int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create", fn, NULL, commute, op);
 }
 FMPL_MPI_WEAK(Op_create)
+
+int PMPI_Op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create_c", NULL, fn, commute, op);
+}
+FMPL_MPI_WEAK(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {
@@ -264,6 +289,10 @@ FMPL_MPI_WEAK(Op_commutative)
 static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI_Aint count,
                         MPI_Datatype type, MPI_Op op)
 {
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (count < 0)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COUNT, func, "count %ld is negative",
+                              (long)count);
     fmpl_mpi_reduction r;
     int rc = fmpl_mpi_reduction_make(op, type, &r);
     if (rc != MPI_SUCCESS)
@@ -296,3 +325,10 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, type, op);
 }
 FMPL_MPI_WEAK(Reduce_local)
+
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype type,
+                        MPI_Op op)
+{
+    return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, type, op);
+}
+FMPL_MPI_WEAK(Reduce_local_c)

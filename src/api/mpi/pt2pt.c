@@ -21,7 +21,7 @@
 
 /* Checks shared by every send and receive: communicator, count, datatype,
  * peer (MPI_PROC_NULL allowed; MPI_ANY_SOURCE for receives), tag, buffer. */
-static int check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
+static inline __attribute__((always_inline)) int check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
                  MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
                  fmpl_mpi_buf *b)
 {
@@ -63,6 +63,10 @@ static int send_blocking(const char *func, const void *buf, MPI_Aint count, MPI_
     int rc = check(func, comm, buf, count, type, dest, tag, 0, &c, &b);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;
+    /* Small contiguous standard sends complete in the call: no request. */
+    if (mode == FMPL_TM_MODE_STANDARD && !b.type &&
+        fmpl_tm_send_eager(c->team, b.data, b.bytes, dest, tag))
+        return MPI_SUCCESS;
     if (fmpl_mpi_buf_stage(&b, 1) != MPI_SUCCESS)
         return no_staging(comm, func, &b);
     fmpl_tm_req r;
@@ -102,7 +106,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
         return rc;
     if (source == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     if (fmpl_mpi_buf_stage(&b, 0) != MPI_SUCCESS)
@@ -114,7 +118,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
     fmpl_mpi_requests_reap();
     int err = rc == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rc);
     if (status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, r.st_source, r.st_tag, err, r.st_bytes, 0);
+        fmpl_mpi_status_set(status, r.st_source, r.st_tag, r.st_bytes, 0);
     if (err != MPI_SUCCESS)
         return fmpl_mpi_error(comm, err, func,
                               "message of more than %ld bytes from rank %d, tag %d",
@@ -243,14 +247,14 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
     if (source == MPI_PROC_NULL) {
         *flag = 1;
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     fmpl_progress();
     fmpl_tm_unexp *u = fmpl_tm_probe(c->team, source, tag);
     *flag = u != NULL;
     if (u && status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, u->source, u->tag, MPI_SUCCESS, u->size, 0);
+        fmpl_mpi_status_set(status, u->source, u->tag, u->size, 0);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Iprobe)

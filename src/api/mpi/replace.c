@@ -69,7 +69,7 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
         fmpl_mpi_buf_unstage(&b, 0); /* the send's packed copy */
     if (source == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
         return MPI_SUCCESS;
     }
     int err = rr.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rr.st_error);
@@ -81,7 +81,7 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
             memcpy(b.data, tmp, (size_t)rr.st_bytes);
     }
     if (status != MPI_STATUS_IGNORE)
-        fmpl_mpi_status_set(status, rr.st_source, rr.st_tag, err, rr.st_bytes, 0);
+        fmpl_mpi_status_set(status, rr.st_source, rr.st_tag, rr.st_bytes, 0);
     if (err != MPI_SUCCESS)
         return fmpl_mpi_error(comm, err, func,
                               "message of more than %ld bytes from rank %d, tag %d",

@@ -6,19 +6,23 @@
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
 
-void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, int error, MPI_Count bytes,
-                         int cancelled)
+/* MPI_ERROR is not written here: calls that complete one operation leave
+ * it alone (MPI-4.0 3.2.5; the error is their return value), and the
+ * multiple-completion calls set it themselves when they return
+ * MPI_ERR_IN_STATUS (set_status_errors below). */
+void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, MPI_Count bytes, int cancelled)
 {
     s->MPI_SOURCE = source;
     s->MPI_TAG = tag;
-    s->MPI_ERROR = error;
     s->count_lo = (int)(bytes & 0xffffffff);
     s->count_hi_and_cancelled = (int)(((uint64_t)bytes >> 32) << 1) | (cancelled ? 1 : 0);
 }
 
+/* The "empty" status of MPI-4.0 3.7.3 includes error = MPI_SUCCESS. */
 void fmpl_mpi_status_empty(MPI_Status *s)
 {
-    fmpl_mpi_status_set(s, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+    fmpl_mpi_status_set(s, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0);
+    s->MPI_ERROR = MPI_SUCCESS;
 }
 
 static MPI_Count status_bytes(const MPI_Status *s)
@@ -48,7 +52,7 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
             fmpl_mpi_status_empty(status);
     } else if (r->proc_null) {
         if (status != MPI_STATUS_IGNORE)
-            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+            fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
     } else if (r->kind == FMPL_MREQ_DONE) {
         err = r->error;
         if (status != MPI_STATUS_IGNORE)
@@ -57,10 +61,10 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
         err = r->tm.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r->tm.st_error);
         if (status != MPI_STATUS_IGNORE) {
             if (r->kind == FMPL_MREQ_RECV)
-                fmpl_mpi_status_set(status, r->tm.st_source, r->tm.st_tag, err, r->tm.st_bytes,
+                fmpl_mpi_status_set(status, r->tm.st_source, r->tm.st_tag, r->tm.st_bytes,
                                     r->tm.cancelled);
             else
-                fmpl_mpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, err, 0, 0);
+                fmpl_mpi_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0);
         }
     }
     return err;
@@ -131,14 +135,24 @@ FMPL_MPI_WEAK(Test)
 
 int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    int err = MPI_SUCCESS;
+    /* MPI_ERROR is set only if some operation failed (MPI_ERR_IN_STATUS):
+     * from the first failure on each status gets its code as it completes,
+     * and the ones before it, which all succeeded, get MPI_SUCCESS. */
+    int first_bad = -1;
     for (int i = 0; i < count; i++) {
         MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         int rc = PMPI_Wait(&requests[i], s);
-        if (rc != MPI_SUCCESS)
-            err = MPI_ERR_IN_STATUS;
+        if (rc != MPI_SUCCESS && first_bad < 0)
+            first_bad = i;
+        if (first_bad >= 0 && s != MPI_STATUS_IGNORE)
+            s->MPI_ERROR = rc;
     }
-    return err;
+    if (first_bad < 0)
+        return MPI_SUCCESS;
+    if (statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < first_bad; i++)
+            statuses[i].MPI_ERROR = MPI_SUCCESS;
+    return MPI_ERR_IN_STATUS;
 }
 FMPL_MPI_WEAK(Waitall)
 
@@ -208,7 +222,7 @@ int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indice
                   MPI_Status statuses[])
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    int active = 0, n = 0, err = MPI_SUCCESS;
+    int active = 0, n = 0, first_bad = -1;
     fmpl_progress();
     for (int i = 0; i < incount; i++) {
         if (requests[i] == MPI_REQUEST_NULL)
@@ -222,13 +236,21 @@ int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indice
         active++;
         if (fmpl_mpi_request_test(r)) {
             MPI_Status *s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
-            if (fmpl_mpi_request_finish(r, &requests[i], s) != MPI_SUCCESS)
-                err = MPI_ERR_IN_STATUS;
+            int rc = fmpl_mpi_request_finish(r, &requests[i], s);
+            if (rc != MPI_SUCCESS && first_bad < 0)
+                first_bad = n;
+            if (first_bad >= 0 && s != MPI_STATUS_IGNORE) /* as in Waitall */
+                s->MPI_ERROR = rc;
             indices[n++] = i;
         }
     }
     *outcount = active ? n : MPI_UNDEFINED;
-    return err;
+    if (first_bad < 0)
+        return MPI_SUCCESS;
+    if (statuses != MPI_STATUSES_IGNORE)
+        for (int k = 0; k < first_bad; k++)
+            statuses[k].MPI_ERROR = MPI_SUCCESS;
+    return MPI_ERR_IN_STATUS;
 }
 FMPL_MPI_WEAK(Testsome)
 
