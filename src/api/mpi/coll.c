@@ -4,6 +4,7 @@
  * is packed into a staging buffer (dt_staging.c) around the byte-level
  * algorithm, and reductions see datatypes through fmpl_mpi_reduction
  * (op.c). */
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
 #include "collectives/collectives.h"
 
@@ -12,6 +13,7 @@
 
 int PMPI_Barrier(MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_barrier(ic)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -24,6 +26,7 @@ FMPL_MPI_WEAK(Barrier)
 static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type, int root,
                  MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_bcast(ic, func, buf, count, type, root)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -79,6 +82,7 @@ static void *scratch(size_t bytes)
 static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, func, sendbuf, recvbuf, count, type, op, root < 0 ? FMPL_MPI_INTER_ALL : root)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -125,6 +129,7 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, M
 static int reduce(const char *func, const void *sendbuf, void *recvbuf, MPI_Count count,
                   MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce(ic, func, sendbuf, recvbuf, count, type, op, root)); /* intercomm_coll.c */
     if (root < 0)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is negative", root);
     return reduce_common(func, sendbuf, recvbuf, count, type, op, root, comm);

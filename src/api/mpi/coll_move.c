@@ -13,6 +13,7 @@
  * alltoall).  Reductions see datatypes through fmpl_mpi_reduction (op.c):
  * staged operands are converted to the operation's stream and back. */
 #include "api/mpi/coll_stage.h"
+#include "api/mpi/intercomm.h"
 #include "collectives/collectives.h"
 #include "collectives/op.h"
 
@@ -138,6 +139,7 @@ static int gather_body(const char *func, const void *sendbuf, MPI_Count sendcoun
                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                        MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, func, sendbuf, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
@@ -180,6 +182,7 @@ static int gatherv_body(const char *func, const void *sendbuf, MPI_Count sendcou
                         MPI_Datatype sendtype, void *recvbuf, fmpl_mpi_array recvcounts,
                         fmpl_mpi_array displs, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_gatherv(ic, func, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
@@ -231,6 +234,7 @@ static int scatter_body(const char *func, const void *sendbuf, MPI_Count sendcou
                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, func, sendbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, sendcount, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
@@ -271,6 +275,7 @@ static int scatterv_body(const char *func, const void *sendbuf, fmpl_mpi_array s
                          fmpl_mpi_array displs, MPI_Datatype sendtype, void *recvbuf,
                          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_scatterv(ic, func, sendbuf, sendcounts, displs, 0, sendtype, recvbuf, recvcount, recvtype, root)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_root(&x, root));
@@ -323,6 +328,7 @@ static int allgather_body(const char *func, const void *sendbuf, MPI_Count sendc
                           MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, func, sendbuf, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
@@ -361,6 +367,7 @@ static int allgatherv_body(const char *func, const void *sendbuf, MPI_Count send
                            MPI_Datatype sendtype, void *recvbuf, fmpl_mpi_array recvcounts,
                            fmpl_mpi_array displs, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_allgather(ic, func, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
@@ -455,6 +462,7 @@ static int alltoall_body(const char *func, const void *sendbuf, MPI_Count sendco
                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, func, sendbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, sendcount, sendtype, recvbuf, FMPL_MPI_NO_ARRAY, FMPL_MPI_NO_ARRAY, recvcount, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
@@ -487,6 +495,7 @@ static int alltoallv_body(const char *func, const void *sendbuf, fmpl_mpi_array 
                           fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls, MPI_Datatype recvtype,
                           MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoall(ic, func, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     TRY(check_type(&x, recvtype));
@@ -530,6 +539,7 @@ static int alltoallw_body(const char *func, const void *sendbuf, fmpl_mpi_array 
                           fmpl_mpi_array recvcounts, fmpl_mpi_array rdispls,
                           const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_alltoallw(ic, func, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     int n = x.c->team->size;
@@ -624,6 +634,7 @@ static int reduce_scatter_body(const char *func, const void *sendbuf, void *recv
                                fmpl_mpi_array recvcounts, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, func, sendbuf, recvbuf, recvcounts, 0, type, op)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     fmpl_mpi_reduction r;
@@ -675,6 +686,7 @@ typedef int (*elementwise_fn)(fmpl_team *t, const void *sendbuf, void *recvbuf, 
 static int elementwise(const char *func, elementwise_fn run, const void *sendbuf, void *recvbuf,
                        MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_MPI_INTER_HOOK(comm, ic, run == fmpl_coll_reduce_scatter_block ? fmpl_mpi_inter_reduce_scatter(ic, func, sendbuf, recvbuf, FMPL_MPI_NO_ARRAY, count, type, op) : fmpl_mpi_inter_invalid(ic, func)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
     if (count < 0)

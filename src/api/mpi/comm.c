@@ -1,6 +1,7 @@
 /* Communicators: rank, size, dup, split, free, compare, names, error
  * handlers.  New communicators are teams split from the parent
  * (runtime/team_build.c). */
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
@@ -27,7 +28,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_size");
-    *size = c->team->size;
+    *size = c->inter ? c->inter->local_size : c->team->size;
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_size)
@@ -51,6 +52,9 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     GET_COMM(comm, c, "MPI_Comm_split");
     if (color < 0 && color != MPI_UNDEFINED)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_split", "color %d is negative", color);
+    if (c->inter)
+        return fmpl_mpi_inter_split(c, color == MPI_UNDEFINED ? -1 : color, key, newcomm,
+                                    "MPI_Comm_split");
     return split(c, color == MPI_UNDEFINED ? -1 : color, key, newcomm, "MPI_Comm_split");
 }
 FMPL_MPI_WEAK(Comm_split)
@@ -59,7 +63,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_dup");
-    int rc = split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
+    int rc = c->inter ? fmpl_mpi_inter_split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup")
+                      : split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
     if (rc != MPI_SUCCESS)
         return rc;
     rc = fmpl_mpi_comm_dup_objects(c, newcomm); /* objects.c: attributes, info */
@@ -81,7 +86,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = fmpl_mpi_comm_free_objects(c); /* objects.c: delete callbacks first */
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed");
-    fmpl_team_retire(c->team); /* released once every member has freed it */
+    if (c->inter)
+        fmpl_mpi_inter_free(c); /* intercomm.c: the teams behind it */
+    else
+        fmpl_team_retire(c->team); /* released once every member has freed it */
     fmpl_mpi_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -93,24 +101,14 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     FMPL_MPI_CHECK_READY(comm1);
     GET_COMM(comm1, a, "MPI_Comm_compare");
     GET_COMM(comm2, b, "MPI_Comm_compare");
-    if (a == b) {
-        *result = MPI_IDENT;
+    if (!result)
+        return fmpl_mpi_error(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+    if (a == b || a->inter || b->inter) {
+        *result = fmpl_mpi_inter_compare(a, b); /* intercomm.c: IDENT for a == b */
         return MPI_SUCCESS;
     }
-    if (a->team->size != b->team->size) {
-        *result = MPI_UNEQUAL;
-        return MPI_SUCCESS;
-    }
-    int same_order = 1, same_set = 1;
-    for (int i = 0; i < a->team->size; i++) {
-        if (a->team->world[i] != b->team->world[i])
-            same_order = 0;
-        int found = 0;
-        for (int j = 0; j < b->team->size && !found; j++)
-            found = a->team->world[i] == b->team->world[j];
-        same_set &= found;
-    }
-    *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    *result = fmpl_mpi_compare_members(a->team->size, a->team->world, b->team->size,
+                                       b->team->world);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_compare)

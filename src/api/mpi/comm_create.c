@@ -1,7 +1,8 @@
 /* Communicator creation beyond split and dup: from a group (collective
  * over the parent, or over the group's members only), by type (shared
  * memory node), nonblocking dup, dup with info; and the intercommunicator
- * queries, which intracommunicators answer (intercommunicators come later).
+ * queries (answered by intercomm.c); on an intercommunicator, MPI_Comm_create
+ * goes to intercomm.c and create_group / split_type are MPI_ERR_COMM.
  *
  *   MPI_Comm_create        fmpl_team_split over the parent: a member's color
  *                          is the lowest parent rank of its group (disjoint
@@ -11,6 +12,7 @@
  *   MPI_Comm_split_type    SHARED: color = lowest parent rank on the same
  *                          host, from an allgather of host name hashes
  *   MPI_Comm_idup          a blocking dup and a request complete at birth */
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
 #include "runtime/runtime.h"
@@ -66,6 +68,8 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     GET_COMM(comm, c, func);
     if (!newcomm)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    if (c->inter)
+        return fmpl_mpi_inter_create(c, group, newcomm); /* intercomm.c */
     fmpl_mpi_group *g = fmpl_mpi_group_get(group);
     if (!g)
         return fmpl_mpi_error(comm, MPI_ERR_GROUP, func, "invalid group 0x%x",
@@ -100,6 +104,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     static const char func[] = "MPI_Comm_create_group";
     GET_COMM(comm, c, func);
+    if (c->inter)
+        return fmpl_mpi_inter_invalid(c, func);
     if (!newcomm)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
     fmpl_mpi_group *g = fmpl_mpi_group_get(group);
@@ -178,6 +184,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     static const char func[] = "MPI_Comm_split_type";
     GET_COMM(comm, c, func);
+    if (c->inter)
+        return fmpl_mpi_inter_invalid(c, func);
     if (!newcomm)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
     if (!fmpl_mpi_info_valid(info))
@@ -278,10 +286,9 @@ FMPL_MPI_WEAK(Comm_idup_with_info)
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
     GET_COMM(comm, c, "MPI_Comm_test_inter");
-    (void)c;
     if (!flag)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-    *flag = 0; /* every communicator is an intracommunicator */
+    *flag = c->inter != NULL;
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_test_inter)
@@ -289,19 +296,13 @@ FMPL_MPI_WEAK(Comm_test_inter)
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     GET_COMM(comm, c, "MPI_Comm_remote_size");
-    (void)c;
-    (void)size;
-    return fmpl_mpi_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
-                          "0x%x is an intracommunicator", (unsigned)comm);
+    return fmpl_mpi_inter_remote_size(c, size); /* intercomm.c */
 }
 FMPL_MPI_WEAK(Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     GET_COMM(comm, c, "MPI_Comm_remote_group");
-    (void)c;
-    (void)group;
-    return fmpl_mpi_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
-                          "0x%x is an intracommunicator", (unsigned)comm);
+    return fmpl_mpi_inter_remote_group(c, group); /* intercomm.c */
 }
 FMPL_MPI_WEAK(Comm_remote_group)

@@ -5,6 +5,7 @@
  *
  * Errors are reported on MPI_COMM_WORLD (no communicator is involved), as
  * for the other object-only calls of the binding. */
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
@@ -188,7 +189,8 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         return ERR(MPI_ERR_COMM, "MPI_Comm_group", "invalid communicator 0x%x", (unsigned)comm);
     if (!group)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
-    int rc = fmpl_mpi_group_make(c->team->size, c->team->world, group);
+    const fmpl_team *lt = fmpl_mpi_comm_local_team(c); /* intercomm.h */
+    int rc = fmpl_mpi_group_make(lt->size, lt->world, group);
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(comm, rc, "MPI_Comm_group", "no memory for a group");
     return MPI_SUCCESS;

@@ -9,6 +9,7 @@
  * MPI_Request_free-while-active case); MPI_Finalize releases what requests
  * never completed still hold. */
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "base/error.h"
 
@@ -198,8 +199,10 @@ void fmpl_mpi_comm_set_self(fmpl_team *t) { comm_self.team = t; }
 void fmpl_mpi_comms_finalize(void)
 {
     for (int i = 0; i < COMM_MAX; i++) {
-        if (comms[i])
+        if (comms[i]) {
             fmpl_mpi_comm_drop_objects(comms[i]); /* objects.c */
+            fmpl_mpi_inter_finalize(comms[i]);    /* intercomm.c */
+        }
         free(comms[i]);
         comms[i] = NULL;
     }

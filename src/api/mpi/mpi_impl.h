@@ -64,6 +64,8 @@ typedef struct fmpl_mpi_comm {
     /* objects layer (mpi_objects.h); zero in a new communicator */
     struct fmpl_mpi_attr *attrs; /* cached attributes, newest first (attr.c) */
     MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
+    struct fmpl_mpi_inter *inter; /* intercommunicators only (intercomm.h); team is then
+                                     a view whose peers are the remote group */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
