@@ -20,7 +20,13 @@ enum {
     FMPL_IDX_INTERNAL = 6 /* internal indices per pair */
 };
 
-#define FMPL_MAX_TEAMS 256
+/* Team ids are local: each process picks the lowest free entry of its own
+ * table for a new team, and the members tell each other their ids when
+ * they exchange area addresses (runtime/team_build.c).  Whatever carries a
+ * team on the wire (channel envelopes, staging chunks) carries the
+ * receiver's id, peer_id[receiver].  No agreement is needed, so concurrent
+ * creations (MPI_Comm_idup on overlapping communicators) cannot collide. */
+#define FMPL_MAX_TEAMS 4096
 
 typedef struct fmpl_team {
     int id;               /* index in the team table; 0 is FMPL_COMM_WORLD */
@@ -33,6 +39,8 @@ typedef struct fmpl_team {
     struct fmpl_any_team *any;   /* any-source domain */
     struct fmpl_tm_team *tm;     /* tag-matched point-to-point (MPI) */
     struct fmpl_coll_team *coll; /* collectives */
+    int *peer_id;                /* [size] each member's id for this team */
+    uint64_t build_seq;          /* team creations started over this team as parent */
     int retired;                 /* freed by this member, awaiting the others */
     struct fmpl_team *next_retired;
 } fmpl_team;
