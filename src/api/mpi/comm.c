@@ -4,6 +4,7 @@
 #include "api/mpi/mpi_impl.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
+#include "progress/async.h"
 #include "runtime/runtime.h"
 
 #include <string.h>
@@ -55,17 +56,44 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 FMPL_MPI_WEAK(Comm_split)
 
+int fmpl_mpi_comm_dup_finish(MPI_Comm parent, fmpl_team_build *b, MPI_Comm *newcomm,
+                             const char *func)
+{
+    fmpl_team *t;
+    int rc = fmpl_team_build_finish(b, &t);
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(parent);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(parent, fmpl_mpi_error_class_of(rc), func,
+                              "cannot create the communicator");
+    if (!c) { /* freed while an MPI_Comm_idup was pending */
+        fmpl_team_retire(t);
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,
+                              "communicator 0x%x was freed before the duplication completed",
+                              (unsigned)parent);
+    }
+    rc = fmpl_mpi_comm_adopt(c, t, newcomm); /* objects.c: inherits the error handler */
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(parent, rc, func, "too many communicators");
+    rc = fmpl_mpi_comm_dup_objects(c, newcomm); /* objects.c: attributes, info */
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(parent, rc, func, "copying the attributes failed");
+    return MPI_SUCCESS;
+}
+
+/* Start and wait: the state machine of MPI_Comm_idup (comm_create.c). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_dup");
-    int rc = split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = fmpl_mpi_comm_dup_objects(c, newcomm); /* objects.c: attributes, info */
-    if (rc != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, rc, "MPI_Comm_dup", "copying the attributes failed");
-    return MPI_SUCCESS;
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    fmpl_team_build *b;
+    int rc = fmpl_team_dup_start(c->team, &b);
+    if (rc != FMPL_SUCCESS)
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), "MPI_Comm_dup",
+                              "cannot start the duplication");
+    fmpl_async_wait(fmpl_team_build_async(b));
+    return fmpl_mpi_comm_dup_finish(comm, b, newcomm, "MPI_Comm_dup");
 }
 FMPL_MPI_WEAK(Comm_dup)
 

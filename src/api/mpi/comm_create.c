@@ -10,7 +10,11 @@
  *   MPI_Comm_create_group  fmpl_team_from_members: only the members call
  *   MPI_Comm_split_type    SHARED: color = lowest parent rank on the same
  *                          host, from an allgather of host name hashes
- *   MPI_Comm_idup          a blocking dup and a request complete at birth */
+ *   MPI_Comm_idup          the team creation state machine (runtime/team_build.c)
+ *                          started, behind a request driven by progress
+ *                          (request_async.c); the first Wait/Test that sees
+ *                          it done makes the communicator (as MPI_Comm_dup:
+ *                          attributes copied then) and applies the info */
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
 #include "runtime/runtime.h"
@@ -236,26 +240,64 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 FMPL_MPI_WEAK(Comm_dup_with_info)
 
+/* What the completion of an MPI_Comm_idup needs. */
+typedef struct idup_state {
+    fmpl_team_build *build;
+    MPI_Comm parent;
+    MPI_Comm *newcomm;
+    int with_info;
+    MPI_Info info; /* a copy: the caller may free its own at once */
+} idup_state;
+
+static int idup_complete(fmpl_mpi_request *r)
+{
+    idup_state *s = r->async_state;
+    const char *func = s->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
+    int rc = fmpl_mpi_comm_dup_finish(s->parent, s->build, s->newcomm, func);
+    /* The hints are info's, not comm's (MPI 7.4.2). */
+    if (rc == MPI_SUCCESS && s->with_info)
+        rc = PMPI_Comm_set_info(*s->newcomm, s->info);
+    fmpl_mpi_info_release(s->info);
+    free(s);
+    return rc;
+}
+
 static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
                 MPI_Request *request, const char *func)
 {
     GET_COMM(comm, c, func);
-    (void)c;
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
-    fmpl_mpi_request *r = fmpl_mpi_request_new();
-    if (!r)
-        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a request");
-    int rc = with_info ? PMPI_Comm_dup_with_info(comm, info, newcomm)
-                       : PMPI_Comm_dup(comm, newcomm);
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    if (with_info && !fmpl_mpi_info_valid(info))
+        return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info object 0x%x",
+                              (unsigned)info);
+    idup_state *s = calloc(1, sizeof *s);
+    if (s)
+        s->info = MPI_INFO_NULL;
+    fmpl_mpi_request *r = s ? fmpl_mpi_request_new() : NULL;
+    int rc = r ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && with_info)
+        rc = fmpl_mpi_info_copy(info, &s->info);
     if (rc != MPI_SUCCESS) {
-        fmpl_mpi_request_free(r);
-        return rc;
+        if (r)
+            fmpl_mpi_request_free(r);
+        free(s);
+        return fmpl_mpi_error(comm, rc, func, "no memory for a request");
     }
-    /* The dup is done: the request is complete from the start. */
-    r->kind = FMPL_MREQ_DONE;
-    r->comm = comm;
-    r->error = MPI_SUCCESS;
+    rc = fmpl_team_dup_start(c->team, &s->build);
+    if (rc != FMPL_SUCCESS) {
+        fmpl_mpi_info_release(s->info);
+        fmpl_mpi_request_free(r);
+        free(s);
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
+                              "cannot start the duplication");
+    }
+    s->parent = comm;
+    s->newcomm = newcomm;
+    s->with_info = with_info;
+    fmpl_mpi_async_request_start(r, comm, fmpl_team_build_async(s->build), idup_complete, s);
     *request = r->handle;
     return MPI_SUCCESS;
 }

@@ -115,6 +115,13 @@ int fmpl_mpi_comm_adopt(fmpl_mpi_comm *parent, fmpl_team *t, MPI_Comm *newcomm);
  * On error the new communicator is released locally and the class is
  * returned (its team stays registered until MPI_Finalize). */
 int fmpl_mpi_comm_dup_objects(fmpl_mpi_comm *oldc, MPI_Comm *newcomm);
+/* The end of MPI_Comm_dup and MPI_Comm_idup (comm.c): the team of the
+ * finished creation `b` (released here) becomes *newcomm, inheriting from
+ * `parent` as MPI_Comm_dup does (error handler, info, attributes through
+ * their copy callbacks).  Errors are reported from `func`. */
+struct fmpl_team_build;
+int fmpl_mpi_comm_dup_finish(MPI_Comm parent, struct fmpl_team_build *b, MPI_Comm *newcomm,
+                             const char *func);
 /* MPI_Comm_free's extra work before the team goes: delete callbacks, then
  * the info hints and the error handler reference.  A callback's error is
  * returned and the communicator stays as it was. */
