@@ -10,13 +10,11 @@
  *   count + 0   the FMPL_TAG_ANY slot (one outstanding ANY receive per pair)
  *   count + 1   rendezvous of large any-source messages
  *   count + 2   collectives over point-to-point (trees)
- *   count + 3   building a team among some members of this one
- *               (fmpl_team_from_members, runtime/team_build.c) */
+ * (Team creation talks tag-matched on library tags: protocols/tag_match.h.) */
 enum {
     FMPL_IDX_ANY = 0,
     FMPL_IDX_ANY_RNDV = 1,
     FMPL_IDX_COLL = 2,
-    FMPL_IDX_BUILD = 3,
     FMPL_IDX_INTERNAL = 6 /* internal indices per pair */
 };
 
