@@ -39,6 +39,8 @@ typedef struct fmpl_team {
     struct fmpl_coll_team *coll; /* collectives */
     int *peer_id;                /* [size] each member's id for this team */
     uint64_t build_seq;          /* team creations started over this team as parent */
+    int pending_builds;          /* of those, not finished here: keeps a retired
+                                    team's state (their messages use it) */
     int retired;                 /* freed by this member, awaiting the others */
     struct fmpl_team *next_retired;
 } fmpl_team;

@@ -133,6 +133,8 @@ void fmpl_team_retire(fmpl_team *t)
 /* Has every member retired t, and (member 0) released its state? */
 static int team_reclaimable(const fmpl_team *t)
 {
+    if (t->pending_builds)
+        return 0; /* MPI_Comm_free while an MPI_Comm_idup of it is pending */
     fmpl_coll_scratch *leader = t->coll->peer[0];
     uint64_t retired = atomic_load_explicit(&leader->retired.v, memory_order_acquire);
     if (retired < (uint64_t)t->size)
@@ -462,6 +464,7 @@ static int build_poll(fmpl_async *a)
 
 static void build_release(fmpl_team_build *b)
 {
+    b->parent->pending_builds--;
     free(b->members);
     free(b->joins);
     free(b->areas);
@@ -476,6 +479,7 @@ static fmpl_team_build *build_new(fmpl_team *parent)
     fmpl_team_build *b = calloc(1, sizeof *b);
     if (b) {
         b->parent = parent;
+        parent->pending_builds++;
         b->members = calloc((size_t)n, sizeof *b->members);
         b->joins = calloc((size_t)n, sizeof *b->joins);
         b->areas = calloc((size_t)n, sizeof *b->areas);

@@ -3,7 +3,8 @@
  * several are outstanding at once (same parent, different parents, pairs
  * overlapping like MPICH's comm_idup_overlap) and complete in any order;
  * the new communicators work, carry the info given, and get the parent's
- * attributes through their copy callbacks. */
+ * attributes through their copy callbacks (at the call: the parent may be
+ * freed before completion). */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,7 +186,18 @@ int main(int argc, char **argv)
     CHECK(flag && val == base + 1, "attribute not copied (flag %d)", flag);
     use(da, 40);
     OK(MPI_Comm_free(&da));
+
+    /* The parent may be freed while a duplication of it is pending: the
+     * duplicate still gets the attributes it had at the call. */
+    OK(MPI_Comm_idup(d, &da, &rq));
     OK(MPI_Comm_free(&d));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(copies == 2, "copy callback ran %d times", copies);
+    val = NULL;
+    OK(MPI_Comm_get_attr(da, key, &val, &flag));
+    CHECK(flag && val == base + 1, "attribute not copied (flag %d)", flag);
+    use(da, 50);
+    OK(MPI_Comm_free(&da));
     OK(MPI_Comm_free_keyval(&key));
 
     /* 6. Freeing a pending one is refused, not silently accepted. */

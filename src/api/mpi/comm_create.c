@@ -10,11 +10,12 @@
  *   MPI_Comm_create_group  fmpl_team_from_members: only the members call
  *   MPI_Comm_split_type    SHARED: color = lowest parent rank on the same
  *                          host, from an allgather of host name hashes
- *   MPI_Comm_idup          the team creation state machine (runtime/team_build.c)
+ *   MPI_Comm_idup          attributes copied at the call (as MPICH), then the
+ *                          team creation state machine (runtime/team_build.c)
  *                          started, behind a request driven by progress
  *                          (request_async.c); the first Wait/Test that sees
- *                          it done makes the communicator (as MPI_Comm_dup:
- *                          attributes copied then) and applies the info */
+ *                          it done registers the communicator with what was
+ *                          staged and applies the info */
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
 #include "runtime/runtime.h"
@@ -243,6 +244,8 @@ FMPL_MPI_WEAK(Comm_dup_with_info)
 /* What the completion of an MPI_Comm_idup needs. */
 typedef struct idup_state {
     fmpl_team_build *build;
+    fmpl_mpi_comm *staged; /* what the duplicate inherits, taken at the call */
+    int stage_rc;          /* why staging failed (reported at completion) */
     MPI_Comm parent;
     MPI_Comm *newcomm;
     int with_info;
@@ -253,7 +256,8 @@ static int idup_complete(fmpl_mpi_request *r)
 {
     idup_state *s = r->async_state;
     const char *func = s->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
-    int rc = fmpl_mpi_comm_dup_finish(s->parent, s->build, s->newcomm, func);
+    int rc = fmpl_mpi_comm_dup_finish(s->parent, s->staged, s->stage_rc, s->build, s->newcomm,
+                                      func);
     /* The hints are info's, not comm's (MPI 7.4.2). */
     if (rc == MPI_SUCCESS && s->with_info)
         rc = PMPI_Comm_set_info(*s->newcomm, s->info);
@@ -286,8 +290,13 @@ static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
         free(s);
         return fmpl_mpi_error(comm, rc, func, "no memory for a request");
     }
+    /* Attributes are copied now (as MPICH); a failed copy callback is
+     * reported at completion, after the creation the others take part in. */
+    s->stage_rc = fmpl_mpi_comm_dup_stage(c, &s->staged);
     rc = fmpl_team_dup_start(c->team, &s->build);
     if (rc != FMPL_SUCCESS) {
+        if (s->staged)
+            fmpl_mpi_comm_dup_discard(s->staged);
         fmpl_mpi_info_release(s->info);
         fmpl_mpi_request_free(r);
         free(s);
