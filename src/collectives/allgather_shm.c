@@ -18,11 +18,11 @@ int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void 
     uint64_t s = ++c->exchange_seq;
     fmpl_coll_exchange_begin(t, s);
     uint64_t half = (s % 2) * (uint64_t)(fmpl_coll_area / 2);
-    memcpy(fmpl_coll_input(c->mine) + half, mine, (size_t)len);
+    memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)) + half, mine, (size_t)len);
     fmpl_line_set(&c->mine->posted[s % 2], s);
     FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
     for (int p = 0; p < t->size; p++)
-        memcpy((char *)all + (int64_t)p * len, fmpl_coll_input(c->peer[p]) + half, (size_t)len);
+        memcpy((char *)all + (int64_t)p * len, fmpl_coll_input(fmpl_coll_areas(c, p)) + half, (size_t)len);
     fmpl_line_set(&c->mine->finished, s);
     return FMPL_SUCCESS;
 }

@@ -32,11 +32,11 @@ int fmpl_bcast_shm_pipelined(fmpl_team *t, void *buf, int64_t size, int root)
         if (t->rank == root) {
             if (q + 1 > FMPL_BCAST_SLOTS)
                 FMPL_COLL_WAIT_ALL(t, bc_consumed, q + 1 - FMPL_BCAST_SLOTS);
-            memcpy(fmpl_coll_ring(rs, q), (char *)buf + off, len);
+            memcpy(fmpl_coll_ring(fmpl_coll_areas(c, root), q), (char *)buf + off, len);
             fmpl_line_set(&rs->bc_produced, q + 1);
         } else {
             FMPL_WAIT_UNTIL(fmpl_line_get(&rs->bc_produced) >= q + 1);
-            memcpy((char *)buf + off, fmpl_coll_ring(rs, q), len);
+            memcpy((char *)buf + off, fmpl_coll_ring(fmpl_coll_areas(c, root), q), len);
             fmpl_line_set(&c->mine->bc_consumed, q + 1);
         }
     }

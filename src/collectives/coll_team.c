@@ -3,6 +3,7 @@
 #include "collectives/coll_team.h"
 #include "progress/progress.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/tunable.h"
 
 #include <stddef.h>
@@ -28,13 +29,18 @@ int fmpl_coll_init(void)
     return FMPL_SUCCESS;
 }
 
-/* Header lines, broadcast ring, input and output areas, then the pairwise
- * engine's prod[size], cons[size] lines and table[2][2][size] entries. */
-static size_t scratch_bytes(int size)
+/* Header lines, then the pairwise engine's prod[size], cons[size] lines and
+ * table[2][2][size] entries. */
+static size_t header_bytes(int size)
 {
-    return sizeof(fmpl_coll_scratch) + FMPL_BCAST_SLOTS * (size_t)fmpl_bcast_chunk +
-           2 * (size_t)fmpl_coll_area + 2 * (size_t)size * sizeof(fmpl_line) +
+    return sizeof(fmpl_coll_scratch) + 2 * (size_t)size * sizeof(fmpl_line) +
            4 * (size_t)size * sizeof(fmpl_coll_entry);
+}
+
+/* Broadcast ring, input and output areas. */
+static size_t areas_bytes(void)
+{
+    return FMPL_BCAST_SLOTS * (size_t)fmpl_bcast_chunk + 2 * (size_t)fmpl_coll_area;
 }
 
 int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
@@ -44,24 +50,53 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for collective state");
     t->coll = c;
     c->size = t->size;
-    c->mine = fmpl_fab_alloc(scratch_bytes(t->size));
+    c->rank = t->rank;
+    c->world = t->world;
+    c->mine = fmpl_fab_alloc(header_bytes(t->size));
     c->peer = calloc((size_t)t->size, sizeof *c->peer);
+    c->areas = calloc((size_t)t->size, sizeof *c->areas);
     c->pairs = calloc(2 * (size_t)t->size, sizeof(fmpl_pair_state));
     c->offs = calloc((size_t)t->size + 1, sizeof *c->offs);
     c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
     c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
-    if (!c->mine || !c->peer || !c->pairs || !c->offs || !c->bcounts || !c->fin_seen) {
+    if (!c->mine || !c->peer || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
+        !c->fin_seen) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
-                          scratch_bytes(t->size));
+                          header_bytes(t->size));
     }
-    memset(c->mine, 0, sizeof *c->mine);
-    /* prod/cons start below every (s << 32) + 1 a reader waits for. */
-    memset(fmpl_coll_prod(c->mine, t->size, 0), 0, 2 * (size_t)t->size * sizeof(fmpl_line));
+    /* Every line starts at 0; prod/cons below every (s << 32) + 1 a reader
+     * waits for. */
+    memset(c->mine, 0, header_bytes(t->size));
     while ((1 << c->rounds) < t->size)
         c->rounds++;
     *mine = fmpl_fab_raddr(c->mine);
     return FMPL_SUCCESS;
+}
+
+char *fmpl_coll_areas_resolve(fmpl_coll_team *c, int p)
+{
+    if (p != c->rank) {
+        uint64_t packed = fmpl_line_get(&c->peer[p]->areas);
+        c->areas[p] = packed ? fmpl_fab_ptr(fmpl_raddr_unpack(packed, c->world[p])) : NULL;
+        if (!c->areas[p]) {
+            fmpl_log_print("error", "member %d's collective areas are not published "
+                                    "(collectives called in different orders?)", p);
+            abort();
+        }
+        return c->areas[p];
+    }
+    char *a = fmpl_fab_alloc(areas_bytes());
+    if (!a) {
+        fmpl_log_print("error", "no memory in the shared heap for %zu bytes of collective "
+                                "areas (FMPL_HEAP_SIZE, FMPL_COLL_AREA, FMPL_BCAST_CHUNK); the "
+                                "other members would wait for this one forever",
+                       areas_bytes());
+        abort();
+    }
+    c->areas[p] = a;
+    fmpl_line_set(&c->mine->areas, fmpl_raddr_pack(fmpl_fab_raddr(a)));
+    return a;
 }
 
 int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
@@ -91,6 +126,9 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     if (!t->coll)
         return;
     fmpl_fab_free(t->coll->mine);
+    if (t->coll->areas && t->coll->areas[t->coll->rank])
+        fmpl_fab_free(t->coll->areas[t->coll->rank]);
+    free(t->coll->areas);
     if (t->coll->tmp_shared)
         fmpl_fab_free(t->coll->tmp);
     else

@@ -1,9 +1,25 @@
-/* Per-team state of the collectives: a scratch block in each member's shared
- * heap, and sequence counters that every member advances identically (they
- * are never exchanged: all members call the same collectives in the same
- * order, so they agree on every sequence number).
+/* Per-team state of the collectives: a small header block in each member's
+ * shared heap, allocated with the team, a large areas block allocated at
+ * the first collective that needs it, and sequence counters that every
+ * member advances identically (they are never exchanged: all members call
+ * the same collectives in the same order, so they agree on every sequence
+ * number).
  *
- * Scratch block of one member (all lines 64 bytes, counters monotonic):
+ * Why two blocks: the areas (broadcast ring and reduction/exchange areas,
+ * about 768 KiB with the default tunables) would make every communicator
+ * cost that much of every member's heap; MPI programs create thousands of
+ * communicators and use most only lightly (barriers, small reductions
+ * travel in the header lines).  Lazy allocation needs no extra protocol
+ * because every algorithm reads other members' areas and writes only its
+ * own: a member allocates its areas when it first writes into them, stores
+ * their address in its header's `areas` line, and only then signals the
+ * data (posted, sliced, bc_produced, prod), with release order; a reader
+ * that has seen the signal loads the address (fmpl_coll_areas) and caches
+ * it.  The header (lines, prod/cons, tables) stays eager: members poll
+ * each other's lines before either has run a collective.  A team that only
+ * synchronises costs ~3 KiB + 192 bytes per member in each member's heap.
+ *
+ * Header block of one member (all lines 64 bytes, counters monotonic):
  *   flag[k]        barrier round k (dissemination) / arrival from child k
  *                  (binomial); written by the peer of that round
  *   release        binomial barrier: written by the parent
@@ -20,8 +36,8 @@
  *   retired, reclaimed   member 0's only: how many members have freed the
  *                  team, and how many others have released their state
  *                  since (deferred reclamation, runtime/team_build.c)
- *   ring[NSLOTS]   broadcast staging chunks (double-buffered and more)
- *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each
+ *   areas          the packed remote address of my areas block, 0 until
+ *                  allocated (written once, before any signal about them)
  *   prod[size]     pairwise engine: prod[d] is written by me for member d:
  *                  (s << 32) + k + 1 once chunk k of sequence s for d is in
  *                  my staging slots, (s << 32) | FMPL_PAIR_DONE once I have
@@ -34,6 +50,10 @@
  *   table[2][2][size]  pairwise engine: {byte displacement, byte count} per
  *                  member, [s % 2][0] for my send blocks, [s % 2][1] for my
  *                  receive blocks, published with posted[s % 2]
+ * Areas block of one member (lazy, see above):
+ *   ring[NSLOTS]   broadcast staging chunks (double-buffered and more)
+ *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each
+ *                  (the pairwise engine's staging slots live in their halves)
  *
  * Invariants of the exchange sequence (exchange_seq, advanced by one per use
  * on every member):
@@ -79,7 +99,8 @@ typedef struct fmpl_coll_scratch {
     fmpl_line bc_consumed;
     fmpl_line retired;   /* member 0's: members that freed the team (team_build.c) */
     fmpl_line reclaimed; /* member 0's: other members that released their state */
-    /* ring, input and output follow (sizes in fmpl_coll_sizes) */
+    fmpl_line areas;     /* packed address of my areas block, 0 until allocated */
+    /* prod[size], cons[size], table[2][2][size] follow */
 } fmpl_coll_scratch;
 
 /* Pairwise engine: one entry per member of a table. */
@@ -103,6 +124,10 @@ typedef struct fmpl_pair_state {
 typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here */
+    char **areas;              /* [size] each member's areas block mapped here,
+                                  NULL until used (fmpl_coll_areas) */
+    const int *world;          /* the team's world ranks */
+    int rank;                  /* this member */
     fmpl_ctl_desc diss[FMPL_COLL_ROUNDS]; /* pre-built barrier flag writes */
     int rounds;                /* ceil(log2(size)) */
     int size;                  /* members (copy of the team's) */
@@ -124,28 +149,39 @@ typedef struct fmpl_coll_team {
 extern int64_t fmpl_bcast_chunk;  /* FMPL_BCAST_CHUNK */
 extern int64_t fmpl_coll_area;    /* FMPL_COLL_AREA, a multiple of 128 (halves are 64-aligned) */
 
-static inline char *fmpl_coll_ring(fmpl_coll_scratch *s, uint64_t chunk)
+/* Member p's areas block.  This member's is allocated at its first use
+ * (the caller is about to write into it); another member's is valid once
+ * that member has signalled data in it.  Never NULL: a member that finds no
+ * memory for its areas ends the job with a message (its peers would wait
+ * for it forever). */
+char *fmpl_coll_areas_resolve(fmpl_coll_team *c, int p);
+static inline char *fmpl_coll_areas(fmpl_coll_team *c, int p)
 {
-    return (char *)(s + 1) + (chunk % FMPL_BCAST_SLOTS) * (uint64_t)fmpl_bcast_chunk;
-}
-static inline char *fmpl_coll_input(fmpl_coll_scratch *s)
-{
-    return (char *)(s + 1) + FMPL_BCAST_SLOTS * (uint64_t)fmpl_bcast_chunk;
-}
-static inline char *fmpl_coll_output(fmpl_coll_scratch *s)
-{
-    return fmpl_coll_input(s) + fmpl_coll_area;
+    return c->areas[p] ? c->areas[p] : fmpl_coll_areas_resolve(c, p);
 }
 
-/* Pairwise engine regions after `output` (see the layout above). */
+static inline char *fmpl_coll_ring(char *areas, uint64_t chunk)
+{
+    return areas + (chunk % FMPL_BCAST_SLOTS) * (uint64_t)fmpl_bcast_chunk;
+}
+static inline char *fmpl_coll_input(char *areas)
+{
+    return areas + FMPL_BCAST_SLOTS * (uint64_t)fmpl_bcast_chunk;
+}
+static inline char *fmpl_coll_output(char *areas)
+{
+    return fmpl_coll_input(areas) + fmpl_coll_area;
+}
+
+/* Pairwise engine regions after the header lines (see the layout above). */
 static inline fmpl_line *fmpl_coll_prod(fmpl_coll_scratch *s, int size, int peer)
 {
     (void)size;
-    return (fmpl_line *)(fmpl_coll_output(s) + fmpl_coll_area) + peer;
+    return (fmpl_line *)(s + 1) + peer;
 }
 static inline fmpl_line *fmpl_coll_cons(fmpl_coll_scratch *s, int size, int peer)
 {
-    return (fmpl_line *)(fmpl_coll_output(s) + fmpl_coll_area) + size + peer;
+    return (fmpl_line *)(s + 1) + size + peer;
 }
 static inline fmpl_coll_entry *fmpl_coll_table(fmpl_coll_scratch *s, int size, uint64_t seq,
                                                int recv)
@@ -156,13 +192,13 @@ static inline fmpl_coll_entry *fmpl_coll_table(fmpl_coll_scratch *s, int size, u
 
 /* Bytes of half of the input (or output) area: one half per sequence parity. */
 static inline int64_t fmpl_coll_half(void) { return fmpl_coll_area / 2; }
-static inline char *fmpl_coll_input_half(fmpl_coll_scratch *s, uint64_t seq)
+static inline char *fmpl_coll_input_half(char *areas, uint64_t seq)
 {
-    return fmpl_coll_input(s) + (seq % 2) * (uint64_t)fmpl_coll_half();
+    return fmpl_coll_input(areas) + (seq % 2) * (uint64_t)fmpl_coll_half();
 }
-static inline char *fmpl_coll_output_half(fmpl_coll_scratch *s, uint64_t seq)
+static inline char *fmpl_coll_output_half(char *areas, uint64_t seq)
 {
-    return fmpl_coll_output(s) + (seq % 2) * (uint64_t)fmpl_coll_half();
+    return fmpl_coll_output(areas) + (seq % 2) * (uint64_t)fmpl_coll_half();
 }
 
 /* The point-to-point work area: three chunks of fmpl_coll_half() bytes.

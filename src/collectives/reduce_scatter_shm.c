@@ -37,7 +37,7 @@ int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
     for (int64_t lo = 0; lo < maxc; lo += q) {
         uint64_t s = ++c->exchange_seq;
         fmpl_coll_exchange_begin(t, s);
-        char *area = fmpl_coll_input_half(c->mine, s);
+        char *area = fmpl_coll_input_half(fmpl_coll_areas(c, t->rank), s);
         for (int m = 0; m < p; m++) {
             int64_t len = fmpl_clamp64(counts[m] - lo, 0, q);
             if (len > 0)
@@ -48,9 +48,9 @@ int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
         if (mine > 0) {
             char *res = (char *)recvbuf + lo * es;
             FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
-            memcpy(res, fmpl_coll_input_half(c->peer[p - 1], s) + r * stride, (size_t)(mine * es));
+            memcpy(res, fmpl_coll_input_half(fmpl_coll_areas(c, p - 1), s) + r * stride, (size_t)(mine * es));
             for (int k = p - 2; k >= 0; k--)
-                fmpl_op_apply(op, fmpl_coll_input_half(c->peer[k], s) + r * stride, res, mine);
+                fmpl_op_apply(op, fmpl_coll_input_half(fmpl_coll_areas(c, k), s) + r * stride, res, mine);
         }
         fmpl_line_set(&c->mine->finished, s);
     }

@@ -17,11 +17,13 @@
 
 #include <string.h>
 
-static const char *input_of(fmpl_coll_scratch *s, uint64_t seq, int64_t bytes)
+/* Member p's input of sequence seq: in its posted line when small (no
+ * areas block needed), else in its input half seq % 2. */
+static const char *input_of(fmpl_coll_team *c, int p, uint64_t seq, int64_t bytes)
 {
     if (bytes <= FMPL_LINE_DATA)
-        return fmpl_line_data(&s->posted[seq % 2]);
-    return fmpl_coll_input(s) + (seq % 2) * (uint64_t)(fmpl_coll_area / 2);
+        return fmpl_line_data(&c->peer[p]->posted[seq % 2]);
+    return fmpl_coll_input_half(fmpl_coll_areas(c, p), seq);
 }
 
 int fmpl_reduce_shm_flat(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root)
@@ -30,15 +32,15 @@ int fmpl_reduce_shm_flat(fmpl_team *t, void *buf, int64_t count, const fmpl_op *
     int64_t bytes = count * (int64_t)fmpl_op_elem_size(op);
     uint64_t s = ++c->exchange_seq;
     fmpl_coll_exchange_begin(t, s);
-    memcpy((char *)input_of(c->mine, s, bytes), buf, (size_t)bytes);
+    memcpy((char *)input_of(c, t->rank, s, bytes), buf, (size_t)bytes);
     fmpl_line_set(&c->mine->posted[s % 2], s);
     if (root < 0 || root == t->rank) {
         FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
         int last = t->size - 1;
         if (last != t->rank)
-            memcpy(buf, input_of(c->peer[last], s, bytes), (size_t)bytes);
+            memcpy(buf, input_of(c, last, s, bytes), (size_t)bytes);
         for (int r = last - 1; r >= 0; r--)
-            fmpl_op_apply(op, input_of(c->peer[r], s, bytes), buf, count);
+            fmpl_op_apply(op, input_of(c, r, s, bytes), buf, count);
     }
     fmpl_line_set(&c->mine->finished, s);
     return FMPL_SUCCESS;

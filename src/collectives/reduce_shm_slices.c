@@ -30,15 +30,15 @@ int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op
         if (s > 1)
             FMPL_COLL_WAIT_ALL(t, finished, s - 1);
         c->exchange_full = s;
-        memcpy(fmpl_coll_input(c->mine), mine, (size_t)(m * es));
+        memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(m * es));
         fmpl_line_set(&c->mine->posted[s % 2], s);
         FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
 
         int64_t lo = m * t->rank / p, hi = m * (t->rank + 1) / p;
-        char *out = fmpl_coll_output(c->mine);
-        memcpy(out, fmpl_coll_input(c->peer[last]) + lo * es, (size_t)((hi - lo) * es));
+        char *out = fmpl_coll_output(fmpl_coll_areas(c, t->rank));
+        memcpy(out, fmpl_coll_input(fmpl_coll_areas(c, last)) + lo * es, (size_t)((hi - lo) * es));
         for (int r = last - 1; r >= 0; r--)
-            fmpl_op_apply(op, fmpl_coll_input(c->peer[r]) + lo * es, out, hi - lo);
+            fmpl_op_apply(op, fmpl_coll_input(fmpl_coll_areas(c, r)) + lo * es, out, hi - lo);
         fmpl_line_set(&c->mine->sliced, s);
 
         if (root < 0 || root == t->rank) {
@@ -46,7 +46,7 @@ int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op
                 int64_t qlo = m * q / p, qhi = m * (q + 1) / p;
                 const fmpl_line *l = &c->peer[q]->sliced;
                 FMPL_WAIT_UNTIL(fmpl_line_get(l) >= s);
-                memcpy(mine + qlo * es, fmpl_coll_output(c->peer[q]), (size_t)((qhi - qlo) * es));
+                memcpy(mine + qlo * es, fmpl_coll_output(fmpl_coll_areas(c, q)), (size_t)((qhi - qlo) * es));
             }
         }
         fmpl_line_set(&c->mine->finished, s);

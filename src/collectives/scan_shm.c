@@ -17,11 +17,13 @@
 
 #include <string.h>
 
-static char *input_of(fmpl_coll_scratch *s, uint64_t seq, int64_t bytes)
+/* Member p's input of sequence seq: in its posted line when small (no
+ * areas block needed), else in its input half seq % 2. */
+static char *input_of(fmpl_coll_team *c, int p, uint64_t seq, int64_t bytes)
 {
     if (bytes <= FMPL_LINE_DATA)
-        return fmpl_line_data(&s->posted[seq % 2]);
-    return fmpl_coll_input_half(s, seq);
+        return fmpl_line_data(&c->peer[p]->posted[seq % 2]);
+    return fmpl_coll_input_half(fmpl_coll_areas(c, p), seq);
 }
 
 int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
@@ -38,7 +40,7 @@ int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t coun
         int64_t m = count - off < q ? count - off : q, bytes = m * es;
         uint64_t s = ++c->exchange_seq;
         fmpl_coll_exchange_begin(t, s);
-        memcpy(input_of(c->mine, s, count * es), in + off * es, (size_t)bytes);
+        memcpy(input_of(c, t->rank, s, count * es), in + off * es, (size_t)bytes);
         fmpl_line_set(&c->mine->posted[s % 2], s);
         int start = exclusive ? r - 1 : r;
         if (start >= 0) {
@@ -46,14 +48,14 @@ int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t coun
             if (start != r) {
                 const fmpl_line *l = &c->peer[start]->posted[s % 2];
                 FMPL_WAIT_UNTIL(fmpl_line_get(l) >= s);
-                memcpy(res, input_of(c->peer[start], s, count * es), (size_t)bytes);
+                memcpy(res, input_of(c, start, s, count * es), (size_t)bytes);
             } else if (!in_place) {
                 memcpy(res, in + off * es, (size_t)bytes);
             }
             for (int k = start - 1; k >= 0; k--) {
                 const fmpl_line *l = &c->peer[k]->posted[s % 2];
                 FMPL_WAIT_UNTIL(fmpl_line_get(l) >= s);
-                fmpl_op_apply(op, input_of(c->peer[k], s, count * es), res, m);
+                fmpl_op_apply(op, input_of(c, k, s, count * es), res, m);
             }
         }
         fmpl_line_set(&c->mine->finished, s);

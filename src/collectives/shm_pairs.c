@@ -112,11 +112,14 @@ int fmpl_shm_pairs_usable(const fmpl_team *t, int kind)
     return slot_bytes(nchan_of(kind, t->size)) >= 64;
 }
 
-static char *slot_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, uint64_t k)
+/* Staging slot k of channel chan of member `owner` (its areas block: the
+ * owner allocates it when it first stages, before publishing). */
+static char *slot_ptr(const engine *e, int owner, int chan, uint64_t k)
 {
     uint64_t spp = 2 * (uint64_t)e->nchan; /* slots per half */
     uint64_t g = (uint64_t)chan * SLOTS + k % SLOTS;
-    char *piece = g < spp ? fmpl_coll_input_half(owner, e->s) : fmpl_coll_output_half(owner, e->s);
+    char *areas = fmpl_coll_areas(e->c, owner);
+    char *piece = g < spp ? fmpl_coll_input_half(areas, e->s) : fmpl_coll_output_half(areas, e->s);
     return piece + (g % spp) * (uint64_t)e->slot;
 }
 
@@ -127,10 +130,10 @@ static int chan_of(const engine *e, int d)
 
 /* Where an eager block of n bytes is: inside the owner's descriptor when
  * it has a single channel and the block fits, else in slot 0. */
-static char *eager_ptr(const engine *e, fmpl_coll_scratch *owner, int chan, int64_t n)
+static char *eager_ptr(const engine *e, int owner, int chan, int64_t n)
 {
     if (e->nchan == 1 && n <= PAIR_INLINE)
-        return ((pair_desc *)fmpl_line_data(&owner->posted[e->s % 2]))->data;
+        return ((pair_desc *)fmpl_line_data(&e->c->peer[owner]->posted[e->s % 2]))->data;
     return slot_ptr(e, owner, chan, 0);
 }
 
@@ -337,7 +340,7 @@ static int advance_out(engine *e, int d)
             uint64_t k = ps->next;
             if (k >= SLOTS && fmpl_line_get(cons) < e->base + k - SLOTS + 1)
                 break;
-            memcpy(slot_ptr(e, mine, chan_of(e, d), k), ps->local + (int64_t)k * e->slot,
+            memcpy(slot_ptr(e, e->me, chan_of(e, d), k), ps->local + (int64_t)k * e->slot,
                    (size_t)chunk_len(e, ps->n, k));
             fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->base + k + 1);
             ps->next++;
@@ -384,7 +387,7 @@ static int advance_stream(engine *e)
             if (!free_slot)
                 break;
         }
-        memcpy(slot_ptr(e, mine, 0, k), send_base(e) + (int64_t)k * e->slot,
+        memcpy(slot_ptr(e, e->me, 0, k), send_base(e) + (int64_t)k * e->slot,
                (size_t)chunk_len(e, e->bc_n, k));
         fmpl_line_set(fmpl_coll_prod(mine, e->P, e->me), e->base + k + 1);
         e->bc_next++;
@@ -417,7 +420,7 @@ static int advance_in(engine *e, int q)
     }
     switch (ps->mode) {
     case PAIR_EAGER: /* published with posted[s % 2] */
-        memcpy(ps->local, eager_ptr(e, qs, chan, ps->n), (size_t)ps->n);
+        memcpy(ps->local, eager_ptr(e, q, chan, ps->n), (size_t)ps->n);
         ps->mode = PAIR_DONE;
         return 1;
     case PAIR_PULL: {
@@ -442,7 +445,7 @@ static int advance_in(engine *e, int q)
             uint64_t k = ps->next;
             if (fmpl_line_get(prod) < e->base + k + 1)
                 break;
-            memcpy(ps->local + (int64_t)k * e->slot, slot_ptr(e, qs, chan, k),
+            memcpy(ps->local + (int64_t)k * e->slot, slot_ptr(e, q, chan, k),
                    (size_t)chunk_len(e, ps->n, k));
             fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->base + k + 1);
             ps->next++;
@@ -560,14 +563,14 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
         if (o->n > 0 && o->n <= e.eager) {
             o->mode = PAIR_DONE;
             if (!allgather)
-                memcpy(eager_ptr(&e, c->mine, chan_of(&e, p), o->n), o->local, (size_t)o->n);
+                memcpy(eager_ptr(&e, e.me, chan_of(&e, p), o->n), o->local, (size_t)o->n);
         }
     }
     if (allgather) {
         e.bc_n = fmpl_layout_count(x->rl, e.me);
         e.bc_nchunks = (uint64_t)((e.bc_n + e.slot - 1) / e.slot);
         if (e.bc_n > 0 && e.bc_n <= e.eager && e.P > 1)
-            memcpy(eager_ptr(&e, c->mine, 0, e.bc_n), send_base(&e), (size_t)e.bc_n);
+            memcpy(eager_ptr(&e, e.me, 0, e.bc_n), send_base(&e), (size_t)e.bc_n);
         else if (e.bc_n > 0)
             e.bc_state = 1;
     }

@@ -19,6 +19,12 @@ typedef struct fmpl_any_team {
     fmpl_any_ring **peer;    /* [team size] each member's ring, mapped here */
 } fmpl_any_team;
 
+/* 1 (default): every team gets an any-source ring (FMPL_ANY_QUEUE_SIZE of
+ * each member's heap).  The MPI binding, whose any-source receives are
+ * tag-matched, sets 0 before start-up: its teams then have no ring, and
+ * fmpl_any_send/recv on them report FMPL_ERR_UNSUPPORTED. */
+extern int fmpl_any_rings;
+
 int fmpl_any_init(void);
 int fmpl_any_team_create(fmpl_team *t, fmpl_raddr *mine);
 int fmpl_any_team_connect(fmpl_team *t, const fmpl_raddr *rings);

@@ -300,7 +300,7 @@ static int stream(fmpl_sm_sendop *s)
             len = fmpl_stage_chunk;
         memcpy(fmpl_stage_data(ring, prod), (const char *)s->buf + s->streamed, (size_t)len);
         fmpl_stage_meta *m = &ring->meta[prod % FMPL_STAGE_CHUNKS];
-        m->team = t->id;
+        m->team = t->peer_id[s->peer]; /* the receiver's id */
         m->sender = t->rank;
         m->slot = s->slot;
         m->msg_index = s->index;

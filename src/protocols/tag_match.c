@@ -139,7 +139,7 @@ void fmpl_tm_team_destroy(fmpl_team *t)
 static inline int matches(int want_src, int want_tag, int src, int tag)
 {
     return (want_src == FMPL_TM_ANY_SOURCE || want_src == src) &&
-           (want_tag == FMPL_TM_ANY_TAG || want_tag == tag);
+           (want_tag == FMPL_TM_ANY_TAG ? tag >= 0 : want_tag == tag);
 }
 
 static void list_append(fmpl_tm_req *head, fmpl_tm_req *r)
@@ -436,7 +436,7 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
     int w = t->world[dst];
     fmpl_chan_rec *rec = fmpl_chan_reserve(w, size);
     rec->type = REC_EAGER;
-    rec->context = t->id;
+    rec->context = t->peer_id[dst]; /* the receiver's id */
     rec->tag = tag;
     rec->source = t->rank;
     rec->size = size;
@@ -467,7 +467,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     fmpl_raddr where = fmpl_fab_raddr(buf);
     fmpl_chan_rec *rec = fmpl_chan_reserve(w, sizeof(rts_body));
     rec->type = REC_RTS;
-    rec->context = t->id;
+    rec->context = t->peer_id[dst]; /* the receiver's id */
     rec->tag = tag;
     rec->source = t->rank;
     rec->size = size;

@@ -13,6 +13,18 @@
 #define FMPL_TM_ANY_SOURCE (-2)  /* = MPI_ANY_SOURCE */
 #define FMPL_TM_ANY_TAG (-1)     /* = MPI_ANY_TAG */
 
+/* Tags below -1 are the library's own, on any team: FMPL_TM_ANY_TAG never
+ * matches them, so they cannot meet a user's message or receive.
+ * Envelopes from one sender on one (team, tag) match in sending order, so
+ * a protocol that every member runs in the same order (MPI's rule for
+ * collectives on a communicator) needs one tag, however many instances
+ * are outstanding. */
+enum {
+    FMPL_TM_TAG_BUILD_JOIN = -2,  /* team creation over a parent: color, key */
+    FMPL_TM_TAG_BUILD_AREAS = -3, /* team creation: area addresses and ids */
+    FMPL_TM_TAG_BUILD_GROUP = -4, /* creation by the members only (create_group) */
+};
+
 enum { FMPL_TM_SEND = 1, FMPL_TM_RECV };
 enum {
     FMPL_TM_MODE_STANDARD = 0,

@@ -10,17 +10,21 @@
  *   count + 0   the FMPL_TAG_ANY slot (one outstanding ANY receive per pair)
  *   count + 1   rendezvous of large any-source messages
  *   count + 2   collectives over point-to-point (trees)
- *   count + 3   building a team among some members of this one
- *               (fmpl_team_from_members, runtime/team_build.c) */
+ * (Team creation talks tag-matched on library tags: protocols/tag_match.h.) */
 enum {
     FMPL_IDX_ANY = 0,
     FMPL_IDX_ANY_RNDV = 1,
     FMPL_IDX_COLL = 2,
-    FMPL_IDX_BUILD = 3,
     FMPL_IDX_INTERNAL = 6 /* internal indices per pair */
 };
 
-#define FMPL_MAX_TEAMS 256
+/* Team ids are local: each process picks the lowest free entry of its own
+ * table for a new team, and the members tell each other their ids when
+ * they exchange area addresses (runtime/team_build.c).  Whatever carries a
+ * team on the wire (channel envelopes, staging chunks) carries the
+ * receiver's id, peer_id[receiver].  No agreement is needed, so concurrent
+ * creations (MPI_Comm_idup on overlapping communicators) cannot collide. */
+#define FMPL_MAX_TEAMS 4096
 
 typedef struct fmpl_team {
     int id;               /* index in the team table; 0 is FMPL_COMM_WORLD */
@@ -33,6 +37,10 @@ typedef struct fmpl_team {
     struct fmpl_any_team *any;   /* any-source domain */
     struct fmpl_tm_team *tm;     /* tag-matched point-to-point (MPI) */
     struct fmpl_coll_team *coll; /* collectives */
+    int *peer_id;                /* [size] each member's id for this team */
+    uint64_t build_seq;          /* team creations started over this team as parent */
+    int pending_builds;          /* of those, not finished here: keeps a retired
+                                    team's state (their messages use it) */
     int retired;                 /* freed by this member, awaiting the others */
     struct fmpl_team *next_retired;
 } fmpl_team;

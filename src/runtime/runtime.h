@@ -31,6 +31,18 @@ int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out);
  * error on every member.  See team_build.c for the sequence. */
 int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag,
                            fmpl_team **out);
+/* Nonblocking creation (the state machine of team_build.c, driven by the
+ * progress engine): start it, wait until fmpl_team_build_async(b)->done
+ * (any progress call advances it), then fmpl_team_build_finish gives the
+ * team (NULL for a split color < 0) or the error, and releases b.
+ * Collective over the parent: every member starts its creations over one
+ * parent in the same order (MPI's rule); any number may be outstanding. */
+typedef struct fmpl_team_build fmpl_team_build;
+struct fmpl_async;
+int fmpl_team_split_start(fmpl_team *parent, int color, int key, fmpl_team_build **b);
+int fmpl_team_dup_start(fmpl_team *parent, fmpl_team_build **b);
+struct fmpl_async *fmpl_team_build_async(fmpl_team_build *b);
+int fmpl_team_build_finish(fmpl_team_build *b, fmpl_team **out);
 void fmpl_team_free(fmpl_team *t);
 /* Free a team without waiting for its other members (MPI_Comm_free):
  * this member's state stays, and the team's id stays in use on this

@@ -1,20 +1,39 @@
 /* Building and removing teams: the protocol- and collective-level state
  * behind a communicator of either API.
  *
+ * Team ids are local (protocols/team.h): a new team takes the lowest free
+ * entry of this process's table, and members learn each other's ids with
+ * the area addresses.  Nothing has to be agreed, so any number of
+ * creations may be in flight at once, on the same parent or on
+ * overlapping ones.
+ *
  * World: every rank creates its areas, publishes their addresses (and the
  * world-wide staging rings and channels) in one bootstrap key-value entry,
  * fences, reads everybody's, connects, and meets the others in a barrier.
- * Split (collective over the parent team): one small allgather of
- * {color, key, team ids in use}; members of each color, ordered by (key,
- * parent rank), pick the lowest id free on all of them, create their areas,
- * and a second allgather over the parent carries the areas' addresses.
- * Peers write into a member's areas only after that second exchange, and
- * the areas are initialised before it, so no barrier is needed.  The new
- * team is entered in fmpl_teams before the second exchange: a member that
- * finishes first may send on the new team at once, and a tag-matched
- * message for an id not yet in the table would be dropped.
- * From members (collective over the members only): the same two steps
- * through a leader with point-to-point messages, fmpl_team_from_members.
+ *
+ * Other teams: one state machine (fmpl_team_build), driven by the progress
+ * engine (progress/async.h), serves every creation, blocking ones being a
+ * start and a wait.  Its messages are tag-matched point-to-point on the
+ * parent with the library's tags (below -1, out of reach of MPI_ANY_TAG):
+ *   JOIN   (split only) every parent member sends every other {seq, color,
+ *          key} on FMPL_TM_TAG_BUILD_JOIN; members of each color, ordered
+ *          by (key, parent rank), form the team.  Dup and create_group know
+ *          the members already and skip this step.
+ *   AREAS  every member creates the team (a local id, entered in fmpl_teams
+ *          at once, so a message a fast member sends on it is queued, not
+ *          dropped) and its areas (initialised), then sends every other
+ *          member {seq, status, tag, area addresses, id}; once it has all,
+ *          it connects, or, if any member failed, every member frees its
+ *          team.  Peers write into a member's areas only after receiving
+ *          its addresses, so no barrier is needed.
+ * seq counts the creations started over the parent (fmpl_team.build_seq):
+ * MPI requires every member to start them in the same order, so messages
+ * of the k-th creation match the k-th receives (envelopes from one sender
+ * on one tag match in order); the records carry seq to catch a program
+ * that breaks the rule.  create_group is collective over its members only:
+ * its AREAS step uses FMPL_TM_TAG_BUILD_GROUP (never mixing with the
+ * parent's collective creations), carries the user's tag, which every
+ * member checks, and no seq.
  *
  * Retiring (deferred free, fmpl_team_retire): a member that frees a team
  * does not wait for the others.  It adds one to member 0's `retired` line
@@ -35,6 +54,7 @@
 #include "protocols/staging.h"
 #include "protocols/tag_match.h"
 #include "progress/progress.h"
+#include "progress/async.h"
 #include "collectives/coll_team.h"
 #include "base/error.h"
 
@@ -51,6 +71,7 @@ static fmpl_team *retired_teams;
 /* Addresses of one member's per-team areas, as exchanged. */
 typedef struct team_areas {
     uint64_t slots, done, any, coll;
+    uint64_t id; /* the member's id for the team */
 } team_areas;
 
 static fmpl_team *team_new(int id, int rank, int size, int *world)
@@ -64,6 +85,12 @@ static fmpl_team *team_new(int id, int rank, int size, int *world)
     t->rank = rank;
     t->size = size;
     t->world = world;
+    t->peer_id = calloc((size_t)size, sizeof *t->peer_id);
+    if (!t->peer_id) {
+        free(world);
+        free(t);
+        return NULL;
+    }
     t->count = fmpl_team_count;
     t->nidx = fmpl_team_count + FMPL_IDX_INTERNAL;
     return t;
@@ -87,6 +114,7 @@ void fmpl_team_free(fmpl_team *t)
     if (fmpl_teams[t->id] == t)
         fmpl_teams[t->id] = NULL;
     free(t->world);
+    free(t->peer_id);
     free(t);
 }
 
@@ -105,6 +133,8 @@ void fmpl_team_retire(fmpl_team *t)
 /* Has every member retired t, and (member 0) released its state? */
 static int team_reclaimable(const fmpl_team *t)
 {
+    if (t->pending_builds)
+        return 0; /* MPI_Comm_free while an MPI_Comm_idup of it is pending */
     fmpl_coll_scratch *leader = t->coll->peer[0];
     uint64_t retired = atomic_load_explicit(&leader->retired.v, memory_order_acquire);
     if (retired < (uint64_t)t->size)
@@ -155,6 +185,7 @@ static int team_create_areas(fmpl_team *t, void *ma, void *fa, team_areas *mine)
     mine->done = fmpl_raddr_pack(done);
     mine->any = fmpl_raddr_pack(any);
     mine->coll = fmpl_raddr_pack(coll);
+    mine->id = (uint64_t)t->id;
     return FMPL_SUCCESS;
 }
 
@@ -170,6 +201,7 @@ static int team_connect(fmpl_team *t, const team_areas *all)
         r[n + p] = fmpl_raddr_unpack(all[p].done, w);
         r[2 * n + p] = fmpl_raddr_unpack(all[p].any, w);
         r[3 * n + p] = fmpl_raddr_unpack(all[p].coll, w);
+        t->peer_id[p] = (int)all[p].id;
     }
     int rc = fmpl_sm_team_connect(t, r, r + n);
     if (rc == FMPL_SUCCESS)
@@ -225,7 +257,7 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
             rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no area addresses", r);
             break;
         }
-        all[r] = (team_areas){a, b, c, d};
+        all[r] = (team_areas){a, b, c, d, FMPL_COMM_WORLD};
         stages[r] = fmpl_raddr_unpack(e, r);
         chans[r] = fmpl_raddr_unpack(f, r);
     }
@@ -243,178 +275,288 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
     return rc;
 }
 
-/* What each parent member contributes to the membership exchange. */
-typedef struct join_info {
-    int32_t color;
-    int32_t key;
-    uint8_t used[FMPL_MAX_TEAMS / 8]; /* team ids in use on that rank */
-} join_info;
+/* ------------------------------------------------------------ creation */
 
-typedef struct member_order {
-    int key, rank;
-} member_order;
+/* Records of the creation protocol (see the top). */
+typedef struct build_join {
+    uint64_t seq;
+    int32_t color, key;
+} build_join;
 
-static int compare_members(const void *a, const void *b)
+typedef struct build_areas {
+    uint64_t seq;
+    int32_t status;   /* FMPL_SUCCESS, or why this member has no team */
+    int32_t user_tag; /* create_group's tag */
+    team_areas areas;
+} build_areas;
+
+enum { BUILD_JOIN = 1, BUILD_AREAS, BUILD_DONE };
+
+struct fmpl_team_build {
+    fmpl_async async;    /* first: the engine hands back its address */
+    fmpl_team *parent;
+    int state;
+    int rc;              /* the first error */
+    int tag;             /* tag of the AREAS step */
+    int user_tag;        /* create_group's tag (checked), else 0 */
+    int check_seq;       /* records must carry seq (collective over the parent) */
+    uint64_t seq;
+    int n, pos;          /* the new team's size, my position in it */
+    int *members;        /* [parent size] parent rank of each member, team order */
+    build_join my_join, *joins;      /* [parent size] by parent rank */
+    build_areas my_areas, *areas;    /* [parent size] by team rank */
+    fmpl_tm_req *reqs;   /* [2 * parent size]: this step's receives and sends */
+    int nreqs;
+    fmpl_team *team;
+};
+
+static void keep_error(fmpl_team_build *b, int rc)
 {
-    const member_order *x = a, *y = b;
-    if (x->key != y->key)
-        return (x->key > y->key) - (x->key < y->key);
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    if (rc != FMPL_SUCCESS && b->rc == FMPL_SUCCESS)
+        b->rc = rc;
+}
+
+/* One all-to-all step among `peers` (parent ranks; peers[me] is this
+ * process): `mine` goes to every other, `all[i]` receives peer i's record
+ * (stride `size`); receives are posted before sends.  Every member's buffers
+ * stay in *b until the step completes. */
+static void exchange_start(fmpl_team_build *b, const void *mine, size_t size, void *all,
+                           const int *peers, int npeers, int me, int tag)
+{
+    b->nreqs = 0;
+    memcpy((char *)all + (size_t)me * size, mine, size);
+    for (int i = 0; i < npeers; i++)
+        if (i != me)
+            keep_error(b, fmpl_tm_irecv(&b->reqs[b->nreqs++], b->parent,
+                                        (char *)all + (size_t)i * size, (int64_t)size,
+                                        peers[i], tag));
+    for (int i = 0; i < npeers; i++)
+        if (i != me)
+            keep_error(b, fmpl_tm_isend(&b->reqs[b->nreqs++], b->parent, mine, (int64_t)size,
+                                        peers[i], tag, FMPL_TM_MODE_STANDARD));
+}
+
+static int exchange_done(fmpl_team_build *b)
+{
+    for (int i = 0; i < b->nreqs; i++)
+        if (!b->reqs[i].complete)
+            return 0;
+    for (int i = 0; i < b->nreqs; i++)
+        keep_error(b, b->reqs[i].st_error);
+    return 1;
+}
+
+/* Lowest free entry of this process's team table (0 is the world's). */
+static int local_free_id(void)
+{
+    for (int id = 1; id < FMPL_MAX_TEAMS; id++)
+        if (!fmpl_teams[id])
+            return id;
+    return -1;
+}
+
+/* The AREAS step: create the team and its areas, send their addresses. */
+static void begin_areas(fmpl_team_build *b)
+{
+    b->state = BUILD_AREAS;
+    int status = b->rc;
+    int id = status == FMPL_SUCCESS ? local_free_id() : -1;
+    if (status == FMPL_SUCCESS && id < 0)
+        status = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "all %d communicator ids are in use",
+                            FMPL_MAX_TEAMS - 1);
+    build_areas *me = &b->my_areas;
+    *me = (build_areas){.seq = b->seq, .user_tag = b->user_tag};
+    if (status == FMPL_SUCCESS) {
+        int *world_ranks = malloc((size_t)b->n * sizeof *world_ranks);
+        if (world_ranks)
+            for (int m = 0; m < b->n; m++)
+                world_ranks[m] = b->parent->world[b->members[m]];
+        b->team = world_ranks ? team_new(id, b->pos, b->n, world_ranks) : NULL;
+        status = b->team ? team_create_areas(b->team, NULL, NULL, &me->areas)
+                         : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
+        if (status == FMPL_SUCCESS)
+            fmpl_teams[id] = b->team; /* before peers can send on it (see the top) */
+    }
+    me->status = status;
+    exchange_start(b, me, sizeof *me, b->areas, b->members, b->n, b->pos, b->tag);
+}
+
+/* JOIN is complete: who is in my team, in which order. */
+static int join_members(fmpl_team_build *b)
+{
+    int n = b->parent->size, color = b->my_join.color;
+    for (int r = 0; r < n; r++)
+        if (b->joins[r].seq != b->seq)
+            return FMPL_ERROR(FMPL_ERR_INTERNAL,
+                              "parent rank %d is at communicator creation %llu, this rank at "
+                              "%llu: creations were started in different orders",
+                              r, (unsigned long long)b->joins[r].seq,
+                              (unsigned long long)b->seq);
+    b->n = 0;
+    for (int r = 0; r < n; r++)
+        if (b->joins[r].color == color)
+            b->members[b->n++] = r;
+    /* insertion sort by (key, parent rank): stable on parent rank order */
+    for (int i = 1; i < b->n; i++) {
+        int m = b->members[i], j = i;
+        while (j > 0 && b->joins[b->members[j - 1]].key > b->joins[m].key) {
+            b->members[j] = b->members[j - 1];
+            j--;
+        }
+        b->members[j] = m;
+    }
+    for (int i = 0; i < b->n; i++)
+        if (b->members[i] == b->parent->rank)
+            b->pos = i;
+    return FMPL_SUCCESS;
+}
+
+/* AREAS is complete: connect, or (any member failed) give the team up. */
+static void finish_areas(fmpl_team_build *b)
+{
+    for (int m = 0; m < b->n && b->rc == FMPL_SUCCESS; m++) {
+        const build_areas *a = &b->areas[m];
+        if (a->status != FMPL_SUCCESS)
+            b->rc = a->status;
+        else if (b->check_seq && a->seq != b->seq)
+            b->rc = FMPL_ERROR(FMPL_ERR_INTERNAL,
+                               "member %d is at communicator creation %llu, this rank at %llu: "
+                               "creations were started in different orders",
+                               m, (unsigned long long)a->seq, (unsigned long long)b->seq);
+        else if (a->user_tag != b->user_tag)
+            b->rc = FMPL_ERROR(FMPL_ERR_ARG, "members passed tags %d and %d", b->user_tag,
+                               a->user_tag);
+    }
+    if (b->rc == FMPL_SUCCESS) {
+        team_areas *all = malloc((size_t)b->n * sizeof *all);
+        for (int m = 0; all && m < b->n; m++)
+            all[m] = b->areas[m].areas;
+        b->rc = all ? team_connect(b->team, all)
+                    : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory to connect a team");
+        free(all);
+    }
+    if (b->rc != FMPL_SUCCESS && b->team) {
+        fmpl_team_free(b->team); /* leaves fmpl_teams too */
+        b->team = NULL;
+    }
+}
+
+static int build_poll(fmpl_async *a)
+{
+    fmpl_team_build *b = (fmpl_team_build *)a;
+    if (b->state == BUILD_JOIN) {
+        if (!exchange_done(b))
+            return 0;
+        keep_error(b, join_members(b));
+        if (b->my_join.color < 0 && b->rc == FMPL_SUCCESS)
+            b->state = BUILD_DONE; /* not a member of any new team */
+        else
+            begin_areas(b);
+    }
+    if (b->state == BUILD_AREAS) {
+        if (!exchange_done(b))
+            return 0;
+        finish_areas(b);
+        b->state = BUILD_DONE;
+    }
+    return 1;
+}
+
+static void build_release(fmpl_team_build *b)
+{
+    b->parent->pending_builds--;
+    free(b->members);
+    free(b->joins);
+    free(b->areas);
+    free(b->reqs);
+    free(b);
+}
+
+static fmpl_team_build *build_new(fmpl_team *parent)
+{
+    fmpl_team_reclaim_retired(); /* their ids may be free again */
+    int n = parent->size;
+    fmpl_team_build *b = calloc(1, sizeof *b);
+    if (b) {
+        b->parent = parent;
+        parent->pending_builds++;
+        b->members = calloc((size_t)n, sizeof *b->members);
+        b->joins = calloc((size_t)n, sizeof *b->joins);
+        b->areas = calloc((size_t)n, sizeof *b->areas);
+        b->reqs = calloc(2 * (size_t)n, sizeof *b->reqs);
+        b->tag = FMPL_TM_TAG_BUILD_AREAS;
+        if (!b->members || !b->joins || !b->areas || !b->reqs) {
+            build_release(b);
+            b = NULL;
+        }
+    }
+    if (!b)
+        FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory to create a communicator over %d ranks", n);
+    return b;
+}
+
+int fmpl_team_split_start(fmpl_team *parent, int color, int key, fmpl_team_build **out)
+{
+    fmpl_team_build *b = *out = build_new(parent);
+    if (!b)
+        return FMPL_ERR_NO_MEMORY;
+    b->check_seq = 1;
+    b->seq = parent->build_seq++;
+    b->state = BUILD_JOIN;
+    b->my_join = (build_join){.seq = b->seq, .color = color, .key = key};
+    int *everyone = b->members; /* the parent in its order, until JOIN is done */
+    for (int r = 0; r < parent->size; r++)
+        everyone[r] = r;
+    exchange_start(b, &b->my_join, sizeof b->my_join, b->joins, everyone, parent->size,
+                   parent->rank, FMPL_TM_TAG_BUILD_JOIN);
+    fmpl_async_start(&b->async, build_poll);
+    return FMPL_SUCCESS;
+}
+
+int fmpl_team_dup_start(fmpl_team *parent, fmpl_team_build **out)
+{
+    fmpl_team_build *b = *out = build_new(parent);
+    if (!b)
+        return FMPL_ERR_NO_MEMORY;
+    b->check_seq = 1;
+    b->seq = parent->build_seq++;
+    b->n = parent->size;
+    b->pos = parent->rank;
+    for (int r = 0; r < parent->size; r++)
+        b->members[r] = r;
+    begin_areas(b);
+    fmpl_async_start(&b->async, build_poll);
+    return FMPL_SUCCESS;
+}
+
+fmpl_async *fmpl_team_build_async(fmpl_team_build *b) { return &b->async; }
+
+int fmpl_team_build_finish(fmpl_team_build *b, fmpl_team **out)
+{
+    int rc = b->rc;
+    *out = rc == FMPL_SUCCESS ? b->team : NULL;
+    build_release(b);
+    return rc;
+}
+
+static int build_wait(fmpl_team_build *b, fmpl_team **out)
+{
+    fmpl_async_wait(&b->async);
+    return fmpl_team_build_finish(b, out);
 }
 
 int fmpl_team_split(fmpl_team *parent, int color, int key, fmpl_team **out)
 {
-    fmpl_team_reclaim_retired(); /* their ids may be free again */
+    fmpl_team_build *b;
     *out = NULL;
-    int n = parent->size;
-    join_info me = {.color = color, .key = key};
-    for (int id = 0; id < FMPL_MAX_TEAMS; id++)
-        if (fmpl_teams[id])
-            me.used[id / 8] |= (uint8_t)(1u << (id % 8));
-    join_info *all = calloc((size_t)n, sizeof *all);
-    /* [0, n): as gathered, by parent rank; [n, 2n): the members' in team
-     * order (a separate half: team order need not follow parent order). */
-    team_areas *areas = calloc(2 * (size_t)n, sizeof *areas);
-    member_order *order = calloc((size_t)n, sizeof *order);
-    int *members = calloc((size_t)n, sizeof *members);
-    if (!all || !areas || !order || !members) {
-        free(all);
-        free(areas);
-        free(order);
-        free(members);
-        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d ranks", n);
-    }
-    int rc = fmpl_coll_allgather_small(parent, &me, sizeof me, all);
-
-    /* Members: same color, ordered by (key, parent rank).  Id: lowest free
-     * on every member. */
-    int size = 0, rank = -1, id = -1;
-    if (color >= 0) {
-        for (int r = 0; r < n; r++)
-            if (all[r].color == color)
-                order[size++] = (member_order){all[r].key, r};
-        qsort(order, (size_t)size, sizeof *order, compare_members);
-        for (int m = 0; m < size; m++) {
-            members[m] = order[m].rank;
-            if (members[m] == parent->rank)
-                rank = m;
-        }
-        for (int cand = 1; cand < FMPL_MAX_TEAMS && id < 0; cand++) {
-            int free_everywhere = 1;
-            for (int m = 0; m < size; m++)
-                if (all[members[m]].used[cand / 8] & (1u << (cand % 8)))
-                    free_everywhere = 0;
-            if (free_everywhere)
-                id = cand;
-        }
-        if (id < 0)
-            rc = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "all %d communicator ids are in use",
-                            FMPL_MAX_TEAMS);
-    }
-    fmpl_team *t = NULL;
-    team_areas mine = {0};
-    if (rc == FMPL_SUCCESS && id > 0) {
-        int *world_ranks = malloc((size_t)size * sizeof *world_ranks);
-        if (world_ranks)
-            for (int m = 0; m < size; m++)
-                world_ranks[m] = parent->world[members[m]];
-        t = world_ranks ? team_new(id, rank, size, world_ranks) : NULL;
-        rc = t ? team_create_areas(t, NULL, NULL, &mine)
-               : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
-        if (rc == FMPL_SUCCESS)
-            fmpl_teams[id] = t; /* before peers can send on it (see the top) */
-    }
-    /* Every parent member takes part in the second exchange, member or not. */
-    int rc2 = fmpl_coll_allgather_small(parent, &mine, sizeof mine, areas);
-    if (rc == FMPL_SUCCESS)
-        rc = rc2;
-    if (rc == FMPL_SUCCESS && t) {
-        for (int m = 0; m < size; m++)
-            areas[n + m] = areas[members[m]];
-        rc = team_connect(t, areas + n);
-    }
-    if (rc == FMPL_SUCCESS && t)
-        *out = t;
-    else if (t)
-        fmpl_team_free(t); /* leaves fmpl_teams too */
-    free(all);
-    free(areas);
-    free(order);
-    free(members);
-    return rc;
+    int rc = fmpl_team_split_start(parent, color, key, &b);
+    return rc == FMPL_SUCCESS ? build_wait(b, out) : rc;
 }
 
-/* ------------------------------------------------------------ from members */
-
-/* Messages of fmpl_team_from_members, sender-matched on the parent's
- * internal index FMPL_IDX_BUILD (invisible to either API's messages). */
-typedef struct build_join {
-    int32_t tag;
-    int32_t status;                   /* FMPL_SUCCESS or the member's error */
-    uint8_t used[FMPL_MAX_TEAMS / 8]; /* team ids in use on the member */
-} build_join;
-
-typedef struct build_id {
-    int32_t status;                   /* agreed: go on, or every member fails */
-    int32_t id;
-} build_id;
-
-typedef struct build_areas {
-    int32_t status;
-    int32_t pad;
-    team_areas areas;
-} build_areas;
-
-static int build_send(fmpl_team *parent, const void *buf, int64_t size, int dst, int idx)
-{
-    int rc = fmpl_sm_isend(parent, buf, size, dst, idx);
-    return rc == FMPL_SUCCESS ? fmpl_sm_send_wait(parent, dst, idx) : rc;
-}
-
-static int build_recv(fmpl_team *parent, void *buf, int64_t size, int src, int idx)
-{
-    int rc = fmpl_sm_irecv(parent, buf, size, src, idx);
-    return rc == FMPL_SUCCESS ? fmpl_sm_recv_wait(parent, src, idx, NULL) : rc;
-}
-
-/* Leader to every other member, the sends overlapping. */
-static int build_send_all(fmpl_team *parent, int n, const int *members, const void *buf,
-                          int64_t size, int idx)
-{
-    int rc = FMPL_SUCCESS, sent = 0;
-    for (int m = 1; m < n && rc == FMPL_SUCCESS; m++, sent++)
-        rc = fmpl_sm_isend(parent, buf, size, members[m], idx);
-    for (int m = 1; m <= sent; m++) {
-        int rc2 = fmpl_sm_send_wait(parent, members[m], idx);
-        if (rc == FMPL_SUCCESS)
-            rc = rc2;
-    }
-    return rc;
-}
-
-/* Collective over the members only (MPI_Comm_create_group).  The leader is
- * members[0]; messages are sender-matched point-to-point on the parent's
- * internal index FMPL_IDX_BUILD, each waited for before the next on the
- * same pair, so consecutive calls cannot mix.
- *   1. every member sends the leader {tag, status, team ids in use}
- *   2. the leader checks the tags, picks the lowest id free on every member
- *      and sends {status, id} to each; a failure so far ends every member
- *      here with the same error
- *   3. every member creates its team and areas (initialised), enters the
- *      team in fmpl_teams (as split does, so no early message is dropped)
- *      and sends the leader {status, area addresses}
- *   4. the leader sends every member {status, all area addresses}; each
- *      connects, or, if any member failed, frees its team
- * The invariant of split holds: peers write into a member's areas only
- * after step 4, and the areas were initialised before step 3.  Buffers for
- * step 4 are allocated before step 1, so a member that lacks memory says
- * so in step 1 and nobody is left waiting. */
 int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag,
                            fmpl_team **out)
 {
     *out = NULL;
-    fmpl_team_reclaim_retired(); /* their ids may be free again */
-    int idx = fmpl_team_internal_index(parent, FMPL_IDX_BUILD);
     int pos = -1;
     for (int m = 0; m < n; m++) {
         if (members[m] < 0 || members[m] >= parent->size)
@@ -425,99 +567,15 @@ int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag
     }
     if (pos < 0)
         return FMPL_ERROR(FMPL_ERR_ARG, "this process is not among the %d members", n);
-    int leader = members[0];
-
-    /* Step 4's table: {status, pad} then n team_areas. */
-    size_t table_bytes = sizeof(build_areas) + (size_t)n * sizeof(team_areas);
-    build_areas *table = malloc(table_bytes);
-    int *world_ranks = malloc((size_t)n * sizeof *world_ranks);
-    build_join me = {.tag = tag, .status = FMPL_SUCCESS};
-    if (!table || !world_ranks)
-        me.status = FMPL_ERR_NO_MEMORY;
-    for (int id = 0; id < FMPL_MAX_TEAMS; id++)
-        if (fmpl_teams[id])
-            me.used[id / 8] |= (uint8_t)(1u << (id % 8));
-
-    /* 1-2: join and id */
-    build_id agreed = {.status = FMPL_SUCCESS, .id = -1};
-    fmpl_team *t = NULL;
-    int rc;
-    if (pos == 0) {
-        build_join all = me, other;
-        rc = FMPL_SUCCESS;
-        for (int m = 1; m < n && rc == FMPL_SUCCESS; m++) {
-            rc = build_recv(parent, &other, sizeof other, members[m], idx);
-            if (rc != FMPL_SUCCESS)
-                break;
-            if (other.status != FMPL_SUCCESS && all.status == FMPL_SUCCESS)
-                all.status = other.status;
-            if (other.tag != tag && all.status == FMPL_SUCCESS)
-                all.status = FMPL_ERROR(FMPL_ERR_ARG, "members passed tags %d and %d", tag,
-                                        other.tag);
-            for (int b = 0; b < FMPL_MAX_TEAMS / 8; b++)
-                all.used[b] |= other.used[b];
-        }
-        if (rc != FMPL_SUCCESS)
-            goto out; /* a protocol failure: nothing can be agreed */
-        agreed.status = all.status;
-        for (int cand = 1; cand < FMPL_MAX_TEAMS && agreed.id < 0; cand++)
-            if (!(all.used[cand / 8] & (1u << (cand % 8))))
-                agreed.id = cand;
-        if (agreed.id < 0 && agreed.status == FMPL_SUCCESS)
-            agreed.status = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "all %d communicator ids are in use",
-                                       FMPL_MAX_TEAMS);
-        rc = build_send_all(parent, n, members, &agreed, sizeof agreed, idx);
-    } else {
-        rc = build_send(parent, &me, sizeof me, leader, idx);
-        if (rc == FMPL_SUCCESS)
-            rc = build_recv(parent, &agreed, sizeof agreed, leader, idx);
-    }
-    if (rc == FMPL_SUCCESS)
-        rc = agreed.status;
-    if (rc != FMPL_SUCCESS)
-        goto out;
-
-    /* 3: the team, its areas, and their addresses to the leader */
-    for (int m = 0; m < n; m++)
-        world_ranks[m] = parent->world[members[m]];
-    t = team_new(agreed.id, pos, n, world_ranks);
-    world_ranks = NULL; /* the team's now (team_new frees it on failure) */
-    build_areas mine = {.status = FMPL_SUCCESS};
-    mine.status = t ? team_create_areas(t, NULL, NULL, &mine.areas)
-                    : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
-    if (mine.status == FMPL_SUCCESS)
-        fmpl_teams[agreed.id] = t;
-
-    /* 4: the table */
-    if (pos == 0) {
-        table->status = mine.status;
-        team_areas *areas = (team_areas *)(table + 1);
-        areas[0] = mine.areas;
-        for (int m = 1; m < n && rc == FMPL_SUCCESS; m++) {
-            build_areas other;
-            rc = build_recv(parent, &other, sizeof other, members[m], idx);
-            if (rc == FMPL_SUCCESS && other.status != FMPL_SUCCESS &&
-                table->status == FMPL_SUCCESS)
-                table->status = other.status;
-            areas[m] = other.areas;
-        }
-        if (rc == FMPL_SUCCESS)
-            rc = build_send_all(parent, n, members, table, (int64_t)table_bytes, idx);
-    } else {
-        rc = build_send(parent, &mine, sizeof mine, leader, idx);
-        if (rc == FMPL_SUCCESS)
-            rc = build_recv(parent, table, (int64_t)table_bytes, leader, idx);
-    }
-    if (rc == FMPL_SUCCESS)
-        rc = table->status;
-    if (rc == FMPL_SUCCESS)
-        rc = team_connect(t, (team_areas *)(table + 1));
-    if (rc == FMPL_SUCCESS)
-        *out = t;
-    else
-        fmpl_team_free(t); /* leaves fmpl_teams too */
-out:
-    free(table);
-    free(world_ranks);
-    return rc;
+    fmpl_team_build *b = build_new(parent);
+    if (!b)
+        return FMPL_ERR_NO_MEMORY;
+    b->tag = FMPL_TM_TAG_BUILD_GROUP;
+    b->user_tag = tag;
+    b->n = n;
+    b->pos = pos;
+    memcpy(b->members, members, (size_t)n * sizeof *members);
+    begin_areas(b);
+    fmpl_async_start(&b->async, build_poll);
+    return build_wait(b, out);
 }

@@ -65,6 +65,28 @@ static int count_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
+/* A delete callback that frees its keyval (through its own copy of the
+ * handle), as MPICH's attr/keyval_double_free does. */
+static int freeing_deletes;
+static int delete_and_free_keyval(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    freeing_deletes++;
+    return *(int *)extra ? MPI_Keyval_free(&keyval) : MPI_Comm_free_keyval(&keyval);
+}
+
+static int type_deletes;
+static int type_delete(MPI_Datatype t, int keyval, void *value, void *extra)
+{
+    (void)t;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    type_deletes++;
+    return MPI_SUCCESS;
+}
+
 /* MPI_COMM_SELF's attributes at MPI_Finalize: the order of deletion. */
 static int self_order[2], self_n;
 
@@ -237,6 +259,57 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, 0x12345, &got, &flag), MPI_ERR_KEYVAL);
     CHECK_CLASS(MPI_Comm_free_keyval(&kb), MPI_ERR_KEYVAL);
     CHECK_CLASS(MPI_Comm_get_attr(MPI_COMM_NULL, kd, &got, &flag), MPI_ERR_COMM);
+
+    /* Keyval lifetime (MPICH attr/keyval_double_free{,_comm}): freed in a
+     * delete callback while another attribute still uses it, freed again
+     * through copies of the handle (accepted: attributes still use it), its
+     * callback still runs for the last attribute, and then the handle is
+     * dead: MPI_ERR_KEYVAL, not a crash. */
+    for (int mpi1 = 0; mpi1 < 2; mpi1++) {
+        static int mpi1_flag[2] = {0, 1};
+        int kf, copy1, copy2;
+        MPI_Comm d1, d2;
+        freeing_deletes = 0;
+        CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_and_free_keyval, &kf,
+                                        &mpi1_flag[mpi1]));
+        copy1 = copy2 = kf;
+        CHECK_OK(MPI_Comm_dup(MPI_COMM_SELF, &d1));
+        CHECK_OK(MPI_Comm_dup(MPI_COMM_SELF, &d2));
+        CHECK_OK(MPI_Comm_set_errhandler(d2, MPI_ERRORS_RETURN));
+        CHECK_OK(MPI_Comm_set_attr(d1, kf, V(1)));
+        CHECK_OK(MPI_Comm_set_attr(d2, kf, V(2)));
+        CHECK_OK(MPI_Comm_free(&d1)); /* first free, inside the callback */
+        CHECK(freeing_deletes == 1, "delete callback ran %d times", freeing_deletes);
+        CHECK_OK(mpi1 ? MPI_Keyval_free(&kf) : MPI_Comm_free_keyval(&kf)); /* second */
+        CHECK(kf == MPI_KEYVAL_INVALID, "the freed handle was not reset");
+        CHECK_OK(MPI_Comm_free_keyval(&copy1)); /* third: still used by d2's attribute */
+        CHECK_CLASS(MPI_Comm_free_keyval(&kf), MPI_ERR_KEYVAL); /* MPI_KEYVAL_INVALID */
+        CHECK_CLASS(MPI_Comm_set_attr(d2, copy2, V(3)), MPI_ERR_KEYVAL); /* freed */
+        void *v = NULL;
+        CHECK_OK(MPI_Comm_get_attr(d2, copy2, &v, &flag)); /* still attached */
+        CHECK(flag && v == V(2), "attribute of a freed keyval lost (flag %d)", flag);
+        CHECK_OK(MPI_Comm_free(&d2)); /* the callback still runs, frees once more */
+        CHECK(freeing_deletes == 2, "delete callback ran %d times", freeing_deletes);
+        int dead = copy2; /* no attribute uses it now: the handle is dead */
+        CHECK_CLASS(MPI_Comm_free_keyval(&dead), MPI_ERR_KEYVAL);
+        CHECK_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, copy2, V(4)), MPI_ERR_KEYVAL);
+    }
+    /* The same for datatype keyvals. */
+    {
+        int kt, copy;
+        MPI_Datatype t1;
+        type_deletes = 0;
+        CHECK_OK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_delete, &kt, NULL));
+        copy = kt;
+        CHECK_OK(MPI_Type_dup(MPI_INT, &t1));
+        CHECK_OK(MPI_Type_set_attr(t1, kt, V(1)));
+        CHECK_OK(MPI_Type_free_keyval(&kt));
+        CHECK(kt == MPI_KEYVAL_INVALID, "the freed type keyval was not reset");
+        CHECK_OK(MPI_Type_free_keyval(&copy)); /* again: an attribute still uses it */
+        CHECK_CLASS(MPI_Type_free_keyval(&kt), MPI_ERR_KEYVAL);
+        CHECK_OK(MPI_Type_free(&t1));
+        CHECK(type_deletes == 1, "type delete callback ran %d times", type_deletes);
+    }
 
     /* MPI_COMM_SELF: deleted at MPI_Finalize, newest first. */
     int ks;

@@ -4,8 +4,10 @@
  * A keyval holds the copy and delete callbacks and the extra state; it is
  * reference counted (the user's handle, plus one per attribute using it),
  * so MPI_Comm_free_keyval leaves attributes that still use it working, and
- * their callbacks still run (MPI 7.7.2).  A communicator's attributes are a
- * list, newest first (c->attrs).
+ * their callbacks still run (MPI 7.7.2); freeing it again while attributes
+ * still use it does nothing more (as MPICH), and once the last attribute is
+ * gone the handle is invalid (MPI_ERR_KEYVAL).  A communicator's attributes
+ * are a list, newest first (c->attrs).
  *   MPI_Comm_dup       copy callback of each attribute, oldest first; the
  *                      attribute is copied when the callback sets *flag
  *                      (MPI_COMM_NULL_COPY_FN: never copied)
@@ -113,11 +115,20 @@ static int free_keyval(int *k, const char *func)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func,
                               "predefined keyval 0x%x cannot be freed", (unsigned)*k);
     keyval *kv = keyval_get(*k);
-    if (!kv || kv->freed)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x",
+    if (!kv)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func,
+                              *k == MPI_KEYVAL_INVALID
+                                  ? "keyval is MPI_KEYVAL_INVALID (freed already?)"
+                                  : "invalid keyval 0x%x (never created, or freed and no "
+                                    "longer used by any attribute)",
                               (unsigned)*k);
-    kv->freed = 1;
-    keyval_unref(*k);
+    /* Freeing again a keyval that attributes still use (a copy of the
+     * handle, e.g. in a delete callback) releases nothing more: the user's
+     * reference is gone already.  MPICH accepts it (attr/keyval_double_free). */
+    if (!kv->freed) {
+        kv->freed = 1;
+        keyval_unref(*k);
+    }
     *k = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }

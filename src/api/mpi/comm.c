@@ -5,6 +5,7 @@
 #include "api/mpi/mpi_impl.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
+#include "progress/async.h"
 #include "runtime/runtime.h"
 
 #include <string.h>
@@ -59,18 +60,53 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 FMPL_MPI_WEAK(Comm_split)
 
+int fmpl_mpi_comm_dup_finish(MPI_Comm parent, fmpl_mpi_comm *staged, int stage_rc,
+                             fmpl_team_build *b, MPI_Comm *newcomm, const char *func)
+{
+    fmpl_team *t;
+    int rc = fmpl_team_build_finish(b, &t);
+    MPI_Comm report = fmpl_mpi_comm_get(parent) ? parent : MPI_COMM_WORLD;
+    *newcomm = MPI_COMM_NULL;
+    if (rc != FMPL_SUCCESS) {
+        if (staged)
+            fmpl_mpi_comm_dup_discard(staged);
+        return fmpl_mpi_error(report, fmpl_mpi_error_class_of(rc), func,
+                              "cannot create the communicator");
+    }
+    if (stage_rc != MPI_SUCCESS) { /* the others have the team: this member retires it */
+        fmpl_team_retire(t);
+        return fmpl_mpi_error(report, stage_rc, func, "copying the attributes failed");
+    }
+    rc = fmpl_mpi_comm_dup_adopt(staged, t, newcomm); /* objects.c */
+    if (rc != MPI_SUCCESS)
+        return fmpl_mpi_error(report, rc, func, "too many communicators");
+    return MPI_SUCCESS;
+}
+
+/* Start and wait: the state machine of MPI_Comm_idup (comm_create.c). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_dup");
-    int rc = c->inter ? fmpl_mpi_inter_split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup")
-                      : split(c, 0, c->team->rank, newcomm, "MPI_Comm_dup");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = fmpl_mpi_comm_dup_objects(c, newcomm); /* objects.c: attributes, info */
-    if (rc != MPI_SUCCESS)
-        return fmpl_mpi_error(comm, rc, "MPI_Comm_dup", "copying the attributes failed");
-    return MPI_SUCCESS;
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    *newcomm = MPI_COMM_NULL;
+    /* A failed copy callback fails this member's call only after the
+     * creation, which the other members are taking part in. */
+    fmpl_mpi_comm *staged = NULL;
+    int stage_rc = fmpl_mpi_comm_dup_stage(c, &staged); /* objects.c: attributes, info */
+    if (c->inter) /* intercomm.c builds it; then the staged objects move over */
+        return fmpl_mpi_inter_dup(c, staged, stage_rc, newcomm, "MPI_Comm_dup");
+    fmpl_team_build *b;
+    int rc = fmpl_team_dup_start(c->team, &b);
+    if (rc != FMPL_SUCCESS) {
+        if (staged)
+            fmpl_mpi_comm_dup_discard(staged);
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), "MPI_Comm_dup",
+                              "cannot start the duplication");
+    }
+    fmpl_async_wait(fmpl_team_build_async(b));
+    return fmpl_mpi_comm_dup_finish(comm, staged, stage_rc, b, newcomm, "MPI_Comm_dup");
 }
 FMPL_MPI_WEAK(Comm_dup)
 

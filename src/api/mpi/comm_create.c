@@ -11,7 +11,12 @@
  *   MPI_Comm_create_group  fmpl_team_from_members: only the members call
  *   MPI_Comm_split_type    SHARED: color = lowest parent rank on the same
  *                          host, from an allgather of host name hashes
- *   MPI_Comm_idup          a blocking dup and a request complete at birth */
+ *   MPI_Comm_idup          attributes copied at the call (as MPICH), then the
+ *                          team creation state machine (runtime/team_build.c)
+ *                          started, behind a request driven by progress
+ *                          (request_async.c); the first Wait/Test that sees
+ *                          it done registers the communicator with what was
+ *                          staged and applies the info */
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
@@ -244,26 +249,86 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 FMPL_MPI_WEAK(Comm_dup_with_info)
 
+/* What the completion of an MPI_Comm_idup needs. */
+typedef struct idup_state {
+    fmpl_team_build *build;
+    fmpl_mpi_comm *staged; /* what the duplicate inherits, taken at the call */
+    int stage_rc;          /* why staging failed (reported at completion) */
+    MPI_Comm parent;
+    MPI_Comm *newcomm;
+    int with_info;
+    MPI_Info info; /* a copy: the caller may free its own at once */
+} idup_state;
+
+static int idup_complete(fmpl_mpi_request *r)
+{
+    idup_state *s = r->async_state;
+    const char *func = s->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
+    int rc = fmpl_mpi_comm_dup_finish(s->parent, s->staged, s->stage_rc, s->build, s->newcomm,
+                                      func);
+    /* The hints are info's, not comm's (MPI 7.4.2). */
+    if (rc == MPI_SUCCESS && s->with_info)
+        rc = PMPI_Comm_set_info(*s->newcomm, s->info);
+    fmpl_mpi_info_release(s->info);
+    free(s);
+    return rc;
+}
+
 static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
                 MPI_Request *request, const char *func)
 {
     GET_COMM(comm, c, func);
-    (void)c;
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
-    fmpl_mpi_request *r = fmpl_mpi_request_new();
-    if (!r)
-        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a request");
-    int rc = with_info ? PMPI_Comm_dup_with_info(comm, info, newcomm)
-                       : PMPI_Comm_dup(comm, newcomm);
-    if (rc != MPI_SUCCESS) {
-        fmpl_mpi_request_free(r);
-        return rc;
+    if (!newcomm)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
+    if (with_info && !fmpl_mpi_info_valid(info))
+        return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info object 0x%x",
+                              (unsigned)info);
+    if (c->inter) { /* intercommunicators: a blocking dup, a request complete at birth */
+        int rc = PMPI_Comm_dup(comm, newcomm);
+        if (rc == MPI_SUCCESS && with_info)
+            rc = PMPI_Comm_set_info(*newcomm, info);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        fmpl_mpi_request *done = fmpl_mpi_request_new();
+        if (!done)
+            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a request");
+        done->kind = FMPL_MREQ_DONE;
+        done->comm = comm;
+        *request = done->handle;
+        return MPI_SUCCESS;
     }
-    /* The dup is done: the request is complete from the start. */
-    r->kind = FMPL_MREQ_DONE;
-    r->comm = comm;
-    r->error = MPI_SUCCESS;
+    idup_state *s = calloc(1, sizeof *s);
+    if (s)
+        s->info = MPI_INFO_NULL;
+    fmpl_mpi_request *r = s ? fmpl_mpi_request_new() : NULL;
+    int rc = r ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && with_info)
+        rc = fmpl_mpi_info_copy(info, &s->info);
+    if (rc != MPI_SUCCESS) {
+        if (r)
+            fmpl_mpi_request_free(r);
+        free(s);
+        return fmpl_mpi_error(comm, rc, func, "no memory for a request");
+    }
+    /* Attributes are copied now (as MPICH); a failed copy callback is
+     * reported at completion, after the creation the others take part in. */
+    s->stage_rc = fmpl_mpi_comm_dup_stage(c, &s->staged);
+    rc = fmpl_team_dup_start(c->team, &s->build);
+    if (rc != FMPL_SUCCESS) {
+        if (s->staged)
+            fmpl_mpi_comm_dup_discard(s->staged);
+        fmpl_mpi_info_release(s->info);
+        fmpl_mpi_request_free(r);
+        free(s);
+        return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
+                              "cannot start the duplication");
+    }
+    s->parent = comm;
+    s->newcomm = newcomm;
+    s->with_info = with_info;
+    fmpl_mpi_async_request_start(r, comm, fmpl_team_build_async(s->build), idup_complete, s);
     *request = r->handle;
     return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* MPI_Init and friends: the runtime (src/runtime) plus MPI's objects. */
 #include "api/mpi/mpi_impl.h"
 #include "api/mpi/mpi_objects.h"
+#include "protocols/any_source.h"
 #include "runtime/runtime.h"
 #include "base/timer.h"
 
@@ -22,7 +23,11 @@ static int start(int required, int *provided)
     if (fmpl_mpi_state == FMPL_MPI_DONE)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init",
                               "MPI cannot be initialized again after MPI_Finalize");
-    int rc = fmpl_runtime_init(NULL, NULL, FMPL_DEFAULT_COUNT);
+    /* MPI messages are tag-matched: the sender-matched protocol serves only
+     * the collectives' internal indices (one user index, the minimum, keeps
+     * each team's slot arrays small) and no team needs an any-source ring. */
+    fmpl_any_rings = 0;
+    int rc = fmpl_runtime_init(NULL, NULL, 1);
     if (rc != FMPL_SUCCESS)
         return MPI_ERR_OTHER;
     fmpl_mpi_comms_init();

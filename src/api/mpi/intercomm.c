@@ -48,12 +48,16 @@ fmpl_team *fmpl_mpi_comm_local_team(const fmpl_mpi_comm *c)
 static int view_make(fmpl_mpi_inter *in, fmpl_team *backing, int side, int local_size)
 {
     int remote_size = backing->size - local_size;
-    int *world = malloc((size_t)remote_size * sizeof *world);
+    /* world ranks and team ids (the receivers' own, team.h) of the remote
+     * group, in one allocation */
+    int *world = malloc(2 * (size_t)remote_size * sizeof *world);
     if (!world)
         return MPI_ERR_NO_MEM;
-    memcpy(world, backing->world + (side == 0 ? local_size : 0),
-           (size_t)remote_size * sizeof *world);
+    int first = side == 0 ? local_size : 0;
+    memcpy(world, backing->world + first, (size_t)remote_size * sizeof *world);
+    memcpy(world + remote_size, backing->peer_id + first, (size_t)remote_size * sizeof *world);
     in->view = *backing;
+    in->view.peer_id = world + remote_size;
     in->view.rank = side == 0 ? backing->rank : backing->rank - remote_size;
     in->view.size = remote_size;
     in->view.world = world;
@@ -75,8 +79,9 @@ static void view_drop(fmpl_mpi_inter *in)
 {
     if (fmpl_teams[in->view.id] == &in->view)
         fmpl_teams[in->view.id] = in->backing;
-    free(in->view.world);
+    free(in->view.world); /* peer_id shares the allocation */
     in->view.world = NULL;
+    in->view.peer_id = NULL;
 }
 
 static void retire_all(fmpl_team **t, int n)
@@ -459,6 +464,23 @@ int fmpl_mpi_inter_split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm
     rc = build_from_span(c, t, in->side, count[my_side], newcomm);
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(c->handle, rc, func, "building the intercommunicator failed");
+    return MPI_SUCCESS;
+}
+
+int fmpl_mpi_inter_dup(fmpl_mpi_comm *c, fmpl_mpi_comm *staged, int stage_rc, MPI_Comm *newcomm,
+                       const char *func)
+{
+    int rc = fmpl_mpi_inter_split(c, 0, c->team->rank, newcomm, func);
+    if (rc != MPI_SUCCESS) {
+        if (staged)
+            fmpl_mpi_comm_dup_discard(staged);
+        return rc;
+    }
+    if (stage_rc != MPI_SUCCESS) { /* the others have it: this member lets it go */
+        PMPI_Comm_free(newcomm);
+        return fmpl_mpi_error(c->handle, stage_rc, func, "copying the attributes failed");
+    }
+    fmpl_mpi_comm_dup_install(staged, fmpl_mpi_comm_get(*newcomm));
     return MPI_SUCCESS;
 }
 

@@ -57,6 +57,10 @@ void fmpl_mpi_inter_finalize(fmpl_mpi_comm *c);
  * members of the group, key = position in it) on an intercommunicator;
  * reported on c from func.  *newcomm is MPI_COMM_NULL for color < 0 or
  * when the other side has no member of the color. */
+/* MPI_Comm_dup of an intercommunicator: its split, then the objects that
+ * fmpl_mpi_comm_dup_stage staged (stage_rc: how staging went) move in. */
+int fmpl_mpi_inter_dup(fmpl_mpi_comm *c, fmpl_mpi_comm *staged, int stage_rc, MPI_Comm *newcomm,
+                       const char *func);
 int fmpl_mpi_inter_split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm,
                          const char *func);
 int fmpl_mpi_inter_create(fmpl_mpi_comm *c, MPI_Group group, MPI_Comm *newcomm);

@@ -155,6 +155,7 @@ enum {
     FMPL_MREQ_RECV,
     FMPL_MREQ_DONE,    /* complete on creation (MPI_PROC_NULL, errors) */
     FMPL_MREQ_MESSAGE, /* an MPI_Message (mprobe.c): not a request */
+    FMPL_MREQ_ASYNC,   /* driven by a progress function (request_async.c) */
 };
 
 /* r->mode of a persistent send (persistent.c): FMPL_TM_MODE_STANDARD,
@@ -176,6 +177,11 @@ typedef struct fmpl_mpi_request {
                             the request holds it (fmpl_mpi_request_hold) */
     int peer, tag, mode;
     fmpl_tm_unexp *msg;  /* FMPL_MREQ_MESSAGE: the dequeued message */
+    /* FMPL_MREQ_ASYNC: the operation, NULL once complete; its completion
+     * step and that step's state (fmpl_mpi_async_request_start) */
+    struct fmpl_async *async;
+    int (*async_complete)(struct fmpl_mpi_request *r);
+    void *async_state;
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 
@@ -232,6 +238,22 @@ void fmpl_mpi_status_set(MPI_Status *s, int source, int tag, MPI_Count bytes,
                          int cancelled);
 void fmpl_mpi_status_empty(MPI_Status *s);
 MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
+
+/* Requests driven by a progress function (request_async.c).  An operation
+ * of several steps (nonblocking communicator creation; the nonblocking
+ * collectives) is a state machine embedding an fmpl_async
+ * (progress/async.h): every progress call of every wait polls it, so it
+ * advances while this process is blocked in anything else.  The request
+ * (kind FMPL_MREQ_ASYNC) points at it; the first Wait/Test that finds it
+ * done runs `complete` once, in the caller's context (it may run user
+ * callbacks, e.g. attribute copy functions, and must release the state),
+ * and the value `complete` returns is the request's error; the status is
+ * empty.  MPI_Request_free of a pending one is refused (the completion
+ * step would have no caller); MPI_Cancel does nothing. */
+void fmpl_mpi_async_request_start(fmpl_mpi_request *r, MPI_Comm comm, struct fmpl_async *a,
+                                  int (*complete)(fmpl_mpi_request *r), void *state);
+/* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
+int fmpl_mpi_async_request_test(fmpl_mpi_request *r);
 
 /* ------------------------------------------------------------ point-to-point helpers */
 

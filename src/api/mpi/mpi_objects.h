@@ -113,7 +113,26 @@ int fmpl_mpi_comm_adopt(fmpl_mpi_comm *parent, fmpl_team *t, MPI_Comm *newcomm);
 /* MPI_Comm_dup's extra work: attributes (copy callbacks) and info hints.
  * On error the new communicator is released locally and the class is
  * returned (its team stays registered until MPI_Finalize). */
-int fmpl_mpi_comm_dup_objects(fmpl_mpi_comm *oldc, MPI_Comm *newcomm);
+/* What a duplicate inherits, taken when MPI_Comm_dup / MPI_Comm_idup is
+ * called (the parent may be freed before an idup completes): an
+ * unregistered object holding the error handler, a copy of the info and
+ * the attributes copied through their copy callbacks.  MPI_SUCCESS or the
+ * first failure (nothing staged). */
+int fmpl_mpi_comm_dup_stage(fmpl_mpi_comm *oldc, fmpl_mpi_comm **staged);
+void fmpl_mpi_comm_dup_discard(fmpl_mpi_comm *staged);
+/* Register team t as *newcomm with the staged objects (consumed). */
+int fmpl_mpi_comm_dup_adopt(fmpl_mpi_comm *staged, fmpl_team *t, MPI_Comm *newcomm);
+/* Move what was staged (error handler, info, attributes) into the new
+ * communicator n, which has none of its own yet; frees `staged`. */
+void fmpl_mpi_comm_dup_install(fmpl_mpi_comm *staged, fmpl_mpi_comm *n);
+/* The end of MPI_Comm_dup and MPI_Comm_idup (comm.c): the team of the
+ * finished creation `b` (released here) becomes *newcomm with the staged
+ * objects (consumed), or, when staging failed (stage_rc, staged NULL), this
+ * member retires the team and reports stage_rc.  Errors are reported on
+ * `parent` (or, if it has been freed since, MPI_COMM_WORLD) from `func`. */
+struct fmpl_team_build;
+int fmpl_mpi_comm_dup_finish(MPI_Comm parent, fmpl_mpi_comm *staged, int stage_rc,
+                             struct fmpl_team_build *b, MPI_Comm *newcomm, const char *func);
 /* MPI_Comm_free's extra work before the team goes: delete callbacks, then
  * the info hints and the error handler reference.  A callback's error is
  * returned and the communicator stays as it was. */

@@ -84,20 +84,53 @@ int fmpl_mpi_comm_adopt(fmpl_mpi_comm *parent, fmpl_team *t, MPI_Comm *newcomm)
     return MPI_SUCCESS;
 }
 
-int fmpl_mpi_comm_dup_objects(fmpl_mpi_comm *oldc, MPI_Comm *newcomm)
+int fmpl_mpi_comm_dup_stage(fmpl_mpi_comm *oldc, fmpl_mpi_comm **staged)
 {
-    fmpl_mpi_comm *n = fmpl_mpi_comm_get(*newcomm);
-    int rc = fmpl_mpi_info_copy(oldc->info ? oldc->info : MPI_INFO_NULL, &n->info);
+    fmpl_mpi_comm *s = calloc(1, sizeof *s);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    s->handle = MPI_COMM_NULL;
+    s->errhandler = MPI_ERRORS_ARE_FATAL;
+    fmpl_mpi_comm_inherit(oldc, s);
+    int rc = fmpl_mpi_info_copy(oldc->info ? oldc->info : MPI_INFO_NULL, &s->info);
     if (rc == MPI_SUCCESS)
-        rc = fmpl_mpi_attr_copy_all(oldc, n);
-    if (rc == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    /* The others may hold the new communicator: its team is not freed
-     * (that takes every member), only this process's handle. */
-    fmpl_mpi_comm_drop_objects(n);
-    fmpl_mpi_comm_release(n);
+        rc = fmpl_mpi_attr_copy_all(oldc, s);
+    if (rc != MPI_SUCCESS) {
+        fmpl_mpi_comm_dup_discard(s);
+        return rc;
+    }
+    *staged = s;
+    return MPI_SUCCESS;
+}
+
+void fmpl_mpi_comm_dup_discard(fmpl_mpi_comm *staged)
+{
+    fmpl_mpi_comm_drop_objects(staged);
+    free(staged);
+}
+
+int fmpl_mpi_comm_dup_adopt(fmpl_mpi_comm *staged, fmpl_team *t, MPI_Comm *newcomm)
+{
     *newcomm = MPI_COMM_NULL;
-    return rc;
+    int rc = fmpl_mpi_comm_register(t, newcomm);
+    if (rc != MPI_SUCCESS) {
+        /* The others hold the new communicator: its team is not freed
+         * (that takes every member); this member retires it. */
+        fmpl_team_retire(t);
+        fmpl_mpi_comm_dup_discard(staged);
+        return rc;
+    }
+    fmpl_mpi_comm_dup_install(staged, fmpl_mpi_comm_get(*newcomm));
+    return MPI_SUCCESS;
+}
+
+void fmpl_mpi_comm_dup_install(fmpl_mpi_comm *staged, fmpl_mpi_comm *n)
+{
+    fmpl_mpi_errhandler_unref(n->errhandler);
+    n->errhandler = staged->errhandler; /* the staged references move over */
+    n->info = staged->info;
+    n->attrs = staged->attrs;
+    free(staged);
 }
 
 int fmpl_mpi_comm_free_objects(fmpl_mpi_comm *c)

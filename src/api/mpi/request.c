@@ -35,6 +35,8 @@ int fmpl_mpi_request_test(fmpl_mpi_request *r)
 {
     if (r->proc_null || r->kind == FMPL_MREQ_DONE)
         return 1;
+    if (r->kind == FMPL_MREQ_ASYNC)
+        return fmpl_mpi_async_request_test(r);
     if (r->persistent && !r->active)
         return 1;
     if (!r->tm.complete)
@@ -53,7 +55,7 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
     } else if (r->proc_null) {
         if (status != MPI_STATUS_IGNORE)
             fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
-    } else if (r->kind == FMPL_MREQ_DONE) {
+    } else if (r->kind == FMPL_MREQ_DONE || r->kind == FMPL_MREQ_ASYNC) {
         err = r->error;
         if (status != MPI_STATUS_IGNORE)
             fmpl_mpi_status_empty(status);
@@ -276,6 +278,10 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
+    if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
+        return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
+                              "a pending nonblocking communicator operation cannot be freed: "
+                              "complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
     else

@@ -112,12 +112,18 @@ int PMPI_Type_free_keyval(int *type_keyval)
     FMPL_MPI_CHECK_READY(ERRC);
     if (!type_keyval)
         return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "type_keyval is NULL");
-    keyval *kv = kv_get(*type_keyval);
-    if (!kv)
-        return fmpl_mpi_error(ERRC, MPI_ERR_KEYVAL, func, "0x%x is not a datatype keyval",
+    int i = kv_index(*type_keyval);
+    if (i < 0)
+        return fmpl_mpi_error(ERRC, MPI_ERR_KEYVAL, func,
+                              "0x%x is not a datatype keyval (or was freed and is no longer "
+                              "used by any attribute)",
                               (unsigned)*type_keyval);
-    kv->freed = 1;
-    kv_unref(*type_keyval);
+    /* Freed again while attributes still use it (a copy of the handle):
+     * nothing more to release, as for communicator keyvals (attr.c). */
+    if (!kvs[i]->freed) {
+        kvs[i]->freed = 1;
+        kv_unref(*type_keyval);
+    }
     *type_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }

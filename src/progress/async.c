@@ -1,0 +1,48 @@
+/* The list of operations driven by progress (async.h): a singly linked
+ * FIFO, polled front to back by fmpl_async_progress. */
+#include "progress/async.h"
+#include "progress/progress.h"
+
+#include <stddef.h>
+
+fmpl_async *fmpl_async_head; /* started, not yet finished (NULL: none) */
+static fmpl_async **tail = &fmpl_async_head;
+static int polling; /* a poll function called fmpl_progress: do not re-enter */
+
+void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a))
+{
+    a->poll = poll;
+    a->next = NULL;
+    a->done = 0;
+    *tail = a;
+    tail = &a->next;
+    fmpl_async_progress();
+}
+
+int fmpl_async_progress(void)
+{
+    if (polling || !fmpl_async_head)
+        return 0;
+    polling = 1;
+    int finished = 0;
+    fmpl_async **link = &fmpl_async_head;
+    while (*link) {
+        fmpl_async *a = *link;
+        if (!a->poll(a)) {
+            link = &a->next;
+            continue;
+        }
+        *link = a->next;
+        if (tail == &a->next)
+            tail = link;
+        a->done = 1;
+        finished++;
+    }
+    polling = 0;
+    return finished;
+}
+
+void fmpl_async_wait(fmpl_async *a)
+{
+    FMPL_WAIT_UNTIL(a->done);
+}
