@@ -29,18 +29,13 @@ FMPL_TUNABLE(tunable_chan_size, "FMPL_CHANNEL_SIZE", "128k",
              "bytes of each per-pair channel ring (tag-matched point-to-point), rounded up to a power of two");
 
 
-typedef struct chan_out {  /* sender-side state, per receiver */
-    chan_ring *ring;
-    uint64_t tail;
-    uint64_t head_seen;
-} chan_out;
 
 
 static uint64_t capacity;   /* a power of two: positions wrap with a mask, no division */
 uint64_t fmpl_chan_mask;    /* capacity - 1 */
 int64_t fmpl_chan_max_record;
 static chan_ring *my_rings;
-static chan_out *out;
+chan_out *fmpl_chan_out;
 chan_in *fmpl_chan_in;
 
 static size_t ring_bytes(void) { return sizeof(chan_ring) + capacity; }
@@ -60,9 +55,9 @@ int fmpl_chan_init(fmpl_raddr *base)
         fmpl_chan_max_record = 65535 * 64;
     int n = fmpl_fab.size;
     my_rings = fmpl_fab_alloc(ring_bytes() * (size_t)n);
-    out = calloc((size_t)n, sizeof *out);
+    fmpl_chan_out = calloc((size_t)n, sizeof *fmpl_chan_out);
     fmpl_chan_in = calloc((size_t)n, sizeof *fmpl_chan_in);
-    if (!my_rings || !out || !fmpl_chan_in)
+    if (!my_rings || !fmpl_chan_out || !fmpl_chan_in)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channels of %llu bytes", n,
                           (unsigned long long)capacity);
     for (int r = 0; r < n; r++) {
@@ -83,16 +78,16 @@ int fmpl_chan_connect(const fmpl_raddr *bases)
         char *p = fmpl_fab_ptr(bases[r]);
         if (!p)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's channels are not shared", r);
-        out[r].ring = (chan_ring *)(p + ring_bytes() * (size_t)fmpl_fab.rank);
+        fmpl_chan_out[r].ring = (chan_ring *)(p + ring_bytes() * (size_t)fmpl_fab.rank);
     }
     return FMPL_SUCCESS;
 }
 
 void fmpl_chan_finalize(void)
 {
-    free(out);
+    free(fmpl_chan_out);
     free(fmpl_chan_in);
-    out = NULL;
+    fmpl_chan_out = NULL;
     fmpl_chan_in = NULL;
     my_rings = NULL;
 }
@@ -129,16 +124,16 @@ static int has_space(chan_out *o, uint64_t need)
 
 fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload)
 {
-    chan_out *o = &out[to];
+    chan_out *o = &fmpl_chan_out[to];
     uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
     uint64_t at = o->tail & fmpl_chan_mask;
     uint64_t need = at + len > capacity ? capacity - at + len : len;
-    return has_space(o, need) ? fmpl_chan_reserve(to, payload) : NULL;
+    return has_space(o, need) ? fmpl_chan_reserve_slow(to, payload) : NULL;
 }
 
-fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload)
+fmpl_chan_rec *fmpl_chan_reserve_slow(int to, int64_t payload)
 {
-    chan_out *o = &out[to];
+    chan_out *o = &fmpl_chan_out[to];
     uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
     uint64_t at = o->tail & fmpl_chan_mask;
     if (at + len > capacity) { /* step 1: pad to the end */
@@ -155,14 +150,6 @@ fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload)
     rec->units = (uint16_t)(len / 64);
     rec->flags = 0;
     return rec;
-}
-
-void fmpl_chan_publish(int to, fmpl_chan_rec *rec)
-{
-    chan_out *o = &out[to];
-    uint64_t pos = o->tail;
-    o->tail += (uint64_t)rec->units * 64;
-    atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_release);
 }
 
 /* Step 5 past a PAD record (fmpl_chan_peek found one at the head). */

@@ -34,12 +34,6 @@ int fmpl_chan_init(fmpl_raddr *base);
 int fmpl_chan_connect(const fmpl_raddr *bases);
 void fmpl_chan_finalize(void);
 
-/* Sender: reserve a record of `payload` bytes to world rank `to`, waiting
- * (with progress) while the ring is full.  Fill it, then publish it. */
-fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload);
-/* The same without waiting: NULL when the ring has no room now. */
-fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload);
-void fmpl_chan_publish(int to, fmpl_chan_rec *rec);
 
 static inline void *fmpl_chan_payload(fmpl_chan_rec *rec)
 {
@@ -60,7 +54,14 @@ typedef struct chan_in {   /* receiver-side state, per sender */
     uint64_t head;
 } chan_in;
 
+typedef struct chan_out {  /* sender-side state, per receiver */
+    chan_ring *ring;
+    uint64_t tail;
+    uint64_t head_seen;
+} chan_out;
+
 extern chan_in *fmpl_chan_in;
+extern chan_out *fmpl_chan_out;
 extern uint64_t fmpl_chan_mask;
 fmpl_chan_rec *fmpl_chan_peek_slow(int from);
 
@@ -73,6 +74,35 @@ static inline fmpl_chan_rec *fmpl_chan_peek(int from)
     if (atomic_load_explicit(&rec->seq, memory_order_acquire) != (uint32_t)(c->head / 64 + 1))
         return NULL;
     return rec->type != FMPL_CHAN_PAD ? rec : fmpl_chan_peek_slow(from);
+}
+
+/* Sender: reserve a record of `payload` bytes to world rank `to`, waiting
+ * (with progress) while the ring is full.  Fill it, then publish it.
+ * Inline when the record fits before the ring's end and the cached head
+ * says there is room (steps 2-3); otherwise channel.c pads and waits. */
+fmpl_chan_rec *fmpl_chan_reserve_slow(int to, int64_t payload);
+static inline fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload)
+{
+    chan_out *o = &fmpl_chan_out[to];
+    uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
+    uint64_t at = o->tail & fmpl_chan_mask;
+    if (__builtin_expect(at + len > fmpl_chan_mask + 1 || o->tail + len - o->head_seen >
+                                                             fmpl_chan_mask + 1, 0))
+        return fmpl_chan_reserve_slow(to, payload);
+    fmpl_chan_rec *rec = (fmpl_chan_rec *)(fmpl_chan_ring_data(o->ring) + at);
+    rec->units = (uint16_t)(len / 64);
+    rec->flags = 0;
+    return rec;
+}
+/* The same without waiting: NULL when the ring has no room now. */
+fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload);
+/* Step 4: the record is there. */
+static inline void fmpl_chan_publish(int to, fmpl_chan_rec *rec)
+{
+    chan_out *o = &fmpl_chan_out[to];
+    uint64_t pos = o->tail;
+    o->tail += (uint64_t)rec->units * 64;
+    atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_release);
 }
 
 static inline void fmpl_chan_release(int from, fmpl_chan_rec *rec)
