@@ -30,6 +30,8 @@ import subprocess
 import sys
 import time
 
+from mpich_suite import enable_deb_src  # the same deb-src entry
+
 HPCC_INPUT = """HPLinpack benchmark input file
 Innovative Computing Laboratory, University of Tennessee
 HPL.out      output file name (if any)
@@ -99,15 +101,6 @@ RANLIB = echo
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, **kw)
-
-
-def enable_deb_src():
-    path = pathlib.Path("/etc/apt/sources.list.d/fmpl-deb-src.sources")
-    if not path.exists():
-        path.write_text("Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\n"
-                        "Components: main\n"
-                        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n")
-    sh("apt-get update -qq", check=True)
 
 
 def fetch(work, package, pattern):

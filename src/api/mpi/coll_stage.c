@@ -91,7 +91,9 @@ int fmpl_mpi_blocks_init(fmpl_mpi_blocks *b)
     return MPI_SUCCESS;
 }
 
-void fmpl_mpi_blocks_pack(const fmpl_mpi_blocks *b, int p)
+/* Block p between the user's buffer and the staging buffer: into the
+ * staging buffer (pack) or out of it. */
+static void move_block(const fmpl_mpi_blocks *b, int p, int pack)
 {
     if (!b->stage)
         return;
@@ -100,37 +102,28 @@ void fmpl_mpi_blocks_pack(const fmpl_mpi_blocks *b, int p)
     int64_t bytes = (int64_t)k.count * k.size, w;
     if (bytes == 0)
         return;
+    char *user = (char *)(k.addr + (uintptr_t)k.lb), *staged = b->stage + k.pos;
     if (k.contiguous)
-        memcpy(b->stage + k.pos, (const void *)(k.addr + (uintptr_t)k.lb), (size_t)bytes);
+        memcpy(pack ? staged : user, pack ? user : staged, (size_t)bytes);
+    else if (pack)
+        fmpl_dt_pack((const void *)k.addr, k.count, k.dt, 0, staged, bytes, &w);
     else
-        fmpl_dt_pack((const void *)k.addr, k.count, k.dt, 0, b->stage + k.pos, bytes, &w);
+        fmpl_dt_unpack(staged, bytes, (void *)k.addr, k.count, k.dt, 0, &w);
 }
 
-void fmpl_mpi_blocks_unpack(const fmpl_mpi_blocks *b, int p)
-{
-    if (!b->stage)
-        return;
-    block k;
-    block_at(b, p, &k);
-    int64_t bytes = (int64_t)k.count * k.size, w;
-    if (bytes == 0)
-        return;
-    if (k.contiguous)
-        memcpy((void *)(k.addr + (uintptr_t)k.lb), b->stage + k.pos, (size_t)bytes);
-    else
-        fmpl_dt_unpack(b->stage + k.pos, bytes, (void *)k.addr, k.count, k.dt, 0, &w);
-}
+void fmpl_mpi_blocks_pack(const fmpl_mpi_blocks *b, int p) { move_block(b, p, 1); }
+void fmpl_mpi_blocks_unpack(const fmpl_mpi_blocks *b, int p) { move_block(b, p, 0); }
 
 void fmpl_mpi_blocks_pack_all(const fmpl_mpi_blocks *b)
 {
     for (int p = 0; b->stage && p < b->n; p++)
-        fmpl_mpi_blocks_pack(b, p);
+        move_block(b, p, 1);
 }
 
 void fmpl_mpi_blocks_unpack_all(const fmpl_mpi_blocks *b)
 {
     for (int p = 0; b->stage && p < b->n; p++)
-        fmpl_mpi_blocks_unpack(b, p);
+        move_block(b, p, 0);
 }
 
 void fmpl_mpi_blocks_done(fmpl_mpi_blocks *b)
