@@ -2,6 +2,7 @@
 #include "progress/async.h"
 #include "protocols/sender_match.h"
 #include "protocols/tag_match.h"
+#include "base/wait.h"
 
 /* Parts with nothing outstanding are skipped with one load instead of a
  * call (most MPI waits have only tag-matched traffic). */
@@ -9,4 +10,20 @@ int fmpl_progress(void)
 {
     return (fmpl_sm_outstanding ? fmpl_sm_progress() : 0) + fmpl_tm_progress() +
            (fmpl_async_head ? fmpl_async_progress() : 0);
+}
+
+/* Most polls of a receive from a known source look only at that source's
+ * channel; every 16th is a full pass, so everything else still advances
+ * while we wait (MPI's progress rule).  Records from the source are
+ * handled by the same handler, in channel order, as a full pass would. */
+int fmpl_progress_wait_tm(fmpl_tm_req *r)
+{
+    int w = r->kind == FMPL_TM_RECV && r->peer >= 0 ? r->team->world[r->peer] : -1;
+    fmpl_waiter waiter = FMPL_WAITER_INIT;
+    for (unsigned polls = 1; !r->complete; polls++) {
+        int advanced = w >= 0 && (polls & 15) != 0 ? fmpl_tm_poll_from(w) : fmpl_progress();
+        if (!advanced)
+            fmpl_wait_once(&waiter);
+    }
+    return r->st_error;
 }

@@ -10,6 +10,12 @@
 /* Returns how many operations advanced (0: nothing to do right now). */
 int fmpl_progress(void);
 
+/* Wait for one tag-matched request (spin, then yield), progressing
+ * everything; a receive from a known source mostly polls that source's
+ * channel.  Returns r->st_error. */
+struct fmpl_tm_req;
+int fmpl_progress_wait_tm(struct fmpl_tm_req *r);
+
 /* Spin-then-yield until cond holds, progressing meanwhile. */
 #define FMPL_WAIT_UNTIL(cond)                                                      \
     do {                                                                           \

@@ -397,6 +397,13 @@ static void handle(fmpl_chan_rec *rec, int w)
     }
 }
 
+int fmpl_tm_handle_from(int w, fmpl_chan_rec *rec)
+{
+    handle(rec, w);
+    fmpl_chan_release(w, rec);
+    return 1;
+}
+
 int fmpl_tm_progress(void)
 {
     /* A full channel makes a sender progress while it waits (channel.c), and

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "fabric/fabric.h"
+#include "protocols/channel.h"
 #include "protocols/team.h"
 
 #define FMPL_TM_ANY_SOURCE (-2)  /* = MPI_ANY_SOURCE */
@@ -84,6 +85,18 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
 int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
                   int tag, int mode);
 int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src, int tag);
+
+/* Handle the records waiting in the channel from world rank w, one:
+ * 1 if there was one.  A wait for a receive from a known source polls
+ * this between full progress passes (progress.c): the message can only
+ * come from there, and a peek is far cheaper than a pass over every
+ * channel. */
+int fmpl_tm_handle_from(int w, fmpl_chan_rec *rec);
+static inline int fmpl_tm_poll_from(int w)
+{
+    fmpl_chan_rec *rec = fmpl_chan_peek(w);
+    return rec ? fmpl_tm_handle_from(w, rec) : 0;
+}
 
 /* Remove a posted, unmatched receive: 1 if cancelled, 0 if already matched. */
 int fmpl_tm_cancel_recv(fmpl_tm_req *r);

@@ -368,6 +368,9 @@ int main(int argc, char **argv)
     int w[2] = {1, 2}, wr[2];
     MPI_Send(&w[0], 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
     MPI_Send(&w[1], 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+    /* A probe drains the channel into the unexpected queue (a blocking
+     * receive would take the records straight from the channel). */
+    MPI_Probe(rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Recv(&wr[0], 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Recv(&wr[1], 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 

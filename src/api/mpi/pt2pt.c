@@ -41,10 +41,9 @@ static inline __attribute__((always_inline)) int check(const char *func, MPI_Com
     return fmpl_mpi_buf_describe(comm, func, buf, count, type, 1, b);
 }
 
-static int wait_tm(fmpl_tm_req *r)
+static inline int wait_tm(fmpl_tm_req *r)
 {
-    FMPL_WAIT_UNTIL(r->complete);
-    return r->st_error;
+    return r->complete ? r->st_error : fmpl_progress_wait_tm(r);
 }
 
 static int no_staging(MPI_Comm comm, const char *func, const fmpl_mpi_buf *b)
