@@ -19,7 +19,7 @@ typedef struct fmpl_chan_rec {
     int32_t context;       /* team id */
     int32_t tag;
     int32_t source;        /* sender's rank in the team */
-    uint32_t flags;
+    uint32_t flags;        /* protocol-defined; 0 when reserved */
     int64_t size;          /* message size */
     /* payload follows: FMPL_CHAN_HEADER bytes after the record's start */
 } fmpl_chan_rec;
