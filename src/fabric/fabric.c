@@ -11,6 +11,7 @@
  *   5. probe CMA to every peer (FMPL_SHM_CMA decides what to do about it). */
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_heap.h"
+#include "fabric/shm/shm_malloc.h"
 #include "fabric/shm/shm_segment.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -157,6 +158,8 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     fmpl_shm_segment_unlink(bs->job_id, bs->rank);
     if (rc == FMPL_SUCCESS)
         rc = probe_cma();
+    if (rc == FMPL_SUCCESS)
+        fmpl_shm_malloc_enable(fmpl_fab.heap, fmpl_fab.heap, size - FMPL_SHM_HEADER_SIZE);
     return rc;
 }
 
@@ -164,8 +167,12 @@ void fmpl_fabric_finalize(void)
 {
     if (!fmpl_fab.peers)
         return;
+    /* The program's malloc blocks in our heap outlive finalisation (they
+     * are freed, and maybe used, after MPI_Finalize): keep our segment. */
+    int keep_mine = fmpl_shm_malloc_retire();
     for (int r = 0; r < fmpl_fab.size; r++)
-        fmpl_shm_segment_unmap(fmpl_fab.peers[r].base, fmpl_fab.peers[r].seg_size);
+        if (r != fmpl_fab.rank || !keep_mine)
+            fmpl_shm_segment_unmap(fmpl_fab.peers[r].base, fmpl_fab.peers[r].seg_size);
     free(fmpl_fab.peers);
     memset(&fmpl_fab, 0, sizeof fmpl_fab);
 }

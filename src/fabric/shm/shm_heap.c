@@ -421,6 +421,12 @@ int fmpl_heap_free(fmpl_heap *h, void *p)
     return FMPL_SUCCESS;
 }
 
+size_t fmpl_heap_block_size(const fmpl_heap *h, const void *p)
+{
+    uint64_t off = (uint64_t)((uintptr_t)p - (uintptr_t)h) - LINE;
+    return (size_t)(at(h, off)->size - LINE);
+}
+
 int fmpl_heap_contains(const fmpl_heap *h, const void *p)
 {
     uintptr_t a = (uintptr_t)p, base = (uintptr_t)h;

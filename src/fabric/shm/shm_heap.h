@@ -57,6 +57,10 @@ void *fmpl_heap_alloc(fmpl_heap *h, size_t size, size_t align);
  * reported and returns FMPL_ERR_ARG, changing nothing. */
 int fmpl_heap_free(fmpl_heap *h, void *p);
 
+/* Usable bytes of the live block `p` (at least what was asked for); p
+ * must be a block this heap handed out and has not taken back. */
+size_t fmpl_heap_block_size(const fmpl_heap *h, const void *p);
+
 /* 1 if `p` points into the heap's block area (allocated or not), else 0. */
 int fmpl_heap_contains(const fmpl_heap *h, const void *p);
 
