@@ -25,7 +25,9 @@
  *    max(disp + ub(component)) over all copies, and for a struct (only) ub
  *    then gets the alignment padding epsilon: the extent is rounded up to a
  *    multiple of the largest alignment of the basic types it contains (the
- *    C compiler's struct rule; MPICH does the same).  Basic types: lb = 0,
+ *    C compiler's struct rule; MPICH does the same).  A side with neither a
+ *    marker nor data is 0: struct {(LB, 10)} has lb 10, ub 0, extent -10
+ *    (as MPICH: the max over no entries taken as 0).  Basic types: lb = 0,
  *    ub = extent from basic_types.c (pair types: the C struct's size).
  *  - extent = ub - lb (may be zero or negative with explicit bounds).
  *  - true_lb / true_extent: the bounds of the data alone, markers and

@@ -115,8 +115,10 @@ static void acc_explicit(acc *a, int64_t lb, int64_t extent)
 static fmpl_datatype *dt_new(acc *a, bool is_struct, fmpl_dt_combiner comb, int64_t nints,
                              int64_t naddrs, int64_t ntypes, int *err)
 {
-    int64_t lb = a->xlb ? a->xl : a->nlb ? a->nl : a->xub ? a->xu : 0;
-    int64_t ub = a->xub ? a->xu : a->nub ? a->nu : a->xlb ? a->xl : 0;
+    /* A side with neither marker nor data is 0 (MPICH's reading of MPI's
+     * min/max over no entries): struct {(LB, 10)} has lb 10, ub 0. */
+    int64_t lb = a->xlb ? a->xl : a->nlb ? a->nl : 0;
+    int64_t ub = a->xub ? a->xu : a->nub ? a->nu : 0;
     int64_t ext = 0;
     if (__builtin_sub_overflow(ub, lb, &ext))
         a->ov = true;

@@ -24,6 +24,7 @@ enum {
     FMPL_TM_TAG_BUILD_JOIN = -2,  /* team creation over a parent: color, key */
     FMPL_TM_TAG_BUILD_AREAS = -3, /* team creation: area addresses and ids */
     FMPL_TM_TAG_BUILD_GROUP = -4, /* creation by the members only (create_group) */
+    FMPL_TM_TAG_BUILD_SPLIT_AREAS = -5, /* a split's AREAS step (after its JOIN) */
 };
 
 enum { FMPL_TM_SEND = 1, FMPL_TM_RECV };

@@ -30,7 +30,13 @@
  * MPI requires every member to start them in the same order, so messages
  * of the k-th creation match the k-th receives (envelopes from one sender
  * on one tag match in order); the records carry seq to catch a program
- * that breaks the rule.  create_group is collective over its members only:
+ * that breaks the rule.  A split's AREAS step comes only after its JOIN,
+ * when a dup started after it may have sent its AREAS already (on one
+ * member and not on another), so splits send theirs on a tag of their own
+ * (FMPL_TM_TAG_BUILD_SPLIT_AREAS): on each tag the steps are sent and
+ * their receives posted in creation order, whatever mix of splits and dups
+ * is in flight (a split's JOIN completes only after its predecessors', and
+ * progress polls creations in start order).  create_group is collective over its members only:
  * its AREAS step uses FMPL_TM_TAG_BUILD_GROUP (never mixing with the
  * parent's collective creations), carries the user's tag, which every
  * member checks, and no seq.
@@ -502,6 +508,7 @@ int fmpl_team_split_start(fmpl_team *parent, int color, int key, fmpl_team_build
         return FMPL_ERR_NO_MEMORY;
     b->check_seq = 1;
     b->seq = parent->build_seq++;
+    b->tag = FMPL_TM_TAG_BUILD_SPLIT_AREAS;
     b->state = BUILD_JOIN;
     b->my_join = (build_join){.seq = b->seq, .color = color, .key = key};
     int *everyone = b->members; /* the parent in its order, until JOIN is done */

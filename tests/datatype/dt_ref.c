@@ -86,8 +86,9 @@ static void finish(ref *out, bacc *b, bool is_struct)
 {
     out->xlb = b->xl;
     out->xub = b->xu;
-    out->lb = b->xl ? b->vxl : b->nl ? b->vnl : b->xu ? b->vxu : 0;
-    out->ub = b->xu ? b->vxu : b->nu ? b->vnu : b->xl ? b->vxl : 0;
+    /* no marker and no data on a side: 0 (struct {(LB, 10)}: extent -10) */
+    out->lb = b->xl ? b->vxl : b->nl ? b->vnl : 0;
+    out->ub = b->xu ? b->vxu : b->nu ? b->vnu : 0;
     out->align = b->align < 1 ? 1 : b->align;
     if (is_struct && !b->xu && out->align > 1) {
         int64_t ext = out->ub - out->lb;

@@ -151,11 +151,17 @@ static void test_markers(void)
     CHECK_OK(fmpl_dt_struct(2, bl2, d3, ty3, &t3));
     check_bounds("struct{double@8, UB@20}", t3, 8, 8, 12, 8, 8);
     fmpl_dt_unref(t3);
-    /* only a lower marker, no data: lb = ub = the marker */
+    /* only a lower marker, no data: lb = the marker, ub = 0 (MPICH's
+     * datatype/struct_no_real_types: {(LB,10)} has extent -10) */
     fmpl_datatype *ty4[1] = {fmpl_dt_lb_marker()};
-    int64_t d4[1] = {5};
+    int64_t d4[1] = {10};
     CHECK_OK(fmpl_dt_struct(1, bl2, d4, ty4, &t3));
-    check_bounds("struct{LB@5}", t3, 0, 5, 0, 0, 0);
+    check_bounds("struct{LB@10}", t3, 0, 10, -10, 0, 0);
+    fmpl_dt_unref(t3);
+    /* and the mirror: only an upper marker, no data: lb = 0 */
+    fmpl_datatype *ty4u[1] = {fmpl_dt_ub_marker()};
+    CHECK_OK(fmpl_dt_struct(1, bl2, d4, ty4u, &t3));
+    check_bounds("struct{UB@10}", t3, 0, 0, 10, 0, 0);
     fmpl_dt_unref(t3);
     /* several markers: the lowest LB, the highest UB */
     fmpl_datatype *ty5[4] = {fmpl_dt_lb_marker(), fmpl_dt_lb_marker(), fmpl_dt_ub_marker(),

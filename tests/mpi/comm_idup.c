@@ -4,7 +4,7 @@
  * overlapping like MPICH's comm_idup_overlap) and complete in any order;
  * the new communicators work, carry the info given, and get the parent's
  * attributes through their copy callbacks (at the call: the parent may be
- * freed before completion). */
+ * freed before completion); the same for intercommunicators. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +40,126 @@ static void use(MPI_Comm c, int salt)
     OK(MPI_Sendrecv(out, 3, MPI_INT, right, 5, in, 3, MPI_INT, left, 5, c, MPI_STATUS_IGNORE));
     CHECK(in[0] == left && in[1] == salt && in[2] == 7 * left + salt, "ring got %d %d %d",
           in[0], in[1], in[2]);
+}
+
+/* Intercommunicator checks: both groups' ranks summed across, a message
+ * from every local rank to every remote rank, the same groups as ic. */
+static void use_inter(MPI_Comm ic, MPI_Comm nc, int salt)
+{
+    int flag, lrank, lsize, rsize, nl, nr, cmp;
+    OK(MPI_Comm_test_inter(nc, &flag));
+    CHECK(flag, "the duplicate of an intercommunicator is not one");
+    OK(MPI_Comm_rank(ic, &lrank));
+    OK(MPI_Comm_size(ic, &lsize));
+    OK(MPI_Comm_remote_size(ic, &rsize));
+    OK(MPI_Comm_size(nc, &nl));
+    OK(MPI_Comm_remote_size(nc, &nr));
+    CHECK(nl == lsize && nr == rsize, "sizes %d/%d, expected %d/%d", nl, nr, lsize, rsize);
+    OK(MPI_Comm_compare(ic, nc, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "compare with the parent gave %d", cmp);
+    int mine = lrank + salt, sum = -1;
+    OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, nc)); /* the remote group's sum */
+    CHECK(sum == rsize * (rsize - 1) / 2 + rsize * salt, "intercomm allreduce %d", sum);
+    for (int r = 0; r < rsize; r++) {
+        int out[2] = {lrank, salt}, in[2] = {-1, -1};
+        MPI_Status st;
+        OK(MPI_Sendrecv(out, 2, MPI_INT, r, 9, in, 2, MPI_INT, MPI_ANY_SOURCE, 9, nc, &st));
+        CHECK(in[0] == st.MPI_SOURCE && in[1] == salt, "from remote %d: %d %d", st.MPI_SOURCE,
+              in[0], in[1]);
+    }
+}
+
+/* 8. MPI_Comm_idup of an intercommunicator is nonblocking (MPICH's
+ * comm/comm_idup pattern: local rank 0 of each group receives from every
+ * other remote rank before it starts its idup, and those send only after
+ * theirs, synchronously); several outstanding, with attributes, info, and
+ * the parent freed while one is pending. */
+static void test_intercomm(int wrank)
+{
+    MPI_Comm local, ic, nc;
+    MPI_Request rq;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &local));
+    OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, wrank == 0 ? 1 : 0, 1234, &ic));
+    int lrank, lsize, rsize, buf[2];
+    OK(MPI_Comm_rank(ic, &lrank));
+    OK(MPI_Comm_size(ic, &lsize));
+    OK(MPI_Comm_remote_size(ic, &rsize));
+    if (lrank == 0) {
+        for (int i = 1; i < rsize; i++) {
+            OK(MPI_Recv(buf, 2, MPI_INT, i, 0, ic, MPI_STATUS_IGNORE));
+            CHECK(buf[0] == i && buf[1] == 1000 + i, "stagger message %d %d", buf[0], buf[1]);
+        }
+        OK(MPI_Comm_idup(ic, &nc, &rq));
+    } else {
+        OK(MPI_Comm_idup(ic, &nc, &rq));
+        buf[0] = lrank;
+        buf[1] = 1000 + lrank;
+        OK(MPI_Ssend(buf, 2, MPI_INT, 0, 0, ic));
+    }
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(rq == MPI_REQUEST_NULL, "the request was not released");
+    use_inter(ic, nc, 70);
+    OK(MPI_Comm_free(&nc));
+
+    /* several outstanding, on ic and on the world, with a blocking
+     * collective between; completed in reverse order */
+    enum { M = 4 };
+    MPI_Comm dups[M];
+    MPI_Request reqs[M], rev[M];
+    for (int i = 0; i < M; i++) {
+        OK(MPI_Comm_idup(i == 1 ? MPI_COMM_WORLD : ic, &dups[i], &reqs[i]));
+        if (i == 2)
+            OK(MPI_Barrier(ic));
+    }
+    for (int i = 0; i < M; i++)
+        rev[i] = reqs[M - 1 - i];
+    OK(MPI_Waitall(M, rev, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < M; i++) {
+        if (i == 1)
+            use(dups[i], 80);
+        else
+            use_inter(ic, dups[i], 80 + i);
+        OK(MPI_Comm_free(&dups[i]));
+    }
+
+    /* with info; attributes through their copy callback */
+    int key, flag = 0;
+    static char base[4];
+    int before = copies;
+    OK(MPI_Comm_create_keyval(copy_fn, MPI_COMM_NULL_DELETE_FN, &key, NULL));
+    OK(MPI_Comm_set_attr(ic, key, base));
+    MPI_Info info, got;
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "mpi_assert_no_any_source", "true"));
+    OK(MPI_Comm_idup_with_info(ic, info, &nc, &rq));
+    OK(MPI_Info_free(&info));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(copies == before + 1, "copy callback ran %d times", copies - before);
+    void *val = NULL;
+    OK(MPI_Comm_get_attr(nc, key, &val, &flag));
+    CHECK(flag && val == base + 1, "attribute not copied (flag %d)", flag);
+    OK(MPI_Comm_get_info(nc, &got));
+    char value[MPI_MAX_INFO_VAL + 1];
+    OK(MPI_Info_get(got, "mpi_assert_no_any_source", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(flag && strcmp(value, "true") == 0, "hint lost (flag %d)", flag);
+    OK(MPI_Info_free(&got));
+    use_inter(ic, nc, 90);
+    OK(MPI_Comm_free(&nc));
+
+    /* the parent freed while its duplication is pending */
+    MPI_Comm keep_ic;
+    OK(MPI_Comm_dup(ic, &keep_ic)); /* to compare with afterwards */
+    OK(MPI_Comm_idup(ic, &nc, &rq));
+    OK(MPI_Comm_free(&ic));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    val = NULL;
+    OK(MPI_Comm_get_attr(nc, key, &val, &flag));
+    CHECK(flag && val == base + 1, "attribute not copied (flag %d)", flag);
+    use_inter(keep_ic, nc, 100);
+    OK(MPI_Comm_free(&nc));
+    OK(MPI_Comm_free(&keep_ic));
+    OK(MPI_Comm_free_keyval(&key));
+    OK(MPI_Comm_free(&local));
 }
 
 int main(int argc, char **argv)
@@ -200,15 +320,39 @@ int main(int argc, char **argv)
     OK(MPI_Comm_free(&da));
     OK(MPI_Comm_free_keyval(&key));
 
-    /* 6. Freeing a pending one is refused, not silently accepted. */
+    /* 6. Freeing a pending one is erroneous (MPI-4.0 6.12): refused with
+     * MPI_ERR_REQUEST, the request left as it was (unless it had already
+     * completed, when freeing it is fine). */
     OK(MPI_Comm_idup(MPI_COMM_WORLD, &d, &rq));
     MPI_Request keep = rq;
     int rc = MPI_Request_free(&rq);
     if (rc != MPI_SUCCESS) {
+        CHECK(error_class(rc) == MPI_ERR_REQUEST, "Request_free on a pending idup: class %d",
+              error_class(rc));
         CHECK(rq == keep, "the refused request was changed");
         OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    } else {
+        CHECK(rq == MPI_REQUEST_NULL, "freed request not MPI_REQUEST_NULL");
     }
     OK(MPI_Comm_free(&d));
+
+    /* 7. A split (blocking) while duplications of the same parent are in
+     * flight: the creations' messages must not cross. */
+    MPI_Comm dw[2], sp;
+    MPI_Request drq[2];
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &dw[0], &drq[0]));
+    OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &sp));
+    OK(MPI_Comm_idup(MPI_COMM_WORLD, &dw[1], &drq[1]));
+    OK(MPI_Waitall(2, drq, MPI_STATUSES_IGNORE));
+    use(sp, 60);
+    use(dw[1], 61);
+    use(dw[0], 62);
+    OK(MPI_Comm_free(&sp));
+    OK(MPI_Comm_free(&dw[0]));
+    OK(MPI_Comm_free(&dw[1]));
+
+    if (size > 1)
+        test_intercomm(rank);
 
     OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)

@@ -25,7 +25,7 @@ static void type_info(MPI_Datatype t, block *k, MPI_Aint *extent)
     k->dt = NULL;
     k->lb = 0;
     *extent = k->size;
-    if (!fmpl_mpi_is_predefined_type(t)) {
+    if (!k->contiguous || !fmpl_mpi_is_predefined_type(t)) { /* derived, or a padded pair */
         k->dt = fmpl_mpi_datatype_get(t);
         k->lb = fmpl_dt_true_lb(k->dt);
         *extent = fmpl_dt_extent(k->dt);

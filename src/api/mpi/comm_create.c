@@ -13,7 +13,9 @@
  *                          host, from an allgather of host name hashes
  *   MPI_Comm_idup          attributes copied at the call (as MPICH), then the
  *                          team creation state machine (runtime/team_build.c)
- *                          started, behind a request driven by progress
+ *                          started (for an intercommunicator: the creations
+ *                          of every team behind it, intercomm.c), behind a
+ *                          request driven by progress
  *                          (request_async.c); the first Wait/Test that sees
  *                          it done registers the communicator with what was
  *                          staged and applies the info */
@@ -251,7 +253,8 @@ FMPL_MPI_WEAK(Comm_dup_with_info)
 
 /* What the completion of an MPI_Comm_idup needs. */
 typedef struct idup_state {
-    fmpl_team_build *build;
+    fmpl_team_build *build;             /* an intracommunicator's */
+    fmpl_mpi_inter_build *inter_build;  /* an intercommunicator's (intercomm.c) */
     fmpl_mpi_comm *staged; /* what the duplicate inherits, taken at the call */
     int stage_rc;          /* why staging failed (reported at completion) */
     MPI_Comm parent;
@@ -264,8 +267,10 @@ static int idup_complete(fmpl_mpi_request *r)
 {
     idup_state *s = r->async_state;
     const char *func = s->with_info ? "MPI_Comm_idup_with_info" : "MPI_Comm_idup";
-    int rc = fmpl_mpi_comm_dup_finish(s->parent, s->staged, s->stage_rc, s->build, s->newcomm,
-                                      func);
+    int rc = s->inter_build ? fmpl_mpi_inter_dup_finish(s->inter_build, s->parent, s->staged,
+                                                        s->stage_rc, s->newcomm, func)
+                            : fmpl_mpi_comm_dup_finish(s->parent, s->staged, s->stage_rc,
+                                                       s->build, s->newcomm, func);
     /* The hints are info's, not comm's (MPI 7.4.2). */
     if (rc == MPI_SUCCESS && s->with_info)
         rc = PMPI_Comm_set_info(*s->newcomm, s->info);
@@ -285,20 +290,6 @@ static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
     if (with_info && !fmpl_mpi_info_valid(info))
         return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info object 0x%x",
                               (unsigned)info);
-    if (c->inter) { /* intercommunicators: a blocking dup, a request complete at birth */
-        int rc = PMPI_Comm_dup(comm, newcomm);
-        if (rc == MPI_SUCCESS && with_info)
-            rc = PMPI_Comm_set_info(*newcomm, info);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        fmpl_mpi_request *done = fmpl_mpi_request_new();
-        if (!done)
-            return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a request");
-        done->kind = FMPL_MREQ_DONE;
-        done->comm = comm;
-        *request = done->handle;
-        return MPI_SUCCESS;
-    }
     idup_state *s = calloc(1, sizeof *s);
     if (s)
         s->info = MPI_INFO_NULL;
@@ -315,7 +306,11 @@ static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
     /* Attributes are copied now (as MPICH); a failed copy callback is
      * reported at completion, after the creation the others take part in. */
     s->stage_rc = fmpl_mpi_comm_dup_stage(c, &s->staged);
-    rc = fmpl_team_dup_start(c->team, &s->build);
+    if (c->inter)
+        rc = fmpl_mpi_inter_dup_start(c, &s->inter_build) == MPI_SUCCESS ? FMPL_SUCCESS
+                                                                          : FMPL_ERR_NO_MEMORY;
+    else
+        rc = fmpl_team_dup_start(c->team, &s->build);
     if (rc != FMPL_SUCCESS) {
         if (s->staged)
             fmpl_mpi_comm_dup_discard(s->staged);
@@ -328,7 +323,10 @@ static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
     s->parent = comm;
     s->newcomm = newcomm;
     s->with_info = with_info;
-    fmpl_mpi_async_request_start(r, comm, fmpl_team_build_async(s->build), idup_complete, s);
+    fmpl_mpi_async_request_start(r, comm,
+                                 c->inter ? fmpl_mpi_inter_build_async(s->inter_build)
+                                          : fmpl_team_build_async(s->build),
+                                 idup_complete, s);
     *request = r->handle;
     return MPI_SUCCESS;
 }

@@ -1,10 +1,16 @@
 /* Element layout of a datatype handle, for the point-to-point and
  * collective bindings (see mpi_impl.h, "datatypes").
  *
- * Predefined types take a fast path: MPICH's builtin handles encode the
- * size in bits 8-15, and the pair types are listed; every predefined type
- * is reported contiguous with true_lb 0 (the padded pair types with their C
- * struct size, padding included).  Derived types come from the engine: size
+ * Predefined basic types take a fast path: MPICH's builtin handles encode
+ * the size in bits 8-15, and they are contiguous with true_lb 0.  The pair
+ * types (MPICH's direct handles 0x8c00000x) and every derived type come
+ * from the engine: a pair type's packed form is its value then its int,
+ * without the C struct's padding (MPI_DOUBLE_INT: 12 bytes of a 16-byte
+ * extent), the same stream whether the pair is the message's type or an
+ * element of a derived one, so MPI_DOUBLE_INT x n matches
+ * contiguous(n, MPI_DOUBLE_INT) or a struct of (double, int) fields; the
+ * padded ones are therefore not contiguous and move through staging like
+ * any derived type (the reductions keep the C struct layout: op.c).  Size
  * = fmpl_dt_size, contiguous = committed && fmpl_dt_is_contiguous, offset =
  * true_lb.  An uncommitted derived type is MPI_ERR_TYPE: MPI allows only
  * committed types in communication.
@@ -14,18 +20,6 @@
  * other type keeps its engine object, and the data moves packed through a
  * staging buffer (dt_staging.c). */
 #include "api/mpi/mpi_impl.h"
-
-static int pair_size(MPI_Datatype t, MPI_Aint *size)
-{
-    switch (t) {
-    case MPI_FLOAT_INT: *size = 8; return 1;
-    case MPI_DOUBLE_INT: *size = 16; return 1;
-    case MPI_LONG_INT: *size = 16; return 1;
-    case MPI_SHORT_INT: *size = 8; return 1;
-    case MPI_LONG_DOUBLE_INT: *size = 32; return 1;
-    default: return 0;
-    }
-}
 
 /* Everything but the basic types' fast path (fmpl_mpi_buf_describe). */
 int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
@@ -41,12 +35,6 @@ int fmpl_mpi_buf_describe_slow(MPI_Comm comm, const char *func, const void *buf,
     b->bytes = count * size;
     b->type = NULL;
     b->data = (void *)buf;
-    if (fmpl_mpi_is_predefined_type(t)) { /* the pair types: contiguous, from the start */
-        if (!buf && b->bytes > 0 && null_is_error)
-            return fmpl_mpi_error(comm, MPI_ERR_BUFFER, func, "buffer is NULL with count %ld",
-                                  (long)count);
-        return MPI_SUCCESS;
-    }
     fmpl_datatype *d = fmpl_mpi_datatype_get(t);
     int64_t true_lb = fmpl_dt_true_lb(d);
     /* NULL is MPI_BOTTOM: fine when the data lies at absolute addresses,
@@ -74,8 +62,6 @@ int fmpl_mpi_type_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
         *size = ((unsigned)t >> 8) & 0xff;
         return MPI_SUCCESS;
     }
-    if (pair_size(t, size))
-        return MPI_SUCCESS;
     fmpl_datatype *d = fmpl_mpi_datatype_get(t);
     if (!d || !fmpl_dt_is_committed(d))
         return MPI_ERR_TYPE;

@@ -9,13 +9,18 @@
  *                         over the members only), then the teams behind it
  *   MPI_Intercomm_merge   the leaders swap `high`; a split of span orders
  *                         the low group first (A first when both agree)
- *   dup, split, create    one allgather of {color, key} over span: every
+ *   split, create         one allgather of {color, key} over span: every
  *                         member knows both sides' choices, so a split of
  *                         span gives each new pair of groups, A first, and
- *                         colors missing on either side get MPI_COMM_NULL */
+ *                         colors missing on either side get MPI_COMM_NULL
+ *   dup, idup             no exchange: the new span and the teams behind
+ *                         the duplicate are all created over the old span
+ *                         at once, nonblocking (fmpl_mpi_inter_build below);
+ *                         dup waits, idup returns a request */
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "collectives/collectives.h"
+#include "progress/async.h"
 #include "runtime/runtime.h"
 
 #include <stdio.h>
@@ -103,20 +108,78 @@ static int register_hidden(fmpl_team *t, fmpl_mpi_inter *in, MPI_Comm *h)
     return MPI_SUCCESS;
 }
 
-/* The intercommunicator on a new span team (A first; this member on
- * `side` of a local group of local_size): builds the local, backing and
- * collective teams (collective over span), registers *newcomm with
- * parent's error handler.  Takes span.  MPI_SUCCESS or an error class. */
-static int build_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int local_size,
-                           MPI_Comm *newcomm)
+/* ------------------------------------------------------------ the teams behind one */
+
+/* The creation of the teams behind a new intercommunicator, on the team
+ * creation state machine (runtime/team_build.c): over a team `over` of both
+ * groups, A first, every member starts, in this order, the local group
+ * (split of over by side), the backing and collective backing teams
+ * (duplicates of over) and, unless the caller has the span already (split,
+ * create: over is the new span), the span (a duplicate of over: a dup of
+ * the intercommunicator).  All are in flight at once; `async` finishes
+ * once every one has, so a nonblocking MPI_Comm_idup is this plus a
+ * request, a blocking creation this plus a wait. */
+enum { LOCAL, BACKING, CBACKING, SPAN, NTEAMS };
+
+struct fmpl_mpi_inter_build {
+    fmpl_async async;
+    fmpl_team_build *build[NTEAMS]; /* NULL: not started */
+    fmpl_team *span;                /* given by the caller, else built (SPAN) */
+    int start_rc;                   /* a creation that could not start */
+    int side, local_size;
+};
+
+static int inter_build_poll(fmpl_async *a)
 {
-    enum { LOCAL, BACKING, CBACKING, SPAN, NTEAMS };
-    fmpl_team *t[NTEAMS] = {[SPAN] = span};
-    int rc = fmpl_team_split(span, side, span->rank, &t[LOCAL]);
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_team_split(span, 0, span->rank, &t[BACKING]);
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_team_split(span, 0, span->rank, &t[CBACKING]);
+    fmpl_mpi_inter_build *ib = (fmpl_mpi_inter_build *)a;
+    for (int i = 0; i < NTEAMS; i++)
+        if (ib->build[i] && !fmpl_team_build_async(ib->build[i])->done)
+            return 0;
+    return 1;
+}
+
+/* Start the creations over `over` (span: the caller's span, or NULL to
+ * build one); this member is on `side` of a local group of local_size.
+ * MPI_SUCCESS, or MPI_ERR_NO_MEM with nothing started. */
+static int inter_build_start(fmpl_team *over, fmpl_team *span, int side, int local_size,
+                             fmpl_mpi_inter_build **out)
+{
+    fmpl_mpi_inter_build *ib = *out = calloc(1, sizeof *ib);
+    if (!ib)
+        return MPI_ERR_NO_MEM;
+    ib->span = span;
+    ib->side = side;
+    ib->local_size = local_size;
+    /* A creation that cannot start (no memory) leaves the others running:
+     * the other members take part in them; the failure shows at the end. */
+    int rc = fmpl_team_split_start(over, side, over->rank, &ib->build[LOCAL]);
+    int rc2 = fmpl_team_dup_start(over, &ib->build[BACKING]);
+    int rc3 = fmpl_team_dup_start(over, &ib->build[CBACKING]);
+    int rc4 = span ? FMPL_SUCCESS : fmpl_team_dup_start(over, &ib->build[SPAN]);
+    ib->start_rc = rc != FMPL_SUCCESS ? rc : rc2 != FMPL_SUCCESS ? rc2
+                 : rc3 != FMPL_SUCCESS ? rc3 : rc4;
+    fmpl_async_start(&ib->async, inter_build_poll);
+    return MPI_SUCCESS;
+}
+
+/* The creations are done (ib->async.done): register the intercommunicator
+ * in *newcomm (with parent's error handler when parent is not NULL).
+ * Frees ib; on failure this member retires every team it got (the span
+ * given included).  MPI_SUCCESS or an error class. */
+static int inter_build_finish(fmpl_mpi_inter_build *ib, fmpl_mpi_comm *parent, MPI_Comm *newcomm)
+{
+    fmpl_team *t[NTEAMS] = {[SPAN] = ib->span};
+    int rc = ib->start_rc;
+    for (int i = 0; i < NTEAMS; i++) {
+        if (!ib->build[i])
+            continue;
+        int brc = fmpl_team_build_finish(ib->build[i], &t[i]);
+        if (rc == FMPL_SUCCESS)
+            rc = brc;
+    }
+    int side = ib->side, local_size = ib->local_size;
+    free(ib);
+    *newcomm = MPI_COMM_NULL;
     if (rc != FMPL_SUCCESS) {
         retire_all(t, NTEAMS);
         return fmpl_mpi_error_class_of(rc);
@@ -144,14 +207,15 @@ static int build_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int
             view_drop(cin);
     }
     if (rc == MPI_SUCCESS) {
-        in->span = span;
+        in->span = t[SPAN];
         in->local = local;
         in->coll = coll;
         rc = fmpl_mpi_comm_register(&in->view, newcomm);
         if (rc == MPI_SUCCESS) {
             fmpl_mpi_comm *nc = fmpl_mpi_comm_get(*newcomm);
             nc->inter = in;
-            fmpl_mpi_comm_inherit(parent, nc);
+            if (parent)
+                fmpl_mpi_comm_inherit(parent, nc);
             return MPI_SUCCESS;
         }
         view_drop(in);
@@ -167,6 +231,23 @@ static int build_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int
     retire_all(t, NTEAMS);
     *newcomm = MPI_COMM_NULL;
     return rc;
+}
+
+/* The intercommunicator on a new span team (A first; this member on
+ * `side` of a local group of local_size): builds the local, backing and
+ * collective teams (collective over span), registers *newcomm with
+ * parent's error handler.  Takes span.  MPI_SUCCESS or an error class. */
+static int build_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int local_size,
+                           MPI_Comm *newcomm)
+{
+    fmpl_mpi_inter_build *ib;
+    *newcomm = MPI_COMM_NULL;
+    if (inter_build_start(span, span, side, local_size, &ib) != MPI_SUCCESS) {
+        fmpl_team_retire(span);
+        return MPI_ERR_NO_MEM;
+    }
+    fmpl_async_wait(&ib->async);
+    return inter_build_finish(ib, parent, newcomm);
 }
 
 void fmpl_mpi_inter_free(fmpl_mpi_comm *c)
@@ -467,21 +548,46 @@ int fmpl_mpi_inter_split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm
     return MPI_SUCCESS;
 }
 
-int fmpl_mpi_inter_dup(fmpl_mpi_comm *c, fmpl_mpi_comm *staged, int stage_rc, MPI_Comm *newcomm,
-                       const char *func)
+int fmpl_mpi_inter_dup_start(fmpl_mpi_comm *c, fmpl_mpi_inter_build **out)
 {
-    int rc = fmpl_mpi_inter_split(c, 0, c->team->rank, newcomm, func);
+    fmpl_mpi_inter *in = c->inter;
+    return inter_build_start(in->span, NULL, in->side, in->local_size, out);
+}
+
+fmpl_async *fmpl_mpi_inter_build_async(fmpl_mpi_inter_build *ib) { return &ib->async; }
+
+int fmpl_mpi_inter_dup_finish(fmpl_mpi_inter_build *ib, MPI_Comm parent, fmpl_mpi_comm *staged,
+                              int stage_rc, MPI_Comm *newcomm, const char *func)
+{
+    /* The parent may be gone (freed while an idup was pending): errors go
+     * to MPI_COMM_WORLD then; the error handler comes with `staged`. */
+    MPI_Comm report = fmpl_mpi_comm_get(parent) ? parent : MPI_COMM_WORLD;
+    int rc = inter_build_finish(ib, NULL, newcomm);
     if (rc != MPI_SUCCESS) {
         if (staged)
             fmpl_mpi_comm_dup_discard(staged);
-        return rc;
+        return fmpl_mpi_error(report, rc, func, "building the intercommunicator failed");
     }
     if (stage_rc != MPI_SUCCESS) { /* the others have it: this member lets it go */
         PMPI_Comm_free(newcomm);
-        return fmpl_mpi_error(c->handle, stage_rc, func, "copying the attributes failed");
+        return fmpl_mpi_error(report, stage_rc, func, "copying the attributes failed");
     }
     fmpl_mpi_comm_dup_install(staged, fmpl_mpi_comm_get(*newcomm));
     return MPI_SUCCESS;
+}
+
+int fmpl_mpi_inter_dup(fmpl_mpi_comm *c, fmpl_mpi_comm *staged, int stage_rc, MPI_Comm *newcomm,
+                       const char *func)
+{
+    fmpl_mpi_inter_build *ib;
+    *newcomm = MPI_COMM_NULL;
+    if (fmpl_mpi_inter_dup_start(c, &ib) != MPI_SUCCESS) {
+        if (staged)
+            fmpl_mpi_comm_dup_discard(staged);
+        return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
+    }
+    fmpl_async_wait(&ib->async);
+    return fmpl_mpi_inter_dup_finish(ib, c->handle, staged, stage_rc, newcomm, func);
 }
 
 int fmpl_mpi_inter_create(fmpl_mpi_comm *c, MPI_Group group, MPI_Comm *newcomm)

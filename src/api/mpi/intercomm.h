@@ -5,7 +5,7 @@
  * the lower world rank; both sides agree on it without a message) stands on
  * four teams, all made when it is created:
  *   span     A's members then B's, each in group order: a real team for the
- *            whole-communicator steps (barrier, the splits behind dup,
+ *            whole-communicator steps (barrier, the creations behind dup,
  *            split, create and merge)
  *   local    the local group (split of span): a hidden intracommunicator
  *            for the local halves of collectives
@@ -61,6 +61,16 @@ void fmpl_mpi_inter_finalize(fmpl_mpi_comm *c);
  * fmpl_mpi_comm_dup_stage staged (stage_rc: how staging went) move in. */
 int fmpl_mpi_inter_dup(fmpl_mpi_comm *c, fmpl_mpi_comm *staged, int stage_rc, MPI_Comm *newcomm,
                        const char *func);
+/* MPI_Comm_idup of an intercommunicator: start the creation (MPI_SUCCESS
+ * or MPI_ERR_NO_MEM, not reported), let progress drive
+ * fmpl_mpi_inter_build_async(ib) until done, then finish: the duplicate in
+ * *newcomm with the staged objects, or an error reported on parent (on
+ * MPI_COMM_WORLD if parent was freed meanwhile) from func.  ib is freed. */
+typedef struct fmpl_mpi_inter_build fmpl_mpi_inter_build;
+int fmpl_mpi_inter_dup_start(fmpl_mpi_comm *c, fmpl_mpi_inter_build **ib);
+struct fmpl_async *fmpl_mpi_inter_build_async(fmpl_mpi_inter_build *ib);
+int fmpl_mpi_inter_dup_finish(fmpl_mpi_inter_build *ib, MPI_Comm parent, fmpl_mpi_comm *staged,
+                              int stage_rc, MPI_Comm *newcomm, const char *func);
 int fmpl_mpi_inter_split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm,
                          const char *func);
 int fmpl_mpi_inter_create(fmpl_mpi_comm *c, MPI_Group group, MPI_Comm *newcomm);

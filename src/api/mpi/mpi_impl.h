@@ -287,11 +287,12 @@ void fmpl_mpi_bsend_finalize(void);
 fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
 
 /* What the point-to-point and collective layers need of a datatype:
- *   *size        bytes of data of one element (MPI_Type_size); for the
- *                predefined pair types with padding (MPI_DOUBLE_INT,
- *                MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT) the C
- *                struct's size instead, padding included (the reduction
- *                kernels and the contiguous path rely on that);
+ *   *size        bytes of data of one element (MPI_Type_size), which is
+ *                also its share of the packed stream; the pair types with
+ *                padding (MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT,
+ *                MPI_LONG_DOUBLE_INT) count value and int only, so they are
+ *                not contiguous (reductions, which work on the C structs,
+ *                take their element size from op.c instead);
  *   *contiguous  1 when `count` elements are exactly the bytes
  *                [buf + offset, buf + offset + count * size), in the order
  *                of the packed stream, so that moving them is one memcpy;

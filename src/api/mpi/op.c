@@ -45,6 +45,20 @@ static void invoke(fmpl_mpi_user_ctx *c, void *in, void *inout, int len)
     }
 }
 
+/* The layout reductions see: fmpl_mpi_type_layout's, except that a
+ * predefined pair type is its C struct, padding included (MINLOC / MAXLOC
+ * and user functions work on `struct {double; int;}`, 16 bytes, where
+ * communication moves the 12 bytes of data). */
+static int operand_layout(MPI_Datatype t, MPI_Aint *size, int *contiguous)
+{
+    int rc = fmpl_mpi_type_layout(t, size, contiguous);
+    if (rc == MPI_SUCCESS && !*contiguous && fmpl_mpi_basic_type(t) != FMPL_BT_NONE) {
+        *size = fmpl_dt_extent(fmpl_mpi_datatype_get(t));
+        *contiguous = 1;
+    }
+    return rc;
+}
+
 /* A user operation on a predefined type, or a derived one that is contiguous
  * from displacement 0: the stream is the user's layout. */
 static void call_user(const void *in, void *inout, int64_t count, void *ctx)
@@ -52,7 +66,7 @@ static void call_user(const void *in, void *inout, int64_t count, void *ctx)
     fmpl_mpi_user_ctx *c = ctx;
     MPI_Aint size;
     int contiguous;
-    fmpl_mpi_type_layout(c->type, &size, &contiguous);
+    operand_layout(c->type, &size, &contiguous);
     while (count > 0) {
         int len = count > INT_MAX ? INT_MAX : (int)count;
         invoke(c, (void *)in, inout, len);
@@ -120,7 +134,7 @@ static size_t kernel_elem_size(fmpl_basic_type bt)
 {
     MPI_Aint size;
     int contiguous;
-    if (fmpl_mpi_type_layout(fmpl_mpi_basic_handle(bt), &size, &contiguous) != MPI_SUCCESS)
+    if (operand_layout(fmpl_mpi_basic_handle(bt), &size, &contiguous) != MPI_SUCCESS)
         return 0;
     return (size_t)size;
 }
@@ -173,7 +187,7 @@ int fmpl_mpi_reduction_make(MPI_Op op, MPI_Datatype type, fmpl_mpi_reduction *r)
     *r = (fmpl_mpi_reduction){.per = 1};
     MPI_Aint size;
     int contiguous;
-    if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS || size == 0) {
+    if (operand_layout(type, &size, &contiguous) != MPI_SUCCESS || size == 0) {
         r->why = "the datatype is invalid, not committed, or holds no data";
         return MPI_ERR_TYPE;
     }

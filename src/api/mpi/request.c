@@ -278,9 +278,15 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
+    /* The progress-driven requests are those of nonblocking collective
+     * operations (MPI_Comm_idup, 7.4.2, follows their rules), and freeing
+     * one is erroneous (MPI-4.0 6.12): refused while pending, so that the
+     * program learns of its mistake instead of finding a communicator
+     * handle written behind its back. */
     if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
-        return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
-                              "a pending nonblocking communicator operation cannot be freed: "
+        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                              "the request of a pending nonblocking collective operation "
+                              "(MPI_Comm_idup) cannot be freed (erroneous, MPI-4.0 6.12): "
                               "complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
