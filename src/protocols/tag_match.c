@@ -16,6 +16,18 @@
  *      as soon as it is there, so the two copies overlap instead of
  *      following each other, and releases the record only once all of it
  *      has arrived.
+ *   A blocking send (MPI_Send) of FMPL_EAGER_REF bytes or more from a buffer
+ *   in S's shared heap goes by reference, EAGER_REF {envelope, S's buffer,
+ *   S's state line, sequence} with room for the payload left empty:
+ *     S: state line = (seq, POSTED); publishes the record; waits.
+ *     R, handling it (matched or not): CAS state (seq, POSTED) -> CLAIMED,
+ *        copies straight from S's buffer into the receive buffer (or the
+ *        unexpected entry), stores (seq, DONE): one copy instead of two.
+ *     S: DONE completes the send.  If R has not claimed it within
+ *        FMPL_EAGER_REF_WAIT ns (R computing outside MPI), S CASes POSTED ->
+ *        INLINING, copies the payload into the record's room, stores INLINE
+ *        and returns; R then copies from the record, as for EAGER.  So a busy
+ *        receiver costs a blocking sender that wait once, never more.
  *   2. R, progressing, matches the envelope against its posted receives in
  *      posting order: a match copies the payload into the user's buffer; no
  *      match moves the payload out of the channel into an unexpected entry,
@@ -41,6 +53,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
+#include "base/timer.h"
 #include "base/wait.h"
 
 #include <stdlib.h>
@@ -50,7 +63,17 @@ FMPL_TUNABLE(tunable_eager_max, "FMPL_EAGER_MAX", "16k",
              "tag-matched messages up to this size go eagerly through the channel; larger "
              "ones by rendezvous (0 forces rendezvous for every message)");
 
-enum { REC_EAGER = 1, REC_RTS, REC_CTS, REC_FIN, REC_DATA, REC_EAGER_PIPE };
+enum { REC_EAGER = 1, REC_RTS, REC_CTS, REC_FIN, REC_DATA, REC_EAGER_PIPE, REC_EAGER_REF };
+/* Phases of a by-reference eager send, in S's state line: (seq << 8) | phase. */
+enum { REF_POSTED = 1, REF_CLAIMED, REF_DONE, REF_INLINING, REF_INLINE };
+
+typedef struct ref_body {
+    uint64_t sbuf_addr;       /* S's buffer (shared heap offset) */
+    uint64_t state_addr;      /* S's state line (shared heap offset) */
+    uint64_t seq;
+    uint64_t pad;
+    /* room for the payload follows (written only when S inlines it) */
+} ref_body;
 enum { CTS_PUT = 1, CTS_STREAM };
 
 typedef struct rts_body {
@@ -92,8 +115,23 @@ FMPL_TUNABLE(tunable_eager_pipe, "FMPL_EAGER_PIPE", "4k",
 FMPL_TUNABLE(tunable_eager_segment, "FMPL_EAGER_SEGMENT", "2k",
              "segment of a pipelined eager message (at least 256)");
 
+FMPL_TUNABLE(tunable_eager_ref, "FMPL_EAGER_REF", "1k",
+             "a blocking eager send of at least this size from a shared-heap buffer lets the "
+             "receiver copy straight from it (one copy instead of two; 0: never)");
+FMPL_TUNABLE(tunable_eager_ref_wait, "FMPL_EAGER_REF_WAIT", "2000",
+             "nanoseconds a by-reference eager send waits for the receiver to take it before "
+             "copying the payload into the channel and returning");
+
 static int64_t eager_max;
 static int64_t eager_pipe, eager_segment;
+static int64_t eager_ref = INT64_MAX;
+static uint64_t eager_ref_wait_ns;
+typedef struct ref_line {
+    _Atomic uint64_t v;
+    char pad[56];
+} ref_line;
+static ref_line *ref_state;  /* one line per destination, in my shared heap */
+static uint64_t *ref_seq;         /* per destination */
 static int rndv_cma;
 static fmpl_tm_req streaming = {.next = &streaming, .prev = &streaming};
 static int nstreaming;
@@ -120,6 +158,19 @@ int fmpl_tm_init(fmpl_raddr *channels)
         eager_pipe = INT64_MAX;
     static const char *const off_on[] = {"off", "on", NULL};
     rndv_cma = fmpl_tunable_choice(&tunable_rndv_cma, off_on) == 1;
+    long long ref = fmpl_tunable_long(&tunable_eager_ref);
+    long long wait = fmpl_tunable_long(&tunable_eager_ref_wait);
+    eager_ref_wait_ns = wait < 0 ? 0 : (uint64_t)wait;
+    eager_ref = INT64_MAX;
+    if (ref > 0) {
+        int n = fmpl_fab.size;
+        ref_state = fmpl_fab_alloc((size_t)n * sizeof *ref_state);
+        ref_seq = calloc((size_t)n, sizeof *ref_seq);
+        if (!ref_state || !ref_seq)
+            return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d send state lines", n);
+        memset(ref_state, 0, (size_t)n * sizeof *ref_state);
+        eager_ref = ref;
+    }
     return FMPL_SUCCESS;
 }
 
@@ -134,6 +185,12 @@ void fmpl_tm_finalize(void)
     }
     streaming.next = streaming.prev = &streaming;
     nstreaming = 0;
+    if (ref_state)
+        fmpl_fab_free(ref_state);
+    free(ref_seq);
+    ref_state = NULL;
+    ref_seq = NULL;
+    eager_ref = INT64_MAX;
     fmpl_chan_finalize();
 }
 
@@ -311,14 +368,40 @@ static inline int64_t pipe_ready(fmpl_chan_rec *rec)
  * copied segment by segment as S writes it (S is in the middle of its
  * send, so the wait is short unless S lost its core: spin, then yield);
  * on return all of it has arrived, so the caller may release it. */
-static void eager_copy_out(fmpl_chan_rec *rec, void *dst, int64_t n)
+/* A by-reference record: claim it and copy from S's buffer, or, when S
+ * gave up waiting, copy what it put into the record. */
+static void ref_copy_out(fmpl_chan_rec *rec, int w, void *dst, int64_t n)
+{
+    const ref_body *b = fmpl_chan_payload(rec);
+    fmpl_raddr state = {.addr = b->state_addr, .rank = w, .kind = FMPL_MEM_SHARED};
+    uint64_t posted = (b->seq << 8) | REF_POSTED;
+    if (fmpl_fab_cswap(state, posted, (b->seq << 8) | REF_CLAIMED) == posted) {
+        fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = FMPL_MEM_SHARED};
+        if (n)
+            memcpy(dst, fmpl_fab_ptr(sbuf), (size_t)n);
+        fmpl_fab_notify(state, (b->seq << 8) | REF_DONE);
+        return;
+    }
+    /* S is inlining (or has): wait for the end of its copy. */
+    const _Atomic uint64_t *line = fmpl_fab_ptr(state);
+    fmpl_waiter wt = FMPL_WAITER_INIT;
+    while ((atomic_load_explicit(line, memory_order_acquire) & 0xff) != REF_INLINE)
+        fmpl_wait_once(&wt);
+    memcpy(dst, b + 1, (size_t)n);
+}
+
+static void eager_copy_out(fmpl_chan_rec *rec, int w, void *dst, int64_t n)
 {
     const char *data = fmpl_chan_payload(rec);
+    if (rec->type == REC_EAGER_REF) {
+        ref_copy_out(rec, w, dst, n);
+        return;
+    }
     if (rec->type != REC_EAGER_PIPE) {
         memcpy(dst, data, (size_t)n);
         return;
     }
-    fmpl_waiter w = FMPL_WAITER_INIT;
+    fmpl_waiter wt = FMPL_WAITER_INIT;
     int64_t done = 0;
     while (done < n) {
         int64_t ready = pipe_ready(rec);
@@ -328,20 +411,20 @@ static void eager_copy_out(fmpl_chan_rec *rec, void *dst, int64_t n)
             memcpy((char *)dst + done, data + done, (size_t)(ready - done));
             done = ready;
         } else {
-            fmpl_wait_once(&w);
+            fmpl_wait_once(&wt);
         }
     }
     while (pipe_ready(rec) < rec->size) /* truncated: the rest still arrives */
-        fmpl_wait_once(&w);
+        fmpl_wait_once(&wt);
 }
 
-static void on_eager(fmpl_team *t, fmpl_chan_rec *rec)
+static void on_eager(fmpl_team *t, fmpl_chan_rec *rec, int w)
 {
     fmpl_tm_req *r = find_posted(t, rec->source, rec->tag);
     if (r) {
         list_remove(r);
         int64_t n = rec->size < r->size ? rec->size : r->size;
-        eager_copy_out(rec, r->buf, n);
+        eager_copy_out(rec, w, r->buf, n);
         r->st_source = rec->source;
         r->st_tag = rec->tag;
         complete(r, n, rec->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
@@ -358,7 +441,7 @@ static void on_eager(fmpl_team *t, fmpl_chan_rec *rec)
     u->rendezvous = 0;
     u->data = rec->size <= (int64_t)sizeof u->inline_data ? u->inline_data
                                                           : malloc((size_t)rec->size);
-    eager_copy_out(rec, u->data, rec->size);
+    eager_copy_out(rec, w, u->data, rec->size);
     u->next = &t->tm->unexpected;
     u->prev = t->tm->unexpected.prev;
     t->tm->unexpected.prev->next = u;
@@ -432,6 +515,7 @@ static void handle(fmpl_chan_rec *rec, int w)
     switch (rec->type) {
     case REC_EAGER:
     case REC_EAGER_PIPE:
+    case REC_EAGER_REF:
     case REC_RTS: {
         fmpl_team *t = rec->context >= 0 && rec->context < FMPL_MAX_TEAMS
                            ? fmpl_teams[rec->context] : NULL;
@@ -441,7 +525,7 @@ static void handle(fmpl_chan_rec *rec, int w)
             return;
         }
         if (rec->type != REC_RTS)
-            on_eager(t, rec);
+            on_eager(t, rec, w);
         else
             on_rts(t, rec, w);
         return;
@@ -499,10 +583,8 @@ int fmpl_tm_progress(void)
 
 /* ------------------------------------------------------------ operations */
 
-int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int tag)
+static int send_eager_copy(fmpl_team *t, const void *buf, int64_t size, int dst, int tag)
 {
-    if (size > eager_max)
-        return 0;
     int w = t->world[dst];
     fmpl_chan_rec *rec = fmpl_chan_reserve(w, size);
     rec->type = REC_EAGER;
@@ -528,6 +610,65 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
     return 1;
 }
 
+/* By reference (the sequence at the top of this file): publish, wait for R
+ * to copy, or inline the payload once FMPL_EAGER_REF_WAIT has passed. */
+static void send_eager_ref(fmpl_team *t, const void *buf, int64_t size, int dst, int tag, int w)
+{
+    fmpl_chan_rec *rec = fmpl_chan_reserve(w, (int64_t)sizeof(ref_body) + size);
+    uint64_t seq = ++ref_seq[w];
+    _Atomic uint64_t *state = &ref_state[w].v;
+    atomic_store_explicit(state, (seq << 8) | REF_POSTED, memory_order_relaxed);
+    rec->type = REC_EAGER_REF;
+    rec->context = t->peer_id[dst];
+    rec->tag = tag;
+    rec->source = t->rank;
+    rec->size = size;
+    ref_body *b = fmpl_chan_payload(rec);
+    b->sbuf_addr = fmpl_fab_raddr(buf).addr;
+    b->state_addr = fmpl_fab_raddr(state).addr;
+    b->seq = seq;
+    fmpl_chan_publish(w, rec); /* release: the state line is set before */
+    uint64_t start = 0;
+    fmpl_waiter wt = FMPL_WAITER_INIT;
+    for (unsigned polls = 0;; polls++) {
+        if ((atomic_load_explicit(state, memory_order_acquire) & 0xff) == REF_DONE)
+            return;
+        if ((polls & 63) == 63) {
+            uint64_t now = fmpl_now_ns();
+            if (!start) {
+                start = now;
+            } else if (now - start >= eager_ref_wait_ns) {
+                uint64_t posted = (seq << 8) | REF_POSTED;
+                if (atomic_compare_exchange_strong_explicit(state, &posted,
+                                                            (seq << 8) | REF_INLINING,
+                                                            memory_order_acq_rel,
+                                                            memory_order_acquire)) {
+                    memcpy(b + 1, buf, (size_t)size);
+                    atomic_store_explicit(state, (seq << 8) | REF_INLINE,
+                                          memory_order_release);
+                    return;
+                }
+                start = UINT64_MAX / 2; /* claimed: R is copying, wait for DONE */
+            }
+        }
+        if (!fmpl_tm_progress())
+            fmpl_wait_once(&wt);
+    }
+}
+
+int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int tag)
+{
+    if (size > eager_max)
+        return 0;
+    int w = t->world[dst];
+    if (size >= eager_ref && w != fmpl_fab.rank && fmpl_fab_is_shared(buf) &&
+        (int64_t)sizeof(ref_body) + size <= fmpl_chan_max_record - FMPL_CHAN_HEADER) {
+        send_eager_ref(t, buf, size, dst, tag, w);
+        return 1;
+    }
+    return send_eager_copy(t, buf, size, dst, tag);
+}
+
 int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, int dst,
                   int tag, int mode)
 {
@@ -543,7 +684,9 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     r->size = size;
     r->st_error = FMPL_SUCCESS;
     r->next = r->prev = NULL;
-    if (mode == FMPL_TM_MODE_STANDARD && fmpl_tm_send_eager(t, buf, size, dst, tag)) {
+    /* Never by reference here: isend must not wait (progress calls it). */
+    if (mode == FMPL_TM_MODE_STANDARD && size <= eager_max &&
+        send_eager_copy(t, buf, size, dst, tag)) {
         complete(r, size, FMPL_SUCCESS);
         return FMPL_SUCCESS;
     }

@@ -11,7 +11,9 @@
  *     with receives posted after the sends (unexpected rendezvous) for
  *     half of the rounds,
  *   - a receive buffer larger than the message (status count checked) and
- *     a smaller one (MPI_ERR_TRUNCATE; nothing written past its end).
+ *     a smaller one (MPI_ERR_TRUNCATE; nothing written past its end),
+ *   - eager sizes: a blocking send whose receiver is away for 20 ms, and
+ *     every rank sending before receiving.
  * Each message's bytes depend on (sender, size, index), so a message
  * delivered to the wrong receive shows. */
 #include "check.h"
@@ -19,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WINDOW 8
 #define GUARD 64
@@ -122,6 +125,36 @@ static void windowed(size_t n, unsigned char **s, unsigned char **r, int right, 
         verify(r[k], left, n, k + 1, recv_late ? "window, receives late" : "window");
 }
 
+/* Blocking eager sends whose receiver is away (not in MPI) for a while:
+ * a by-reference send gives up waiting and copies into the channel; and
+ * every rank sending to its right neighbour at once before receiving (MPI
+ * calls this unsafe, but eager sizes must not deadlock). */
+static void eager_corner_cases(size_t n, unsigned char *s, unsigned char *r, int right,
+                               int left)
+{
+    fill(s, rank, n, 50);
+    memset(r, 0xee, n);
+    MPI_Status st;
+    if (rank % 2 == 0) {
+        CHECK_OK(MPI_Send(s, (int)n, MPI_BYTE, right, 4, MPI_COMM_WORLD));
+        fill(s, rank, n, 51); /* the send is complete: the buffer is ours */
+        CHECK_OK(MPI_Recv(r, (int)n, MPI_BYTE, left, 4, MPI_COMM_WORLD, &st));
+    } else {
+        usleep(20000);
+        CHECK_OK(MPI_Recv(r, (int)n, MPI_BYTE, left, 4, MPI_COMM_WORLD, &st));
+        CHECK_OK(MPI_Send(s, (int)n, MPI_BYTE, right, 4, MPI_COMM_WORLD));
+    }
+    verify(r, left, n, 50, "receiver away");
+    const char *eager = getenv("FMPL_EAGER_MAX");
+    if (eager && strcmp(eager, "0") == 0)
+        return; /* everything by rendezvous: the unsafe pattern may block */
+    fill(s, rank, n, 52);
+    memset(r, 0xee, n);
+    CHECK_OK(MPI_Send(s, (int)n, MPI_BYTE, right, 5, MPI_COMM_WORLD));
+    CHECK_OK(MPI_Recv(r, (int)n, MPI_BYTE, left, 5, MPI_COMM_WORLD, &st));
+    verify(r, left, n, 52, "everyone sends first");
+}
+
 static void truncation(size_t n, unsigned char *s, unsigned char *r, int right, int left)
 {
     size_t cap = n / 2;
@@ -146,7 +179,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
-    const size_t sizes[] = {0, 1, 4095, 16384, 16385, 65536 + 7, 262144, 1048576 + 1,
+    const size_t sizes[] = {0, 1, 4095, 8192, 16384, 16385, 65536 + 7, 262144, 1048576 + 1,
                             4194304 + 3};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
     const size_t max = sizes[nsizes - 1];
@@ -165,6 +198,8 @@ int main(int argc, char **argv)
                 windowed(n, s, r, right, left, (int)(i % 2));
             if (n >= 2)
                 truncation(n, s[0], r[0], right, left);
+            if (n <= 16384)
+                eager_corner_cases(n, s[0], r[0], right, left);
             MPI_Barrier(MPI_COMM_WORLD);
         }
         for (int k = 0; k < WINDOW; k++) {
