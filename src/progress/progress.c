@@ -27,3 +27,35 @@ int fmpl_progress_wait_tm(fmpl_tm_req *r)
     }
     return r->st_error;
 }
+
+/* A blocking receive kept off the posted queue (tag_match.h): most polls
+ * look at the source's channel and take a matching record straight into
+ * the receive; every 16th is a full pass, after which the unexpected queue
+ * may hold our message. */
+int fmpl_progress_recv_direct(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src,
+                              int tag)
+{
+    int state = fmpl_tm_recv_direct_start(r, t, buf, size, src, tag);
+    if (state == 0) {
+        fmpl_tm_irecv(r, t, buf, size, src, tag);
+        return fmpl_progress_wait_tm(r);
+    }
+    if (state == 1) {
+        int w = t->world[src];
+        fmpl_waiter waiter = FMPL_WAITER_INIT;
+        for (unsigned polls = 1;; polls++) {
+            if ((polls & 15) != 0) {
+                if (fmpl_tm_recv_direct_poll(r, w))
+                    break;
+                fmpl_wait_once(&waiter);
+            } else {
+                int n = fmpl_progress();
+                if (fmpl_tm_recv_direct_take(r))
+                    break;
+                if (!n)
+                    fmpl_wait_once(&waiter);
+            }
+        }
+    }
+    return r->complete ? r->st_error : fmpl_progress_wait_tm(r);
+}

@@ -7,6 +7,8 @@
 
 #include "base/wait.h"
 
+#include <stdint.h>
+
 /* Returns how many operations advanced (0: nothing to do right now). */
 int fmpl_progress(void);
 
@@ -15,6 +17,14 @@ int fmpl_progress(void);
  * channel.  Returns r->st_error. */
 struct fmpl_tm_req;
 int fmpl_progress_wait_tm(struct fmpl_tm_req *r);
+
+/* A blocking receive (start and wait): when no receive of the team is
+ * posted and the source is known, it stays off the posted queue and takes
+ * its message straight from the source's channel; else it is posted and
+ * waited for.  Returns r->st_error; r holds the status. */
+struct fmpl_team;
+int fmpl_progress_recv_direct(struct fmpl_tm_req *r, struct fmpl_team *t, void *buf,
+                              int64_t size, int src, int tag);
 
 /* Spin-then-yield until cond holds, progressing meanwhile. */
 #define FMPL_WAIT_UNTIL(cond)                                                      \

@@ -749,6 +749,62 @@ int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src
     return FMPL_SUCCESS;
 }
 
+/* A blocking receive from a known source that nothing else can match
+ * first (no receive of its team posted, no unexpected match): the caller
+ * keeps r off the posted queue and polls the source's channel with this.
+ * An EAGER record that matches is copied straight out (no queue entry, no
+ * search); any other record is handled as progress would, and a match it
+ * left in the unexpected queue is taken.  Returns 1 once r is matched (an
+ * eager one is complete; a rendezvous one completes like any other). */
+int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
+{
+    fmpl_chan_rec *rec = fmpl_chan_peek(w);
+    if (!rec)
+        return 0;
+    int type = rec->type;
+    if ((type == REC_EAGER || type == REC_EAGER_PIPE || type == REC_EAGER_REF ||
+         type == REC_RTS) &&
+        rec->context == r->team->id && matches(r->peer, r->tag, rec->source, rec->tag)) {
+        if (type == REC_RTS) {
+            const rts_body *b = fmpl_chan_payload(rec);
+            fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind};
+            rndv_start_recv(r, rec->source, rec->tag, rec->size, b->sreq, sbuf);
+        } else {
+            int64_t n = rec->size < r->size ? rec->size : r->size;
+            eager_copy_out(rec, w, r->buf, n);
+            r->st_source = rec->source;
+            r->st_tag = rec->tag;
+            complete(r, n, rec->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
+        }
+        fmpl_chan_release(w, rec);
+        return 1;
+    }
+    handle(rec, w);
+    fmpl_chan_release(w, rec);
+    return 0; /* the record was not ours: handling it queued nothing we match */
+}
+
+int fmpl_tm_recv_direct_take(fmpl_tm_req *r)
+{
+    if (r->team->tm->unexpected.next == &r->team->tm->unexpected)
+        return 0;
+    fmpl_tm_unexp *u = fmpl_tm_probe(r->team, r->peer, r->tag);
+    if (!u)
+        return 0;
+    fmpl_tm_dequeue(r->team, u);
+    take_unexpected(r, r->team, u);
+    return 1;
+}
+
+int fmpl_tm_recv_direct_start(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src,
+                              int tag)
+{
+    recv_setup(r, t, buf, size, src, tag);
+    if (src < 0 || t->tm->posted.next != &t->tm->posted)
+        return 0;
+    return fmpl_tm_recv_direct_take(r) ? 2 : 1;
+}
+
 int fmpl_tm_cancel_recv(fmpl_tm_req *r)
 {
     if (r->complete || !r->next)

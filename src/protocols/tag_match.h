@@ -99,6 +99,21 @@ static inline int fmpl_tm_poll_from(int w)
     return rec ? fmpl_tm_handle_from(w, rec) : 0;
 }
 
+/* Blocking receives from a known source when no receive of the team is
+ * posted, so that nothing else could match first (progress.c's
+ * fmpl_progress_recv_direct drives these).  start sets r up without
+ * posting it: 0 = not eligible (post it with fmpl_tm_irecv instead),
+ * 1 = not matched yet, 2 = matched from the unexpected queue.  Then poll
+ * the source's world rank with recv_direct_poll (1: matched; a matching
+ * record is delivered straight into r, any other handled as progress
+ * would) and, after any other progress, recv_direct_take (1: matched
+ * from the unexpected queue).  Once matched, r completes like a posted
+ * receive (rendezvous: on FIN or the last DATA record). */
+int fmpl_tm_recv_direct_start(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src,
+                              int tag);
+int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w);
+int fmpl_tm_recv_direct_take(fmpl_tm_req *r);
+
 /* Remove a posted, unmatched receive: 1 if cancelled, 0 if already matched. */
 int fmpl_tm_cancel_recv(fmpl_tm_req *r);
 

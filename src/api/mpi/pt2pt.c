@@ -111,8 +111,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
     if (fmpl_mpi_buf_stage(&b, 0) != MPI_SUCCESS)
         return no_staging(comm, func, &b);
     fmpl_tm_req r;
-    fmpl_tm_irecv(&r, c->team, b.data, b.bytes, source, tag);
-    rc = wait_tm(&r);
+    rc = fmpl_progress_recv_direct(&r, c->team, b.data, b.bytes, source, tag);
     fmpl_mpi_buf_unstage(&b, r.st_bytes);
     fmpl_mpi_requests_reap();
     int err = rc == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rc);
