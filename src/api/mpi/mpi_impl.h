@@ -66,6 +66,7 @@ typedef struct fmpl_mpi_comm {
     MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
     struct fmpl_mpi_inter *inter; /* intercommunicators only (intercomm.h); team is then
                                      a view whose peers are the remote group */
+    struct fmpl_mpi_topo *topo;   /* process topology (topo.h), NULL if none */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
