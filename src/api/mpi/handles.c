@@ -94,6 +94,8 @@ void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r)
 
 void fmpl_mpi_request_free(fmpl_mpi_request *r)
 {
+    if (r->async_release) /* a persistent operation's state */
+        r->async_release(r);
     if (r->buf.type) { /* non-contiguous data: staging and the type's reference */
         fmpl_mpi_request_unstage(r);
         fmpl_dt_unref(r->buf.type);
@@ -111,6 +113,10 @@ void fmpl_mpi_requests_finalize(void)
             fmpl_mpi_request *r = &req_chunks[c][i];
             if (r->kind == FMPL_MREQ_FREE)
                 continue;
+            if (r->async_release && !r->async) { /* an inactive persistent operation */
+                r->async_release(r);
+                r->async_release = NULL;
+            }
             if (r->buf.type && r->buf.data)
                 fmpl_mpi_buf_unstage(&r->buf, 0); /* never completed: nothing to unpack */
             fmpl_dt_unref(r->buf.type);

@@ -183,6 +183,11 @@ typedef struct fmpl_mpi_request {
     struct fmpl_async *async;
     int (*async_complete)(struct fmpl_mpi_request *r);
     void *async_state;
+    /* persistent FMPL_MREQ_ASYNC (fmpl_mpi_async_request_persistent): each
+     * MPI_Start runs restart, which starts the operation again and gives
+     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
+    int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
+    void (*async_release)(struct fmpl_mpi_request *r);
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 
@@ -253,6 +258,18 @@ MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
  * step would have no caller); MPI_Cancel does nothing. */
 void fmpl_mpi_async_request_start(fmpl_mpi_request *r, MPI_Comm comm, struct fmpl_async *a,
                                   int (*complete)(fmpl_mpi_request *r), void *state);
+/* A persistent request on a state machine (persistent collectives): made
+ * inactive here; MPI_Start calls restart (fmpl_mpi_async_request_restart),
+ * each completion runs `complete` (which keeps the state: it is the next
+ * start's), MPI_Request_free of an inactive one runs release.  Freeing an
+ * active one is MPI_ERR_REQUEST. */
+void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void *state,
+                                       int (*complete)(fmpl_mpi_request *r),
+                                       int (*restart)(fmpl_mpi_request *r, const char *func,
+                                                      struct fmpl_async **a),
+                                       void (*release)(fmpl_mpi_request *r));
+/* MPI_Start of such a request: MPI_SUCCESS (active) or restart's error. */
+int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
 int fmpl_mpi_async_request_test(fmpl_mpi_request *r);
 

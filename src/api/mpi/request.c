@@ -278,6 +278,10 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
+    if (r->kind == FMPL_MREQ_ASYNC && r->persistent && r->active)
+        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                              "request 0x%x is an active persistent collective: complete it "
+                              "first", (unsigned)r->handle);
     if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
         return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
                               "a pending nonblocking communicator operation cannot be freed: "
