@@ -12,6 +12,7 @@
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "base/error.h"
+#include "progress/async.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,12 @@ void fmpl_mpi_requests_reap_slow(void)
     fmpl_mpi_request **p = &req_freed_active;
     while (*p) {
         fmpl_mpi_request *r = *p;
-        if (r->tm.complete) {
+        int done = r->kind == FMPL_MREQ_ASYNC ? !r->async || r->async->done : r->tm.complete;
+        if (done) {
             *p = r->next_free;
+            if (r->kind == FMPL_MREQ_ASYNC)
+                fmpl_mpi_async_request_test(r); /* its completion step (a generalised
+                                                   request's query_fn and free_fn) */
             fmpl_mpi_request_free(r);
         } else {
             p = &r->next_free;

@@ -188,6 +188,13 @@ typedef struct fmpl_mpi_request {
      * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
     int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
     void (*async_release)(struct fmpl_mpi_request *r);
+    /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests) */
+    void (*async_cancel)(struct fmpl_mpi_request *r);
+    /* set by `complete` when the operation has a status of its own
+     * (MPI_Isendrecv: the receive's; generalised requests: query_fn's);
+     * otherwise an ASYNC request's status is empty */
+    int async_has_status;
+    MPI_Status async_status;
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 

@@ -57,8 +57,13 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
             fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
     } else if (r->kind == FMPL_MREQ_DONE || r->kind == FMPL_MREQ_ASYNC) {
         err = r->error;
-        if (status != MPI_STATUS_IGNORE)
+        if (status != MPI_STATUS_IGNORE && r->async_has_status) {
+            int keep = status->MPI_ERROR; /* set only by the multiple-completion calls */
+            *status = r->async_status;
+            status->MPI_ERROR = keep;
+        } else if (status != MPI_STATUS_IGNORE) {
             fmpl_mpi_status_empty(status);
+        }
     } else {
         err = r->tm.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r->tm.st_error);
         if (status != MPI_STATUS_IGNORE) {
@@ -282,9 +287,9 @@ int PMPI_Request_free(MPI_Request *request)
         return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
                               "request 0x%x is an active persistent collective: complete it "
                               "first", (unsigned)r->handle);
-    if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
+    if (r->kind == FMPL_MREQ_ASYNC && !r->async_cancel && !fmpl_mpi_request_test(r))
         return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
-                              "a pending nonblocking communicator operation cannot be freed: "
+                              "this pending nonblocking operation cannot be freed: "
                               "complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
@@ -303,6 +308,8 @@ int PMPI_Cancel(MPI_Request *request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     if (r->kind == FMPL_MREQ_RECV && !r->proc_null)
         fmpl_tm_cancel_recv(&r->tm);
+    else if (r->kind == FMPL_MREQ_ASYNC && r->async_cancel)
+        r->async_cancel(r); /* a generalised request: its cancel_fn */
     /* Sends are not cancelled: they complete normally (MPI allows this). */
     return MPI_SUCCESS;
 }
