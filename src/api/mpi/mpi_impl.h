@@ -36,6 +36,7 @@ enum {
     FMPL_HK_WIN = 0x8,
     FMPL_HK_KEYVAL = 0x9,
     FMPL_HK_REQUEST = 0xb,
+    FMPL_HK_SESSION = 0xe, /* MPI_SESSION_NULL is 0x38000000 */
 };
 
 static inline int fmpl_handle_kind(int h) { return (int)(((unsigned)h >> 26) & 0xf); }
@@ -52,6 +53,12 @@ static inline int fmpl_handle_make(int kind, int index)
 enum { FMPL_MPI_NEW = 0, FMPL_MPI_READY, FMPL_MPI_DONE };
 extern int fmpl_mpi_state;
 extern int fmpl_mpi_thread_level;
+/* The core shared by the world model and the sessions (init.c): each
+ * MPI_Init and MPI_Session_init takes a reference (the first starts the
+ * runtime; errors reported from func), each MPI_Finalize and
+ * MPI_Session_finalize drops one (MPI_SUCCESS, or the teardown's error). */
+int fmpl_mpi_core_start(int required, int *provided, const char *func);
+int fmpl_mpi_core_stop(void);
 
 /* ------------------------------------------------------------ communicators */
 
@@ -434,6 +441,11 @@ int fmpl_mpi_error_class_of(int fmpl_code);
  * MPI_ERRORS_RETURN. */
 int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The same through a given handler, called with `handle` (a session's
+ * errors: session.c). */
+int fmpl_mpi_error_handler(MPI_Errhandler h, int handle, int code, const char *func,
+                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #define FMPL_MPI_ERR(comm, code, ...) fmpl_mpi_error((comm), (code), __func__ + 1, __VA_ARGS__)
 

@@ -88,6 +88,10 @@ int fmpl_mpi_info_lookup(MPI_Info info, const char *key, char *value, int len);
 
 /* ------------------------------------------------------------ error handlers */
 
+/* A user handler (MPI_Comm_create_errhandler; also the session handlers,
+ * whose function has the same form): MPI_SUCCESS or MPI_ERR_NO_MEM, nothing
+ * reported, usable before MPI is initialised. */
+int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler);
 /* 1 for the predefined handlers and live user handlers for communicators. */
 int fmpl_mpi_errhandler_valid(MPI_Errhandler h);
 /* Take or drop a reference a communicator holds (predefined: nothing). */
