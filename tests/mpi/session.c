@@ -88,6 +88,10 @@ static void exercise(MPI_Session s, const char *tag)
     CHECK_CLASS(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, np, &len, NULL), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Comm_create_from_group(MPI_GROUP_NULL, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN,
                                            &c), MPI_ERR_GROUP);
+    c = MPI_COMM_WORLD;
+    CHECK_OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                        &c));
+    CHECK(c == MPI_COMM_NULL, "a communicator from the empty group");
 }
 
 /* Info and error handlers of a session made with thread_level FUNNELED. */

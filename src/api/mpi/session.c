@@ -57,6 +57,8 @@ static int requested_level(MPI_Info info)
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session_out)
 {
     static const char func[] = "MPI_Session_init";
+    if (errhandler == MPI_ERRHANDLER_NULL) /* accepted as the default */
+        errhandler = MPI_ERRORS_ARE_FATAL;
     if (!fmpl_mpi_errhandler_valid(errhandler))
         return fmpl_mpi_error(MPI_COMM_SELF, MPI_ERR_ARG, func, "invalid error handler 0x%x",
                               (unsigned)errhandler);
@@ -267,6 +269,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Comm_create_from_group";
+    if (errhandler == MPI_ERRHANDLER_NULL) /* accepted as the default, as MPICH does */
+        errhandler = MPI_ERRORS_ARE_FATAL;
     MPI_Errhandler report = fmpl_mpi_errhandler_valid(errhandler) ? errhandler
                                                                    : MPI_ERRORS_ARE_FATAL;
 #define FAIL(code, ...) fmpl_mpi_error_handler(report, MPI_COMM_NULL, (code), func, __VA_ARGS__)
@@ -274,10 +278,14 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
         return FAIL(MPI_ERR_OTHER, "neither MPI_Init nor MPI_Session_init was called");
     if (report != errhandler)
         return FAIL(MPI_ERR_ARG, "invalid error handler 0x%x", (unsigned)errhandler);
-    if (!fmpl_mpi_group_get(group) || group == MPI_GROUP_EMPTY)
-        return FAIL(MPI_ERR_GROUP, "invalid or empty group 0x%x", (unsigned)group);
+    if (!fmpl_mpi_group_get(group))
+        return FAIL(MPI_ERR_GROUP, "invalid group 0x%x", (unsigned)group);
     if (!stringtag || !newcomm)
         return FAIL(MPI_ERR_ARG, "stringtag or newcomm is NULL");
+    if (group == MPI_GROUP_EMPTY) { /* nothing to create (MPI 7.4.2) */
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     if (!fmpl_mpi_info_valid(info))
         return FAIL(MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
     if (fmpl_mpi_group_find(fmpl_mpi_group_get(group), fmpl_teams[0]->rank) < 0)
