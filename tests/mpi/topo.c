@@ -15,7 +15,7 @@ static int rank, size;
 static void dims_create(void)
 {
     static const struct {
-        int n, nd, in[3], out[3];
+        int n, nd, in[4], out[4];
     } cases[] = {
         {6, 2, {0, 0}, {3, 2}},       {12, 3, {0, 0, 0}, {3, 2, 2}},
         {16, 3, {0, 0, 0}, {4, 2, 2}}, {7, 2, {0, 0}, {7, 1}},
@@ -24,7 +24,7 @@ static void dims_create(void)
         {6, 2, {2, 3}, {2, 3}},        {4, 1, {0}, {4}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        int d[3];
+        int d[4];
         memcpy(d, cases[c].in, sizeof d);
         CHECK_OK(MPI_Dims_create(cases[c].n, cases[c].nd, d));
         for (int i = 0; i < cases[c].nd; i++)
@@ -133,7 +133,9 @@ static void cart_line(void)
         CHECK_OK(MPI_Comm_free(&small));
     /* errors: too many nodes, a zero dimension, negative ndims */
     int big[1] = {size + 1}, zero[2] = {size, 0};
+    small = MPI_COMM_SELF;
     CHECK_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 1, big, periods, 0, &small), MPI_ERR_TOPOLOGY);
+    CHECK(small == MPI_COMM_NULL, "a failed Cart_create leaves its output");
     int p2[2] = {0, 0};
     CHECK_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, zero, p2, 0, &small), MPI_ERR_DIMS);
     CHECK_CLASS(MPI_Cart_create(MPI_COMM_WORLD, -1, zero, p2, 0, &small), MPI_ERR_DIMS);
@@ -163,11 +165,14 @@ static void cart_sub(void)
     CHECK_OK(MPI_Allreduce(&col, &sum, 1, MPI_INT, MPI_SUM, sub));
     CHECK(sum == col * ss, "sub-grid members differ in the dropped coordinate");
     int none[3] = {0, 0, 0};
-    CHECK_OK(MPI_Cart_sub(cart, none, &point));
-    CHECK_OK(MPI_Comm_size(point, &ss));
-    CHECK_OK(MPI_Cartdim_get(point, &nd));
-    CHECK(ss == 1 && nd == 0, "0-dimensional sub: size %d ndims %d", ss, nd);
-    CHECK_OK(MPI_Comm_free(&point));
+    CHECK_OK(MPI_Cart_sub(cart, none, &point)); /* one 0-dimensional grid, on rank 0 */
+    CHECK((rank == 0) == (point != MPI_COMM_NULL), "0-dimensional sub on rank %d", rank);
+    if (point != MPI_COMM_NULL) {
+        CHECK_OK(MPI_Comm_size(point, &ss));
+        CHECK_OK(MPI_Cartdim_get(point, &nd));
+        CHECK(ss == 1 && nd == 0, "0-dimensional sub: size %d ndims %d", ss, nd);
+        CHECK_OK(MPI_Comm_free(&point));
+    }
     CHECK_OK(MPI_Comm_free(&sub));
     CHECK_OK(MPI_Comm_free(&cart));
 }

@@ -7,34 +7,78 @@
 
 /* ------------------------------------------------------------ MPI_Dims_create */
 
-/* The free dimensions get the factors of n, as balanced as possible and in
- * non-increasing order: the prime factors, largest first, each multiplied
- * into the currently smallest dimension. */
-static void spread(int n, int nfree, int *out)
+/* The free dimensions get the most balanced factorization of n: the
+ * smallest difference between the largest and the smallest factor, and
+ * among those the one whose factors, smallest first, are largest (what
+ * MPICH answers, e.g. 72 = 9 x 8, 5040 = 21 x 16 x 15), in non-increasing
+ * order.  A depth-first search over the divisors of n, largest first, with
+ * the difference so far as the bound. */
+typedef struct dims_search {
+    const int *div;  /* the divisors of n, ascending */
+    int ndiv, k;
+    int *cur, *best;
+    long bestdiff;
+} dims_search;
+
+static int dims_better(const dims_search *s, long diff)
 {
-    for (int i = 0; i < nfree; i++)
-        out[i] = 1;
-    int primes[32], np = 0;
-    for (int p = 2; (long)p * p <= n; p++)
-        while (n % p == 0) {
-            primes[np++] = p;
-            n /= p;
+    if (diff != s->bestdiff)
+        return diff < s->bestdiff;
+    for (int j = s->k - 1; j >= 0; j--)
+        if (s->cur[j] != s->best[j])
+            return s->cur[j] > s->best[j];
+    return 0;
+}
+
+/* Factors i.. of the remaining n, each at most maxf. */
+static void dims_search_from(dims_search *s, long n, int i, int maxf)
+{
+    if (i == s->k) {
+        long diff = s->cur[0] - s->cur[s->k - 1];
+        if (n == 1 && dims_better(s, diff)) {
+            s->bestdiff = diff;
+            for (int j = 0; j < s->k; j++)
+                s->best[j] = s->cur[j];
         }
-    if (n > 1)
-        primes[np++] = n;
-    for (int i = np - 1; i >= 0; i--) {
-        int smallest = 0;
-        for (int j = 1; j < nfree; j++)
-            if (out[j] < out[smallest])
-                smallest = j;
-        out[smallest] *= primes[i];
+        return;
     }
-    for (int i = 1; i < nfree; i++) /* insertion sort, non-increasing */
-        for (int j = i; j > 0 && out[j] > out[j - 1]; j--) {
-            int x = out[j];
-            out[j] = out[j - 1];
-            out[j - 1] = x;
+    int left = s->k - i;
+    for (int j = s->ndiv - 1; j >= 0; j--) {
+        int f = s->div[j];
+        if (f > maxf || n % f)
+            continue;
+        long p = 1; /* f is the largest of the `left` factors still to choose */
+        int enough = 0;
+        for (int t = 0; t < left && !enough; t++)
+            enough = (p *= f) >= n;
+        if (!enough || (i > 0 && s->cur[0] - f > s->bestdiff))
+            break; /* smaller factors only make it worse */
+        s->cur[i] = f;
+        dims_search_from(s, n / f, i + 1, f);
+    }
+}
+
+static int spread(int n, int nfree, int *out)
+{
+    int ndiv = 0;
+    for (long d = 1; d * d <= n; d++)
+        if (n % d == 0)
+            ndiv += d * d == n ? 1 : 2;
+    int *div = malloc(sizeof(int) * (size_t)(ndiv + nfree));
+    if (!div)
+        return MPI_ERR_NO_MEM;
+    int lo = 0, hi = ndiv - 1;
+    for (long d = 1; d * d <= n; d++)
+        if (n % d == 0) {
+            div[lo++] = (int)d;
+            if (d * d != n)
+                div[hi--] = (int)(n / d);
         }
+    dims_search s = {.div = div, .ndiv = ndiv, .k = nfree, .cur = div + ndiv, .best = out,
+                     .bestdiff = 1L << 62};
+    dims_search_from(&s, n, 0, n);
+    free(div);
+    return MPI_SUCCESS;
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
@@ -68,9 +112,10 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
         return MPI_SUCCESS;
     }
     int *free_dims = malloc((size_t)nfree * sizeof *free_dims);
-    if (!free_dims)
+    if (!free_dims || (nnodes > 0 && spread((int)(nnodes / fixed), nfree, free_dims))) {
+        free(free_dims);
         return FMPL_MPI_ERR(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "no memory");
-    spread(nnodes == 0 ? 0 : (int)(nnodes / fixed), nfree, free_dims);
+    }
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0)
             dims[i] = nnodes == 0 ? 0 : free_dims[k++];
@@ -172,6 +217,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
         return rc;
     if (!comm_cart)
         return FMPL_MPI_ERR(comm_old, MPI_ERR_ARG, "comm_cart is NULL");
+    *comm_cart = MPI_COMM_NULL; /* also on error (MPICH's cartsmall) */
     int nodes;
     rc = check_dims(comm_old, "MPI_Cart_create", c->team->size, ndims, dims, periods, &nodes);
     if (rc != MPI_SUCCESS)
@@ -294,6 +340,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (!newcomm || (t->ndims > 0 && !remain_dims))
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "remain_dims or newcomm is NULL");
+    *newcomm = MPI_COMM_NULL;
     int nd = t->ndims, kept = 0, color = 0;
     int *dims = malloc((size_t)(2 * nd + 1) * sizeof *dims), *periods = dims + nd;
     if (!dims)
@@ -308,7 +355,11 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
             color = color * t->dims[d] + t->coords[d];
         }
     }
-    fmpl_mpi_topo *sub = cart_make(kept, dims, periods, key);
+    /* Nothing kept: one 0-dimensional grid, on the first member only (like
+     * MPI_Cart_create with ndims 0; MPICH's cartsuball expects this). */
+    if (kept == 0)
+        color = fmpl_mpi_comm_get(comm)->team->rank == 0 ? 0 : MPI_UNDEFINED;
+    fmpl_mpi_topo *sub = color == MPI_UNDEFINED ? NULL : cart_make(kept, dims, periods, key);
     free(dims);
     return fmpl_mpi_topo_attach(comm, color, key, sub, newcomm, "MPI_Cart_sub");
 }

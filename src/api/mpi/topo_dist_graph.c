@@ -60,6 +60,7 @@ static int check_common(MPI_Comm comm, const char *func, MPI_Info info, MPI_Comm
         return rc;
     if (!newcomm)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "comm_dist_graph is NULL");
+    *newcomm = MPI_COMM_NULL; /* also on error */
     if (!fmpl_mpi_info_valid(info))
         return fmpl_mpi_error(comm, MPI_ERR_INFO, func, "invalid info 0x%x", (unsigned)info);
     return MPI_SUCCESS;

@@ -60,6 +60,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
         return rc;
     if (!comm_graph)
         return FMPL_MPI_ERR(comm_old, MPI_ERR_ARG, "comm_graph is NULL");
+    *comm_graph = MPI_COMM_NULL; /* also on error (MPICH's cartsmall) */
     rc = check_graph(comm_old, "MPI_Graph_create", c->team->size, nnodes, index, edges);
     if (rc != MPI_SUCCESS)
         return rc;
