@@ -189,6 +189,8 @@ int main(int argc, char **argv)
             printf("mpi session (%s) ok\n", mode);
         MPI_Finalize();
         check_initialized(1, 1);
+        /* finalized with no session open: this process cannot start again */
+        CHECK_CLASS(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1), MPI_ERR_OTHER);
     } else {
         printf("mpi session (%s) ok\n", mode);
     }

@@ -68,6 +68,10 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     if (!fmpl_mpi_info_valid(info) || info == MPI_INFO_ENV)
         return fmpl_mpi_error_handler(errhandler, MPI_SESSION_NULL, MPI_ERR_INFO, func,
                                       "invalid info 0x%x", (unsigned)info);
+    if (fmpl_mpi_state == FMPL_MPI_DONE) /* the runtime starts once per process */
+        return fmpl_mpi_error_handler(errhandler, MPI_SESSION_NULL, MPI_ERR_OTHER, func,
+                                      "MPI was finalized with no session open: it cannot "
+                                      "start again in this process");
     int provided;
     int rc = fmpl_mpi_core_start(requested_level(info), &provided, func);
     if (rc != MPI_SUCCESS)
