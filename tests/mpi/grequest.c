@@ -81,6 +81,19 @@ int main(int argc, char **argv)
         CHECK_OK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
     CHECK(c.queries == 1 && c.frees == 1, "test: query %d free %d", c.queries, c.frees);
 
+    /* 2b. MPI_Request_get_status: the status, and the request stays */
+    memset(&c, 0, sizeof c);
+    CHECK_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &rq));
+    CHECK_OK(MPI_Request_get_status(rq, &flag, &st));
+    CHECK(!flag, "get_status before completion");
+    CHECK_OK(MPI_Grequest_complete(rq));
+    CHECK_OK(MPI_Request_get_status(rq, &flag, &st));
+    CHECK(flag && c.queries >= 1 && c.frees == 0 && st.MPI_TAG == 44, "get_status: %d %d %d",
+          flag, c.queries, c.frees);
+    CHECK(rq != MPI_REQUEST_NULL, "get_status freed the request");
+    CHECK_OK(MPI_Wait(&rq, &st));
+    CHECK(c.frees == 1 && st.MPI_TAG == 44 && rq == MPI_REQUEST_NULL, "wait after get_status");
+
     /* 3. query_fn's error is the request's */
     memset(&c, 0, sizeof c);
     c.query_rc = MPI_ERR_OTHER;

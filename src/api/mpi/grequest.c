@@ -1,12 +1,16 @@
 /* Generalised requests (MPI-4.0 13.2): MPI_Grequest_start and
  * MPI_Grequest_complete.  The request is an FMPL_MREQ_ASYNC one
  * (request_async.c) whose operation is the user's: its poll function
- * reports the flag MPI_Grequest_complete sets.  The Wait or Test that
- * completes it calls query_fn (the status it fills is the request's, its
- * return value the request's error) and then free_fn; MPI_Cancel calls
- * cancel_fn with whether MPI_Grequest_complete has been called.  A request
- * freed while pending (MPI_Request_free) runs query_fn and free_fn inside
- * the MPI_Grequest_complete that completes it. */
+ * reports the flag MPI_Grequest_complete sets.
+ *   - The Wait or Test that completes it (or MPI_Request_get_status) calls
+ *     query_fn: the status it fills is the request's, its return value the
+ *     request's error.
+ *   - Freeing the request (that Wait or Test, or MPI_Request_free) calls
+ *     free_fn; its error has no caller left to go to.
+ *   - MPI_Cancel calls cancel_fn with whether MPI_Grequest_complete has
+ *     been called.
+ *   - A request freed while pending gets both callbacks inside the
+ *     MPI_Grequest_complete that completes it. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/async.h"
 #include "progress/progress.h"
@@ -24,16 +28,26 @@ typedef struct grequest {
 
 static int completed(fmpl_async *a) { return ((grequest *)a)->completed; }
 
+/* Wait/Test (or MPI_Request_get_status) found it complete: the status. */
 static int grequest_complete(fmpl_mpi_request *r)
 {
     grequest *g = r->async_state;
     MPI_Status *s = &r->async_status;
     fmpl_mpi_status_empty(s);
-    int rc = g->query_fn ? g->query_fn(g->extra_state, s) : MPI_SUCCESS;
     r->async_has_status = 1;
-    int rf = g->free_fn ? g->free_fn(g->extra_state) : MPI_SUCCESS;
+    return g->query_fn ? g->query_fn(g->extra_state, s) : MPI_SUCCESS;
+}
+
+/* The request is freed (after Wait/Test completed it, or MPI_Request_free
+ * once complete): free_fn.  Its error has no caller to go to. */
+static void grequest_release(fmpl_mpi_request *r)
+{
+    grequest *g = r->async_state;
+    if (g && g->free_fn)
+        g->free_fn(g->extra_state);
     free(g);
-    return rc != MPI_SUCCESS ? rc : rf;
+    r->async_state = NULL;
+    r->async_release = NULL;
 }
 
 static void grequest_cancel(fmpl_mpi_request *r)
@@ -60,6 +74,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
                     .extra_state = extra_state};
     fmpl_mpi_async_request_start(r, MPI_COMM_WORLD, &g->async, grequest_complete, g);
     r->async_cancel = grequest_cancel;
+    r->async_release = grequest_release;
     fmpl_async_start(&g->async, completed);
     *request = r->handle;
     return MPI_SUCCESS;

@@ -25,7 +25,7 @@ int fmpl_mpi_async_request_test(fmpl_mpi_request *r)
         return 0;
     r->async = NULL;
     r->error = r->async_complete(r);
-    if (!r->persistent)
+    if (!r->async_release) /* else the state lives until the request is freed */
         r->async_state = NULL;
     return 1;
 }
