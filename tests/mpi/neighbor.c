@@ -238,8 +238,47 @@ static void persistent(MPI_Comm c, const hood *h)
     CHECK(rq[0] == MPI_REQUEST_NULL, "freed request not null");
 }
 
+/* Blocks past the eager limit (rendezvous), two operations at once, one
+ * of them received through a non-contiguous type (a staging buffer larger
+ * than the pool's slots). */
+static void large(MPI_Comm c, const hood *h)
+{
+    enum { CNT = 40000 };
+    size_t n = (size_t)CNT * MAXN;
+    int *s1 = malloc(n * sizeof(int)), *r1 = malloc(n * sizeof(int));
+    int *s2 = malloc(n * sizeof(int)), *r2 = malloc(2 * n * sizeof(int));
+    fill_send(s1, h, CNT, 8);
+    fill_send(s2, h, CNT, 9);
+    reset(r1, (int)n);
+    reset(r2, 2 * (int)n);
+    MPI_Datatype strided, spaced;
+    CHECK_OK(MPI_Type_vector(CNT, 1, 2, MPI_INT, &strided));
+    CHECK_OK(MPI_Type_create_resized(strided, 0, (MPI_Aint)(2 * CNT * sizeof(int)), &spaced));
+    CHECK_OK(MPI_Type_commit(&spaced));
+    MPI_Request rq[2];
+    CHECK_OK(MPI_Ineighbor_alltoall(s1, CNT, MPI_INT, r1, CNT, MPI_INT, c, &rq[0]));
+    CHECK_OK(MPI_Ineighbor_alltoall(s2, CNT, MPI_INT, r2, 1, spaced, c, &rq[1]));
+    CHECK_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    check_recv(r1, h, CNT, 8, 0, "large");
+    for (int i = 0; i < h->indeg; i++)
+        for (int k = 0; k < CNT; k++) {
+            int q = h->src[i];
+            int want = q == MPI_PROC_NULL ? SENTINEL : value(q, h->src_block[i], k, 9);
+            int got = r2[(size_t)i * 2 * CNT + 2 * (size_t)k];
+            CHECK(got == want, "large strided block %d elem %d = %d, not %d", i, k, got, want);
+            CHECK(r2[(size_t)i * 2 * CNT + 2 * (size_t)k + 1] == SENTINEL, "gap written");
+        }
+    CHECK_OK(MPI_Type_free(&strided));
+    CHECK_OK(MPI_Type_free(&spaced));
+    free(s1);
+    free(r1);
+    free(s2);
+    free(r2);
+}
+
 static void run_all(MPI_Comm c, const hood *h, const char *what)
 {
+    large(c, h);
     blocking(c, h, what);
     nonblocking(c, h);
     persistent(c, h);
