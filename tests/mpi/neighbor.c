@@ -175,6 +175,15 @@ static void blocking(MPI_Comm c, const hood *h, const char *what)
             CHECK(wide[i * 2 * CNT + 2 * k + 1] == SENTINEL, "%s: a gap was written", what);
         }
     check_recv(back, h, CNT, 4, 0, what);
+    /* alltoallw from MPI_BOTTOM with absolute addresses */
+    fill_send(sbuf, h, CNT, 10);
+    for (int j = 0; j < h->outdeg; j++)
+        CHECK_OK(MPI_Get_address(sbuf + j * CNT, &swd[j]));
+    for (int i = 0; i < h->indeg; i++)
+        rc[i] = CNT, rwd[i] = (MPI_Aint)(i * CNT * sizeof(int)), rt[i] = MPI_INT;
+    reset(rbuf, MAXN * 4);
+    CHECK_OK(MPI_Neighbor_alltoallw(MPI_BOTTOM, sc, swd, st, rbuf, rc, rwd, rt, c));
+    check_recv(rbuf, h, CNT, 10, 0, "alltoallw from MPI_BOTTOM");
     CHECK_OK(MPI_Type_free(&strided));
 }
 

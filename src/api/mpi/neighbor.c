@@ -16,6 +16,7 @@
 #include "api/mpi/neighbor.h"
 #include "base/error.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static MPI_Count count_at(const void *a, int big, int i)
@@ -32,7 +33,9 @@ static MPI_Aint displ_at(const void *a, int big, int i)
 static void block_of(const fmpl_nbr_args *a, int recv, int i, MPI_Aint extent, const void **ptr,
                      MPI_Count *count, MPI_Datatype *type)
 {
-    const char *buf = recv ? (const char *)a->recvbuf : (const char *)a->sendbuf;
+    /* Address arithmetic, not pointer arithmetic: the buffer may be
+     * MPI_BOTTOM (NULL) with absolute displacements. */
+    uintptr_t buf = (uintptr_t)(recv ? (const void *)a->recvbuf : a->sendbuf);
     MPI_Count n = recv ? a->rcount : a->scount;
     const void *counts = recv ? a->rcounts : a->scounts;
     const void *displs = recv ? a->rdispls : a->sdispls;
@@ -41,28 +44,28 @@ static void block_of(const fmpl_nbr_args *a, int recv, int i, MPI_Aint extent, c
     case FMPL_NBR_ALLGATHER:
     case FMPL_NBR_ALLGATHERV:
         if (!recv) { /* the same block to everyone */
-            *ptr = buf;
+            *ptr = (const void *)buf;
             *count = n;
             return;
         }
         if (a->op == FMPL_NBR_ALLGATHER) {
-            *ptr = buf ? buf + (MPI_Aint)i * n * extent : NULL;
+            *ptr = (const void *)(buf + (uintptr_t)((MPI_Aint)i * n * extent));
             *count = n;
         } else {
-            *ptr = buf ? buf + displ_at(displs, a->big, i) * extent : NULL;
+            *ptr = (const void *)(buf + (uintptr_t)(displ_at(displs, a->big, i) * extent));
             *count = count_at(counts, a->big, i);
         }
         return;
     case FMPL_NBR_ALLTOALL:
-        *ptr = buf ? buf + (MPI_Aint)i * n * extent : NULL;
+        *ptr = (const void *)(buf + (uintptr_t)((MPI_Aint)i * n * extent));
         *count = n;
         return;
     case FMPL_NBR_ALLTOALLV:
-        *ptr = buf ? buf + displ_at(displs, a->big, i) * extent : NULL;
+        *ptr = (const void *)(buf + (uintptr_t)(displ_at(displs, a->big, i) * extent));
         *count = count_at(counts, a->big, i);
         return;
     default: /* FMPL_NBR_ALLTOALLW: byte displacements, a type per block */
-        *ptr = buf ? buf + ((const MPI_Aint *)displs)[i] : NULL;
+        *ptr = (const void *)(buf + (uintptr_t)((const MPI_Aint *)displs)[i]);
         *count = count_at(counts, a->big, i);
         *type = (recv ? a->rtypes : a->stypes)[i];
         return;
