@@ -92,6 +92,33 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Wait(&rq, &st));
     CHECK(in[0] == -3 && st.MPI_SOURCE == MPI_PROC_NULL, "proc_null source %d", st.MPI_SOURCE);
 
+    /* 5b. cancel: a receive nobody sends to is cancelled, the send completes */
+    int lone = rank, got = -9;
+    CHECK_OK(MPI_Irecv(&got, 1, MPI_INT, left, 77, MPI_COMM_WORLD, &r3[0])); /* takes the send */
+    CHECK_OK(MPI_Isendrecv(&lone, 1, MPI_INT, right, 77, in, 1, MPI_INT, left, 78,
+                           MPI_COMM_WORLD, &rq));
+    CHECK_OK(MPI_Cancel(&rq));
+    CHECK_OK(MPI_Wait(&rq, &st));
+    int cancelled = 0;
+    CHECK_OK(MPI_Test_cancelled(&st, &cancelled));
+    CHECK(cancelled, "the receive of MPI_Isendrecv was not cancelled");
+    CHECK_OK(MPI_Wait(&r3[0], MPI_STATUS_IGNORE));
+    CHECK(got == left, "the cancelled exchange's send: %d", got);
+
+    /* 5c. freed while pending: both messages still complete */
+    got = -9;
+    CHECK_OK(MPI_Isendrecv(&lone, 1, MPI_INT, right, 79, &got, 1, MPI_INT, left, 79,
+                           MPI_COMM_WORLD, &rq));
+    CHECK_OK(MPI_Request_free(&rq));
+    CHECK(rq == MPI_REQUEST_NULL, "not freed");
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD)); /* every exchange posted */
+    int spin = 0;
+    while (got != left && spin++ < 1000000) {
+        int f;
+        CHECK_OK(MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &f, MPI_STATUS_IGNORE));
+    }
+    CHECK(got == left, "freed exchange received %d", got);
+
     /* 6. errors */
     CHECK_CLASS(MPI_Isendrecv(out, 1, MPI_INT, size, 0, in, 1, MPI_INT, left, 0, MPI_COMM_WORLD,
                               &rq), MPI_ERR_RANK);

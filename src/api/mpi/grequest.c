@@ -75,6 +75,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     fmpl_mpi_async_request_start(r, MPI_COMM_WORLD, &g->async, grequest_complete, g);
     r->async_cancel = grequest_cancel;
     r->async_release = grequest_release;
+    r->async_freeable = 1;
     fmpl_async_start(&g->async, completed);
     *request = r->handle;
     return MPI_SUCCESS;

@@ -59,19 +59,23 @@ void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
 
 void fmpl_mpi_requests_reap_slow(void)
 {
-    fmpl_mpi_request **p = &req_freed_active;
-    while (*p) {
-        fmpl_mpi_request *r = *p;
+    /* The list is taken whole: a completion step may complete (and so reap)
+     * requests of its own (MPI_Isendrecv's two), which must not walk it. */
+    fmpl_mpi_request *list = req_freed_active;
+    req_freed_active = NULL;
+    while (list) {
+        fmpl_mpi_request *r = list;
+        list = r->next_free;
         int done = r->kind == FMPL_MREQ_ASYNC ? !r->async || r->async->done : r->tm.complete;
-        if (done) {
-            *p = r->next_free;
-            if (r->kind == FMPL_MREQ_ASYNC)
-                fmpl_mpi_async_request_test(r); /* its completion step (a generalised
-                                                   request's query_fn and free_fn) */
-            fmpl_mpi_request_free(r);
-        } else {
-            p = &r->next_free;
+        if (!done) {
+            r->next_free = req_freed_active;
+            req_freed_active = r;
+            continue;
         }
+        if (r->kind == FMPL_MREQ_ASYNC)
+            fmpl_mpi_async_request_test(r); /* its completion step (a generalised
+                                               request's query_fn) */
+        fmpl_mpi_request_free(r);
     }
 }
 

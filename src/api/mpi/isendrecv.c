@@ -3,6 +3,8 @@
  * cannot deadlock on rendezvous sends), each as an ordinary pool request
  * (MPI_Irecv / MPI_Isend); an FMPL_MREQ_ASYNC request (request_async.c)
  * completes once both have, with the receive's status and the first error.
+ * MPI_Cancel cancels the receive; MPI_Request_free of a pending one lets
+ * both complete unseen.
  *
  * _replace sends a copy: the buffer's old contents are packed (or copied)
  * into a private buffer before the receive may overwrite them, and sent
@@ -23,6 +25,15 @@ static int both_done(fmpl_async *a)
 {
     sendrecv_op *op = (sendrecv_op *)a;
     return fmpl_mpi_request_test(op->recv) && fmpl_mpi_request_test(op->send);
+}
+
+/* MPI_Cancel: the receive may be cancelled (then the status says so); the
+ * send completes normally, as everywhere in FMPL. */
+static void sendrecv_cancel(fmpl_mpi_request *r)
+{
+    sendrecv_op *op = r->async_state;
+    if (op && op->recv->kind == FMPL_MREQ_RECV && !op->recv->proc_null)
+        fmpl_tm_cancel_recv(&op->recv->tm);
 }
 
 static int sendrecv_complete(fmpl_mpi_request *r)
@@ -80,6 +91,8 @@ static int isendrecv(const char *func, const void *sendbuf, MPI_Count sendcount,
     op->recv = fmpl_mpi_request_get(hr);
     op->copy = copy;
     fmpl_mpi_async_request_start(r, comm, &op->async, sendrecv_complete, op);
+    r->async_cancel = sendrecv_cancel;
+    r->async_freeable = 1;
     fmpl_async_start(&op->async, both_done);
     *request = r->handle;
     return MPI_SUCCESS;

@@ -195,8 +195,12 @@ typedef struct fmpl_mpi_request {
      * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
     int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
     void (*async_release)(struct fmpl_mpi_request *r);
-    /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests) */
+    /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests,
+     * MPI_Isendrecv), NULL: nothing to cancel */
     void (*async_cancel)(struct fmpl_mpi_request *r);
+    /* MPI_Request_free may free it while pending (point-to-point and
+     * generalised requests; not collective operations, MPI 6.12) */
+    int async_freeable;
     /* set by `complete` when the operation has a status of its own
      * (MPI_Isendrecv: the receive's; generalised requests: query_fn's);
      * otherwise an ASYNC request's status is empty */

@@ -287,9 +287,9 @@ int PMPI_Request_free(MPI_Request *request)
         return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
                               "request 0x%x is an active persistent collective: complete it "
                               "first", (unsigned)r->handle);
-    if (r->kind == FMPL_MREQ_ASYNC && !r->async_cancel && !fmpl_mpi_request_test(r))
-        return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
-                              "this pending nonblocking operation cannot be freed: "
+    if (r->kind == FMPL_MREQ_ASYNC && !r->async_freeable && !fmpl_mpi_request_test(r))
+        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                              "a pending collective operation cannot be freed: "
                               "complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
