@@ -121,7 +121,7 @@ int fmpl_nbr_plan_make(const fmpl_nbr_args *a, MPI_Comm comm, const char *func,
     p->team = fmpl_mpi_comm_get(comm)->team;
     p->nrecv = t->indegree;
     p->nsend = t->outdegree;
-    unsigned seq = t->neighbor_seq++ & ((1u << 22) - 1);
+    unsigned seq = t->neighbor_seq & ((1u << 22) - 1); /* taken below, once made */
     int cart = t->kind == MPI_CART;
     for (int k = 0; k < n; k++) {
         int recv = k < p->nrecv, i = recv ? k : k - p->nrecv;
@@ -146,6 +146,7 @@ int fmpl_nbr_plan_make(const fmpl_nbr_args *a, MPI_Comm comm, const char *func,
         int direction = !cart ? 0 : recv ? 1 - i % 2 : i % 2;
         m->tag = FMPL_NBR_TAG_BASE - 2 * (int)seq - direction;
     }
+    t->neighbor_seq++;
     *out = p;
     return MPI_SUCCESS;
 }
