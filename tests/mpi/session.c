@@ -14,6 +14,27 @@
 #include "check.h"
 
 static int handler_calls, handler_code;
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes before MPI_Finalized
+ * turns true (MPI 11.2.4), with or without sessions still open. */
+static int self_deletes = 0, finalized_seen = -1;
+static int self_delete(MPI_Comm comm, int key, void *value, void *extra)
+{
+    (void)comm;
+    (void)key;
+    (void)value;
+    (void)extra;
+    self_deletes++;
+    MPI_Finalized(&finalized_seen);
+    return MPI_SUCCESS;
+}
+
+static void watch_finalize(void)
+{
+    int key;
+    CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &key, NULL));
+    CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL));
+}
 static void on_error(MPI_Session *s, int *code, ...)
 {
     (void)s;
@@ -161,8 +182,11 @@ int main(int argc, char **argv)
         MPI_Comm_rank(MPI_COMM_WORLD, &r);
         MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         exercise(s1, "inside-world");
+        watch_finalize();
         MPI_Finalize();
         check_initialized(1, 1);
+        CHECK(self_deletes == 1 && finalized_seen == 0, "MPI_COMM_SELF's delete: %d, %d",
+              self_deletes, finalized_seen);
         exercise(s1, "after-world"); /* the session outlives the world model */
     }
     /* a second session at the same time */
@@ -187,8 +211,11 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         if (r == 0)
             printf("mpi session (%s) ok\n", mode);
+        watch_finalize();
         MPI_Finalize();
         check_initialized(1, 1);
+        CHECK(self_deletes == 1 && finalized_seen == 0, "MPI_COMM_SELF's delete: %d, %d",
+              self_deletes, finalized_seen);
         /* finalized with no session open: this process cannot start again */
         CHECK_CLASS(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s1), MPI_ERR_OTHER);
     } else {

@@ -27,7 +27,8 @@ static int world_state = FMPL_MPI_NEW; /* the world model: MPI_Initialized, MPI_
 
 static int teardown(void)
 {
-    fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up */
+    fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up
+                                          (done already by an MPI_Finalize) */
     fmpl_mpi_bsend_finalize(); /* buffered messages still in flight (bsend.c) */
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_requests_finalize(); /* staging and type references still held */
@@ -132,6 +133,9 @@ int PMPI_Finalize(void)
     if (world_state != FMPL_MPI_READY)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize",
                               "MPI_Init was not called");
+    /* MPI_COMM_SELF's attributes go first, while MPI_Finalized still says 0
+     * (MPI 11.2.4; MPICH's attrend2 checks it). */
+    fmpl_mpi_objects_finalize_begin();
     world_state = FMPL_MPI_DONE;
     return fmpl_mpi_core_stop(); /* the core stays while sessions are open */
 }
