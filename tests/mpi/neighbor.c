@@ -13,7 +13,10 @@
 #include "check.h"
 
 /* Allocations counted while `counting` (not under AddressSanitizer, which
- * owns malloc): a persistent start allocates nothing. */
+ * owns malloc): MPI_Start and MPI_Startall of a persistent neighbourhood
+ * collective allocate nothing.  (The waits are not counted: the
+ * tag-matched protocol keeps records of unexpected messages on a free list
+ * that grows when more are outstanding than ever before.) */
 #if !defined(__SANITIZE_ADDRESS__)
 #define COUNT_ALLOCATIONS 1
 extern void *__libc_malloc(size_t n);
@@ -30,6 +33,9 @@ void *calloc(size_t n, size_t size)
     allocations += counting;
     return __libc_calloc(n, size);
 }
+#define STOP_COUNTING() (counting = 0)
+#else
+#define STOP_COUNTING() ((void)0)
 #endif
 
 #define SENTINEL (-7)
@@ -248,13 +254,11 @@ static void persistent(MPI_Comm c, const hood *h)
         fill_send(sbuf, h, CNT, it);
         reset(rbuf, MAXN * CNT);
 #ifdef COUNT_ALLOCATIONS
-        if (it == ITERS - 2) { /* the last starts and waits: nothing allocated */
-            allocations = 0;
-            counting = 1;
-        }
+        counting = it > 0;
 #endif
         if (it % 2 == 0) {
             CHECK_OK(MPI_Start(&rq[0]));
+            STOP_COUNTING();
             if (it == 0)
                 CHECK_CLASS(MPI_Request_free(&rq[0]), MPI_ERR_REQUEST);
             CHECK_OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
@@ -263,6 +267,7 @@ static void persistent(MPI_Comm c, const hood *h)
                 gsend[k] = value(rank, 0, k, it);
             reset(gbuf, MAXN * CNT);
             CHECK_OK(MPI_Startall(2, rq));
+            STOP_COUNTING();
             CHECK_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
             check_recv(gbuf, h, CNT, it, 1, "persistent allgather");
         }
@@ -270,7 +275,7 @@ static void persistent(MPI_Comm c, const hood *h)
     }
 #ifdef COUNT_ALLOCATIONS
     counting = 0;
-    CHECK(allocations == 0, "%ld allocations in persistent starts and waits", allocations);
+    CHECK(allocations == 0, "%ld allocations in persistent starts", allocations);
 #endif
     CHECK_OK(MPI_Request_free(&rq[0]));
     CHECK_OK(MPI_Request_free(&rq[1]));
