@@ -50,6 +50,13 @@ void fmpl_mpi_errhandler_unref(MPI_Errhandler h)
     }
 }
 
+void fmpl_mpi_errhandler_replace(MPI_Errhandler *slot, MPI_Errhandler h)
+{
+    fmpl_mpi_errhandler_ref(h); /* first: h may be the one in the slot */
+    fmpl_mpi_errhandler_unref(*slot);
+    *slot = h;
+}
+
 int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code)
 {
     errhandler *e = fmpl_mpi_table_get(&handlers, h);

@@ -97,6 +97,8 @@ int fmpl_mpi_errhandler_valid(MPI_Errhandler h);
 /* Take or drop a reference a communicator holds (predefined: nothing). */
 void fmpl_mpi_errhandler_ref(MPI_Errhandler h);
 void fmpl_mpi_errhandler_unref(MPI_Errhandler h);
+/* *slot (an object's handler, holding a reference) becomes h. */
+void fmpl_mpi_errhandler_replace(MPI_Errhandler *slot, MPI_Errhandler h);
 /* Run a user handler with (&comm, &code).  Returns 0 if h is not one. */
 int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code);
 /* The class of a user error code or class, or -1 if it is none. */

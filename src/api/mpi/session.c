@@ -232,9 +232,7 @@ int PMPI_Session_set_errhandler(MPI_Session session_h, MPI_Errhandler errhandler
     if (!fmpl_mpi_errhandler_valid(errhandler))
         return SESSION_ERR(s, session_h, MPI_ERR_ARG, "invalid error handler 0x%x",
                            (unsigned)errhandler);
-    fmpl_mpi_errhandler_ref(errhandler);
-    fmpl_mpi_errhandler_unref(s->errhandler);
-    s->errhandler = errhandler;
+    fmpl_mpi_errhandler_replace(&s->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Session_set_errhandler)
@@ -302,10 +300,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     world->errhandler = saved;
     if (rc != MPI_SUCCESS)
         return FAIL(rc, "cannot create the communicator (tag \"%s\")", stringtag);
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(*newcomm);
-    fmpl_mpi_errhandler_ref(errhandler);
-    fmpl_mpi_errhandler_unref(c->errhandler);
-    c->errhandler = errhandler;
+    fmpl_mpi_errhandler_replace(&fmpl_mpi_comm_get(*newcomm)->errhandler, errhandler);
     return MPI_SUCCESS;
 #undef FAIL
 }
