@@ -50,6 +50,13 @@ void fmpl_mpi_errhandler_unref(MPI_Errhandler h)
     }
 }
 
+void fmpl_mpi_errhandler_replace(MPI_Errhandler *slot, MPI_Errhandler h)
+{
+    fmpl_mpi_errhandler_ref(h); /* first: h may be the one in the slot */
+    fmpl_mpi_errhandler_unref(*slot);
+    *slot = h;
+}
+
 int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code)
 {
     errhandler *e = fmpl_mpi_table_get(&handlers, h);
@@ -66,22 +73,28 @@ int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code)
 
 void fmpl_mpi_errhandlers_finalize(void) { fmpl_mpi_table_clear(&handlers, free); }
 
+int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    struct errhandler *e = malloc(sizeof *e);
+    if (!e)
+        return MPI_ERR_NO_MEM;
+    e->fn = fn;
+    e->refs = 1;
+    int rc = fmpl_mpi_table_add(&handlers, e, errhandler);
+    if (rc != MPI_SUCCESS)
+        free(e);
+    return rc;
+}
+
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Comm_create_errhandler";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!fn || !errhandler)
         return ERR(MPI_ERR_ARG, func, "the function or errhandler is NULL");
-    struct errhandler *e = malloc(sizeof *e);
-    if (!e)
-        return ERR(MPI_ERR_NO_MEM, func, "no memory for an error handler");
-    e->fn = fn;
-    e->refs = 1;
-    int rc = fmpl_mpi_table_add(&handlers, e, errhandler);
-    if (rc != MPI_SUCCESS) {
-        free(e);
+    int rc = fmpl_mpi_errhandler_create(fn, errhandler);
+    if (rc != MPI_SUCCESS)
         return ERR(rc, func, "no memory for an error handler");
-    }
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_create_errhandler)

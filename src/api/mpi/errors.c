@@ -80,29 +80,46 @@ static const char *class_string(int code)
     return "unknown error class";
 }
 
-int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
+static int raise_error(MPI_Errhandler h, int handle, int code, const char *func, const char *fmt,
+                       va_list ap)
 {
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (!c)
-        c = fmpl_mpi_comm_get(MPI_COMM_WORLD);
-    MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN)
         return code;
-    /* A user handler (errhandler.c) is called with the communicator the
-     * error happened on (MPI_COMM_WORLD if that one is invalid). */
-    if (fmpl_mpi_state == FMPL_MPI_READY &&
-        fmpl_mpi_errhandler_call_user(h, c ? c->handle : comm, code))
+    /* A user handler (errhandler.c) is called with the object the error
+     * happened on. */
+    if (fmpl_mpi_state == FMPL_MPI_READY && fmpl_mpi_errhandler_call_user(h, handle, code))
         return code;
     char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     /* MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT, or MPI is not running */
     char line[800];
     snprintf(line, sizeof line, "%s: %s (%s)", func, msg, class_string(code));
     fmpl_log_print("MPI error", "%s", line);
     fmpl_runtime_abort(code ? code : 1, line);
+}
+
+int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
+{
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
+    if (!c)
+        c = fmpl_mpi_comm_get(MPI_COMM_WORLD);
+    /* MPI_COMM_WORLD's handler if comm is invalid */
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_error(c ? c->errhandler : MPI_ERRORS_ARE_FATAL, c ? c->handle : comm, code,
+                         func, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int fmpl_mpi_error_handler(MPI_Errhandler h, int handle, int code, const char *func,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_error(h, handle, code, func, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int PMPI_Error_class(int errorcode, int *errorclass)

@@ -12,6 +12,7 @@
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_objects.h"
 #include "base/error.h"
+#include "progress/async.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,15 +59,23 @@ void fmpl_mpi_request_free_when_done(fmpl_mpi_request *r)
 
 void fmpl_mpi_requests_reap_slow(void)
 {
-    fmpl_mpi_request **p = &req_freed_active;
-    while (*p) {
-        fmpl_mpi_request *r = *p;
-        if (r->tm.complete) {
-            *p = r->next_free;
-            fmpl_mpi_request_free(r);
-        } else {
-            p = &r->next_free;
+    /* The list is taken whole: a completion step may complete (and so reap)
+     * requests of its own (MPI_Isendrecv's two), which must not walk it. */
+    fmpl_mpi_request *list = req_freed_active;
+    req_freed_active = NULL;
+    while (list) {
+        fmpl_mpi_request *r = list;
+        list = r->next_free;
+        int done = r->kind == FMPL_MREQ_ASYNC ? !r->async || r->async->done : r->tm.complete;
+        if (!done) {
+            r->next_free = req_freed_active;
+            req_freed_active = r;
+            continue;
         }
+        if (r->kind == FMPL_MREQ_ASYNC)
+            fmpl_mpi_async_request_test(r); /* its completion step (a generalised
+                                               request's query_fn) */
+        fmpl_mpi_request_free(r);
     }
 }
 
@@ -94,6 +103,8 @@ void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r)
 
 void fmpl_mpi_request_free(fmpl_mpi_request *r)
 {
+    if (r->async_release) /* a persistent operation's state */
+        r->async_release(r);
     if (r->buf.type) { /* non-contiguous data: staging and the type's reference */
         fmpl_mpi_request_unstage(r);
         fmpl_dt_unref(r->buf.type);
@@ -111,6 +122,10 @@ void fmpl_mpi_requests_finalize(void)
             fmpl_mpi_request *r = &req_chunks[c][i];
             if (r->kind == FMPL_MREQ_FREE)
                 continue;
+            if (r->async_release && !r->async) { /* an inactive persistent operation */
+                r->async_release(r);
+                r->async_release = NULL;
+            }
             if (r->buf.type && r->buf.data)
                 fmpl_mpi_buf_unstage(&r->buf, 0); /* never completed: nothing to unpack */
             fmpl_dt_unref(r->buf.type);

@@ -16,13 +16,48 @@ int fmpl_mpi_thread_level = MPI_THREAD_SINGLE;
 static pthread_t main_thread;
 void fmpl_mpi_comm_set_self(fmpl_team *t);
 
-static int start(int required, int *provided)
+/* The core (runtime, communicators, object tables) is shared by the world
+ * model (MPI_Init .. MPI_Finalize) and the sessions (MPI_Session_init ..
+ * MPI_Session_finalize, session.c): each holds a reference.  The last one
+ * tears the core down, except that a process which never called MPI_Init
+ * keeps it until exit, so that it may start another session (or the world
+ * model) later: the runtime cannot start twice in one process. */
+static int core_refs;
+static int world_state = FMPL_MPI_NEW; /* the world model: MPI_Initialized, MPI_Finalized */
+
+static int teardown(void)
 {
-    if (fmpl_mpi_state == FMPL_MPI_READY)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+    fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up
+                                          (done already by an MPI_Finalize) */
+    fmpl_mpi_bsend_finalize(); /* buffered messages still in flight (bsend.c) */
+    fmpl_mpi_state = FMPL_MPI_DONE;
+    fmpl_mpi_requests_finalize(); /* staging and type references still held */
+    fmpl_mpi_stage_finalize();    /* the staging pool, back to the shared heap */
+    fmpl_mpi_comms_finalize();
+    fmpl_mpi_objects_finalize();
+    return fmpl_runtime_finalize() == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
+static void teardown_at_exit(void)
+{
+    if (fmpl_mpi_state == FMPL_MPI_READY && core_refs == 0)
+        teardown();
+}
+
+int fmpl_mpi_core_start(int required, int *provided, const char *func)
+{
     if (fmpl_mpi_state == FMPL_MPI_DONE)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init",
-                              "MPI cannot be initialized again after MPI_Finalize");
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, func,
+                              "MPI cannot be initialized again after it was finalized");
+    if (fmpl_mpi_state == FMPL_MPI_READY) {
+        core_refs++;
+        if (required > fmpl_mpi_thread_level) /* up to the honest FUNNELED, as below */
+            fmpl_mpi_thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
+                                                                    : required;
+        if (provided)
+            *provided = fmpl_mpi_thread_level;
+        return MPI_SUCCESS;
+    }
     /* MPI messages are tag-matched: the sender-matched protocol serves only
      * the collectives' internal indices (one user index, the minimum, keeps
      * each team's slot arrays small) and no team needs an any-source ring. */
@@ -34,7 +69,7 @@ static int start(int required, int *provided)
     fmpl_team *self;
     rc = fmpl_team_split(fmpl_teams[0], fmpl_teams[0]->rank, 0, &self);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Init",
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, func,
                               "cannot create MPI_COMM_SELF");
     fmpl_mpi_comm_set_self(self);
     /* One thread calls MPI at a time in this version: FUNNELED is honest
@@ -46,7 +81,34 @@ static int start(int required, int *provided)
         *provided = fmpl_mpi_thread_level;
     main_thread = pthread_self();
     fmpl_mpi_state = FMPL_MPI_READY;
+    core_refs = 1;
     return MPI_SUCCESS;
+}
+
+int fmpl_mpi_core_stop(void)
+{
+    if (--core_refs > 0)
+        return MPI_SUCCESS;
+    if (world_state == FMPL_MPI_NEW) { /* sessions only: keep it for a later start */
+        static int registered;
+        if (!registered++)
+            atexit(teardown_at_exit);
+        return MPI_SUCCESS;
+    }
+    return teardown();
+}
+
+static int start(int required, int *provided)
+{
+    if (world_state == FMPL_MPI_READY)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init", "MPI is already initialized");
+    if (world_state == FMPL_MPI_DONE)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Init",
+                              "MPI cannot be initialized again after MPI_Finalize");
+    int rc = fmpl_mpi_core_start(required, provided, "MPI_Init");
+    if (rc == MPI_SUCCESS)
+        world_state = FMPL_MPI_READY;
+    return rc;
 }
 
 int PMPI_Init(int *argc, char ***argv)
@@ -68,28 +130,27 @@ FMPL_MPI_WEAK(Init_thread)
 int PMPI_Finalize(void)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    fmpl_mpi_objects_finalize_begin(); /* MPI_COMM_SELF's attributes, MPI still up */
-    fmpl_mpi_bsend_finalize(); /* buffered messages still in flight (bsend.c) */
-    fmpl_mpi_state = FMPL_MPI_DONE;
-    fmpl_mpi_requests_finalize(); /* staging and type references still held */
-    fmpl_mpi_stage_finalize();    /* the staging pool, back to the shared heap */
-    fmpl_mpi_comms_finalize();
-    fmpl_mpi_objects_finalize();
-    int rc = fmpl_runtime_finalize();
-    return rc == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+    if (world_state != FMPL_MPI_READY)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize",
+                              "MPI_Init was not called");
+    /* MPI_COMM_SELF's attributes go first, while MPI_Finalized still says 0
+     * (MPI 11.2.4; MPICH's attrend2 checks it). */
+    fmpl_mpi_objects_finalize_begin();
+    world_state = FMPL_MPI_DONE;
+    return fmpl_mpi_core_stop(); /* the core stays while sessions are open */
 }
 FMPL_MPI_WEAK(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
-    *flag = fmpl_mpi_state != FMPL_MPI_NEW;
+    *flag = world_state != FMPL_MPI_NEW;
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
-    *flag = fmpl_mpi_state == FMPL_MPI_DONE;
+    *flag = world_state == FMPL_MPI_DONE;
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Finalized)

@@ -36,6 +36,7 @@ enum {
     FMPL_HK_WIN = 0x8,
     FMPL_HK_KEYVAL = 0x9,
     FMPL_HK_REQUEST = 0xb,
+    FMPL_HK_SESSION = 0xe, /* MPI_SESSION_NULL is 0x38000000 */
 };
 
 static inline int fmpl_handle_kind(int h) { return (int)(((unsigned)h >> 26) & 0xf); }
@@ -52,6 +53,12 @@ static inline int fmpl_handle_make(int kind, int index)
 enum { FMPL_MPI_NEW = 0, FMPL_MPI_READY, FMPL_MPI_DONE };
 extern int fmpl_mpi_state;
 extern int fmpl_mpi_thread_level;
+/* The core shared by the world model and the sessions (init.c): each
+ * MPI_Init and MPI_Session_init takes a reference (the first starts the
+ * runtime; errors reported from func), each MPI_Finalize and
+ * MPI_Session_finalize drops one (MPI_SUCCESS, or the teardown's error). */
+int fmpl_mpi_core_start(int required, int *provided, const char *func);
+int fmpl_mpi_core_stop(void);
 
 /* ------------------------------------------------------------ communicators */
 
@@ -66,6 +73,7 @@ typedef struct fmpl_mpi_comm {
     MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
     struct fmpl_mpi_inter *inter; /* intercommunicators only (intercomm.h); team is then
                                      a view whose peers are the remote group */
+    struct fmpl_mpi_topo *topo;   /* process topology (topo.h), NULL if none */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
@@ -182,6 +190,22 @@ typedef struct fmpl_mpi_request {
     struct fmpl_async *async;
     int (*async_complete)(struct fmpl_mpi_request *r);
     void *async_state;
+    /* persistent FMPL_MREQ_ASYNC (fmpl_mpi_async_request_persistent): each
+     * MPI_Start runs restart, which starts the operation again and gives
+     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
+    int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
+    void (*async_release)(struct fmpl_mpi_request *r);
+    /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests,
+     * MPI_Isendrecv), NULL: nothing to cancel */
+    void (*async_cancel)(struct fmpl_mpi_request *r);
+    /* MPI_Request_free may free it while pending (point-to-point and
+     * generalised requests; not collective operations, MPI 6.12) */
+    int async_freeable;
+    /* set by `complete` when the operation has a status of its own
+     * (MPI_Isendrecv: the receive's; generalised requests: query_fn's);
+     * otherwise an ASYNC request's status is empty */
+    int async_has_status;
+    MPI_Status async_status;
     struct fmpl_mpi_request *next_free;
 } fmpl_mpi_request;
 
@@ -252,6 +276,18 @@ MPI_Count fmpl_mpi_status_bytes(const MPI_Status *s);   /* status.c */
  * step would have no caller); MPI_Cancel does nothing. */
 void fmpl_mpi_async_request_start(fmpl_mpi_request *r, MPI_Comm comm, struct fmpl_async *a,
                                   int (*complete)(fmpl_mpi_request *r), void *state);
+/* A persistent request on a state machine (persistent collectives): made
+ * inactive here; MPI_Start calls restart (fmpl_mpi_async_request_restart),
+ * each completion runs `complete` (which keeps the state: it is the next
+ * start's), MPI_Request_free of an inactive one runs release.  Freeing an
+ * active one is MPI_ERR_REQUEST. */
+void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void *state,
+                                       int (*complete)(fmpl_mpi_request *r),
+                                       int (*restart)(fmpl_mpi_request *r, const char *func,
+                                                      struct fmpl_async **a),
+                                       void (*release)(fmpl_mpi_request *r));
+/* MPI_Start of such a request: MPI_SUCCESS (active) or restart's error. */
+int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
 int fmpl_mpi_async_request_test(fmpl_mpi_request *r);
 
@@ -410,6 +446,11 @@ int fmpl_mpi_error_class_of(int fmpl_code);
  * MPI_ERRORS_RETURN. */
 int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The same through a given handler, called with `handle` (a session's
+ * errors: session.c). */
+int fmpl_mpi_error_handler(MPI_Errhandler h, int handle, int code, const char *func,
+                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #define FMPL_MPI_ERR(comm, code, ...) fmpl_mpi_error((comm), (code), __func__ + 1, __VA_ARGS__)
 

@@ -88,11 +88,17 @@ int fmpl_mpi_info_lookup(MPI_Info info, const char *key, char *value, int len);
 
 /* ------------------------------------------------------------ error handlers */
 
+/* A user handler (MPI_Comm_create_errhandler; also the session handlers,
+ * whose function has the same form): MPI_SUCCESS or MPI_ERR_NO_MEM, nothing
+ * reported, usable before MPI is initialised. */
+int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler);
 /* 1 for the predefined handlers and live user handlers for communicators. */
 int fmpl_mpi_errhandler_valid(MPI_Errhandler h);
 /* Take or drop a reference a communicator holds (predefined: nothing). */
 void fmpl_mpi_errhandler_ref(MPI_Errhandler h);
 void fmpl_mpi_errhandler_unref(MPI_Errhandler h);
+/* *slot (an object's handler, holding a reference) becomes h. */
+void fmpl_mpi_errhandler_replace(MPI_Errhandler *slot, MPI_Errhandler h);
 /* Run a user handler with (&comm, &code).  Returns 0 if h is not one. */
 int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code);
 /* The class of a user error code or class, or -1 if it is none. */

@@ -5,6 +5,7 @@
  * A new object takes the lowest free slot, so handles stay small and a
  * freed handle is reused (as MPICH does). */
 #include "api/mpi/mpi_objects.h"
+#include "api/mpi/topo.h"
 #include "runtime/runtime.h"
 
 #include <stdlib.h>
@@ -95,6 +96,8 @@ int fmpl_mpi_comm_dup_stage(fmpl_mpi_comm *oldc, fmpl_mpi_comm **staged)
     int rc = fmpl_mpi_info_copy(oldc->info ? oldc->info : MPI_INFO_NULL, &s->info);
     if (rc == MPI_SUCCESS)
         rc = fmpl_mpi_attr_copy_all(oldc, s);
+    if (rc == MPI_SUCCESS && oldc->topo && !(s->topo = fmpl_mpi_topo_copy(oldc->topo)))
+        rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         fmpl_mpi_comm_dup_discard(s);
         return rc;
@@ -130,6 +133,7 @@ void fmpl_mpi_comm_dup_install(fmpl_mpi_comm *staged, fmpl_mpi_comm *n)
     n->errhandler = staged->errhandler; /* the staged references move over */
     n->info = staged->info;
     n->attrs = staged->attrs;
+    n->topo = staged->topo;
     free(staged);
 }
 
@@ -150,6 +154,8 @@ void fmpl_mpi_comm_drop_objects(fmpl_mpi_comm *c)
     c->info = 0;
     fmpl_mpi_errhandler_unref(c->errhandler);
     c->errhandler = MPI_ERRORS_ARE_FATAL;
+    fmpl_mpi_topo_free(c->topo);
+    c->topo = NULL;
 }
 
 void fmpl_mpi_objects_finalize_begin(void)

@@ -106,6 +106,8 @@ static int startable(const char *func, MPI_Request h, fmpl_mpi_request **out)
 
 static int start(const char *func, fmpl_mpi_request *r)
 {
+    if (r->kind == FMPL_MREQ_ASYNC) /* a persistent collective (request_async.c) */
+        return fmpl_mpi_async_request_restart(r, func);
     if (r->proc_null) {
         r->active = 1;
         return MPI_SUCCESS;

@@ -57,8 +57,13 @@ int fmpl_mpi_request_status(const fmpl_mpi_request *r, MPI_Status *status)
             fmpl_mpi_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, 0, 0);
     } else if (r->kind == FMPL_MREQ_DONE || r->kind == FMPL_MREQ_ASYNC) {
         err = r->error;
-        if (status != MPI_STATUS_IGNORE)
+        if (status != MPI_STATUS_IGNORE && r->async_has_status) {
+            int keep = status->MPI_ERROR; /* set only by the multiple-completion calls */
+            *status = r->async_status;
+            status->MPI_ERROR = keep;
+        } else if (status != MPI_STATUS_IGNORE) {
             fmpl_mpi_status_empty(status);
+        }
     } else {
         err = r->tm.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(r->tm.st_error);
         if (status != MPI_STATUS_IGNORE) {
@@ -278,15 +283,20 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
-    /* The progress-driven requests are those of nonblocking collective
+    if (r->kind == FMPL_MREQ_ASYNC && r->persistent && r->active)
+        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                              "request 0x%x is an active persistent collective: complete it "
+                              "first", (unsigned)r->handle);
+    /* The other progress-driven requests, except those marked freeable
+     * (Isendrecv, generalized requests), are nonblocking collective
      * operations (MPI_Comm_idup, 7.4.2, follows their rules), and freeing
      * one is erroneous (MPI-4.0 6.12): refused while pending, so that the
      * program learns of its mistake instead of finding a communicator
      * handle written behind its back. */
-    if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
+    if (r->kind == FMPL_MREQ_ASYNC && !r->async_freeable && !fmpl_mpi_request_test(r))
         return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
                               "the request of a pending nonblocking collective operation "
-                              "(MPI_Comm_idup) cannot be freed (erroneous, MPI-4.0 6.12): "
+                              "cannot be freed (erroneous, MPI-4.0 6.12): "
                               "complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
@@ -305,6 +315,8 @@ int PMPI_Cancel(MPI_Request *request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     if (r->kind == FMPL_MREQ_RECV && !r->proc_null)
         fmpl_tm_cancel_recv(&r->tm);
+    else if (r->kind == FMPL_MREQ_ASYNC && r->async_cancel)
+        r->async_cancel(r); /* a generalised request: its cancel_fn */
     /* Sends are not cancelled: they complete normally (MPI allows this). */
     return MPI_SUCCESS;
 }

@@ -25,6 +25,32 @@ int fmpl_mpi_async_request_test(fmpl_mpi_request *r)
         return 0;
     r->async = NULL;
     r->error = r->async_complete(r);
-    r->async_state = NULL;
+    if (!r->async_release) /* else the state lives until the request is freed */
+        r->async_state = NULL;
     return 1;
+}
+
+void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void *state,
+                                       int (*complete)(fmpl_mpi_request *r),
+                                       int (*restart)(fmpl_mpi_request *r, const char *func,
+                                                      fmpl_async **a),
+                                       void (*release)(fmpl_mpi_request *r))
+{
+    fmpl_mpi_async_request_start(r, comm, NULL, complete, state);
+    r->persistent = 1;
+    r->active = 0;
+    r->async_restart = restart;
+    r->async_release = release;
+}
+
+int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func)
+{
+    fmpl_async *a = NULL;
+    int rc = r->async_restart(r, func, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    r->error = MPI_SUCCESS;
+    r->async = a;
+    r->active = 1;
+    return MPI_SUCCESS;
 }
