@@ -3,9 +3,12 @@
  * algorithm.  FMPL_<COLL>_ALGO=<name> overrides the table.  Selection uses
  * only values every member shares (size of the team, bytes, never buffer
  * locations), so all members always run the same algorithm.
+ * While fmpl_coll_capture is set (sched_coll.h), every entry point builds
+ * its schedule there instead of running.
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
+#include "collectives/sched_coll.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -123,6 +126,8 @@ static int forced(int *cache, const fmpl_tunable *t, const char *const *names)
 
 int fmpl_coll_barrier(fmpl_team *t)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_barrier(fmpl_coll_capture, t);
     if (t->size == 1)
         return FMPL_SUCCESS;
     int algo = forced(&forced_barrier, &tunable_barrier_algo, barrier_names);
@@ -133,6 +138,8 @@ int fmpl_coll_barrier(fmpl_team *t)
 
 int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_bcast(fmpl_coll_capture, t, buf, size, root);
     if (t->size == 1 || size == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
@@ -165,6 +172,8 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
 int fmpl_coll_reduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
                      void *work)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_reduce(fmpl_coll_capture, t, buf, count, op, root);
     if (t->size == 1 || count == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_reduce, &tunable_reduce_algo, reduce_names);
@@ -173,6 +182,8 @@ int fmpl_coll_reduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, 
 
 int fmpl_coll_allreduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, void *work)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_reduce(fmpl_coll_capture, t, buf, count, op, -1);
     if (t->size == 1 || count == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_allreduce, &tunable_allreduce_algo, reduce_names);
@@ -194,6 +205,9 @@ static int pick(int *cache, const fmpl_tunable *tun, const char *const *names,
 static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
                        const fmpl_coll_layout *l, int root, int flags, int64_t bytes)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_gatherv(fmpl_coll_capture, t, sendbuf, sendbytes, recvbuf, l, root,
+                                       flags);
     int algo = PICK(gather, gather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_GATHER))
         return fmpl_gatherv_shm(t, sendbuf, sendbytes, recvbuf, l, root, flags);
@@ -219,6 +233,9 @@ int fmpl_coll_gather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t b
 static int run_scatterv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
                         void *recvbuf, int64_t recvbytes, int root, int flags, int64_t bytes)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_scatterv(fmpl_coll_capture, t, sendbuf, l, recvbuf, recvbytes, root,
+                                        flags);
     int algo = PICK(scatter, gather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_SCATTER))
         return fmpl_scatterv_shm(t, sendbuf, l, recvbuf, recvbytes, root, flags);
@@ -245,6 +262,8 @@ int fmpl_coll_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t 
 static int run_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
                           const fmpl_coll_layout *l, int flags, int64_t bytes)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_allgatherv(fmpl_coll_capture, t, sendbuf, recvbuf, l, flags);
     int algo = PICK(allgather, allgather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLGATHER))
         return fmpl_allgatherv_shm(t, sendbuf, recvbuf, l, flags);
@@ -275,6 +294,8 @@ int fmpl_coll_allgather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_
 static int run_alltoallv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
                          void *recvbuf, const fmpl_coll_layout *rl, int flags, int64_t bytes)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_alltoallv(fmpl_coll_capture, t, sendbuf, sl, recvbuf, rl, flags);
     if (flags & FMPL_COLL_IN_PLACE)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                           "alltoall in place: pass a copy of the receive buffer as sendbuf");
@@ -306,6 +327,9 @@ int fmpl_coll_alltoall(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t
 int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
                              const int64_t *counts, const fmpl_op *op, int flags)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_reduce_scatter(fmpl_coll_capture, t, sendbuf, recvbuf, counts, op,
+                                              flags);
     fmpl_coll_team *c = t->coll;
     int64_t es = (int64_t)fmpl_op_elem_size(op);
     c->offs[0] = 0;
@@ -337,6 +361,12 @@ int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recv
     fmpl_coll_team *c = t->coll;
     int p = t->size;
     int64_t es = (int64_t)fmpl_op_elem_size(op);
+    if (fmpl_coll_capture) {
+        for (int q = 0; q < p; q++)
+            c->bcounts[q] = count;
+        return fmpl_sched_coll_reduce_scatter(fmpl_coll_capture, t, sendbuf, recvbuf, c->bcounts,
+                                              op, flags);
+    }
     if (p == 1) {
         if (!(flags & FMPL_COLL_IN_PLACE))
             memcpy(recvbuf, sendbuf, (size_t)(count * es));
@@ -359,6 +389,9 @@ int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recv
 static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const void *sendbuf,
                     void *recvbuf, int64_t count, const fmpl_op *op, int flags, int exclusive)
 {
+    if (fmpl_coll_capture)
+        return fmpl_sched_coll_scan(fmpl_coll_capture, t, sendbuf, recvbuf, count, op, flags,
+                                    exclusive);
     if (count == 0)
         return FMPL_SUCCESS;
     int64_t es = (int64_t)fmpl_op_elem_size(op);
