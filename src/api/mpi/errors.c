@@ -82,6 +82,8 @@ static const char *class_string(int code)
 
 int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
 {
+    if (fmpl_mpi_nbc_func) /* the blocking body of an I* or *_init call */
+        func = fmpl_mpi_nbc_func;
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
         c = fmpl_mpi_comm_get(MPI_COMM_WORLD);

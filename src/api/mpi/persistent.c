@@ -106,6 +106,8 @@ static int startable(const char *func, MPI_Request h, fmpl_mpi_request **out)
 
 static int start(const char *func, fmpl_mpi_request *r)
 {
+    if (r->kind == FMPL_MREQ_ASYNC) /* a persistent collective (coll_nbc.c) */
+        return fmpl_mpi_nbc_start(r);
     if (r->proc_null) {
         r->active = 1;
         return MPI_SUCCESS;

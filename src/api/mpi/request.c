@@ -278,10 +278,19 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
+    if (r->kind == FMPL_MREQ_ASYNC && r->persistent) {
+        if (!fmpl_mpi_nbc_release(r))
+            return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                                  "persistent collective request 0x%x is active: complete it "
+                                  "with MPI_Wait or MPI_Test first", (unsigned)*request);
+        fmpl_mpi_request_free(r);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     if (r->kind == FMPL_MREQ_ASYNC && !fmpl_mpi_request_test(r))
         return fmpl_mpi_error(r->comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Request_free",
-                              "a pending nonblocking communicator operation cannot be freed: "
-                              "complete it with MPI_Wait or MPI_Test");
+                              "a pending nonblocking communicator operation or collective "
+                              "cannot be freed: complete it with MPI_Wait or MPI_Test");
     if (fmpl_mpi_request_test(r))
         fmpl_mpi_request_free(r);
     else

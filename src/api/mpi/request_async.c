@@ -25,6 +25,7 @@ int fmpl_mpi_async_request_test(fmpl_mpi_request *r)
         return 0;
     r->async = NULL;
     r->error = r->async_complete(r);
-    r->async_state = NULL;
+    if (!r->persistent) /* a persistent collective keeps its schedule */
+        r->async_state = NULL;
     return 1;
 }
