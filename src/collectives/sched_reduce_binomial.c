@@ -13,22 +13,17 @@ int fmpl_sched_reduce_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t c
 {
     int64_t bytes = count * (int64_t)fmpl_op_elem_size(&s->op);
     int rank = t->rank, p = t->size, j = 0, nchild = 0;
-    for (int b = 0; (1 << b) < p && !(rank & (1 << b)); b++)
-        nchild += rank + (1 << b) < p;
+    for (; (1 << j) < p && !(rank & (1 << j)); j++) /* j: my lowest set bit */
+        nchild += rank + (1 << j) < p;
     char *work = nchild ? fmpl_sched_alloc(s, (size_t)(nchild * bytes)) : NULL;
     if (nchild && !work)
         return s->error;
-    int c = 0;
-    for (; (1 << j) < p; j++) {
-        if (rank & (1 << j))
-            break;
-        int child = rank + (1 << j);
-        if (child >= p)
-            continue;
-        char *w = work + c++ * bytes;
-        fmpl_sched_recv(s, 0, w, bytes, child);
-        fmpl_sched_reduce(s, 1, buf, w, count);
-        fmpl_sched_copy(s, 1, buf, w, bytes);
+    for (int b = 0, c = 0; b < j; b++) /* round 0: every child at once */
+        if (rank + (1 << b) < p)
+            fmpl_sched_recv(s, 0, work + c++ * bytes, bytes, rank + (1 << b));
+    for (int c = 0; c < nchild; c++) { /* round 1: in rank order */
+        fmpl_sched_reduce(s, 1, buf, work + c * bytes, count);
+        fmpl_sched_copy(s, 1, buf, work + c * bytes, bytes);
     }
     if (rank != 0)
         fmpl_sched_send(s, 2, buf, bytes, rank - (1 << j));
