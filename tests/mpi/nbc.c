@@ -4,7 +4,9 @@
  * between), in-place forms, large-count (_c) forms, a non-contiguous
  * datatype, several outstanding collectives on one and on two
  * communicators completed in different orders (Waitall in reverse, a
- * Testany loop) mixed with point-to-point, and the errors: MPI_Request_free
+ * Testany loop) mixed with point-to-point, the readiness protocol of
+ * persistent collectives (a root cannot finish before its receivers
+ * started), and the errors: MPI_Request_free
  * of an active persistent collective, invalid root, count, request. */
 #include "check.h"
 
@@ -586,6 +588,43 @@ static void outstanding(int use_testany)
     CHECK_OK(MPI_Comm_free(&dup));
 }
 
+/* The readiness protocol of persistent collectives: the root's instance
+ * cannot complete (its data cannot leave) before the receivers started
+ * theirs.  Here they start only once rank 0 has tested its request 1000
+ * times and told them to. */
+static void readiness(void)
+{
+    static int data[8];
+    MPI_Request r;
+    CHECK_OK(MPI_Bcast_init(data, 8, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+    for (int round = 0; np > 1 && round < 3; round++) {
+        int go = 1;
+        if (me == 0) {
+            for (int i = 0; i < 8; i++)
+                data[i] = round * 10 + i;
+            CHECK_OK(MPI_Start(&r));
+            int flag = 0;
+            for (int k = 0; k < 1000 && !flag; k++)
+                CHECK_OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+            CHECK(!flag, "round %d: the root's instance completed before any receiver "
+                  "started it", round);
+            for (int q = 1; q < np; q++)
+                CHECK_OK(MPI_Send(&go, 1, MPI_INT, q, 8, MPI_COMM_WORLD));
+            CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            continue;
+        }
+        CHECK_OK(MPI_Recv(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 8; i++)
+            data[i] = POISON;
+        CHECK_OK(MPI_Start(&r));
+        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 8; i++)
+            CHECK(data[i] == round * 10 + i, "readiness round %d: data[%d] = %d", round, i,
+                  data[i]);
+    }
+    CHECK_OK(MPI_Request_free(&r));
+}
+
 static void errors(void)
 {
     CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -633,6 +672,7 @@ int main(int argc, char **argv)
         run(&tests[t]);
     outstanding(0);
     outstanding(1);
+    readiness();
     errors();
     MPI_Type_free(&vec);
     if (me == 0)
