@@ -47,7 +47,10 @@ int fmpl_sched_coll_bcast(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, 
     begin(s, t, NULL);
     if (t->size == 1 || size == 0)
         return s->error;
-    int algo = fmpl_tunable_choice(&tunable_ibcast_algo, bcast_names);
+    static int forced = -1;
+    if (forced < 0)
+        forced = fmpl_tunable_choice(&tunable_ibcast_algo, bcast_names);
+    int algo = forced;
     size_t n = sizeof bcast_table / sizeof bcast_table[0];
     for (size_t i = 0; algo == ALGO_AUTO && i < n; i++)
         if (i == n - 1 || (t->size <= bcast_table[i].max_procs && size <= bcast_table[i].max_bytes))
