@@ -46,6 +46,10 @@ fmpl_step *fmpl_sched_add(fmpl_sched *s, int kind, int round)
 {
     if (s->error)
         return NULL;
+    if (kind == FMPL_STEP_PUT) { /* reserved: no executor for it yet */
+        s->error = FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "schedule put steps are not implemented");
+        return NULL;
+    }
     if (s->nsteps == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
         fmpl_step *p = realloc(s->steps, (size_t)cap * sizeof *p);
