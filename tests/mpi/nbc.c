@@ -266,6 +266,26 @@ static void check_allgatherv(void)
     }
 }
 
+/* allgather into a vector type (every other int): the receive side staged,
+ * unpacked at every completion */
+static int post_allgather_vec(int p, MPI_Request *r)
+{
+    return POST(p, r, MPI_Iallgather(sbuf, N, MPI_INT, rbuf, 1, vec, MPI_COMM_WORLD, r),
+                MPI_Allgather_init(sbuf, N, MPI_INT, rbuf, 1, vec, MPI_COMM_WORLD,
+                                   MPI_INFO_NULL, r));
+}
+static void check_allgather_vec(void)
+{
+    int extent = 2 * N - 1;
+    for (int q = 0; q < np; q++)
+        for (int i = 0; i < N; i++) {
+            CHECK(rbuf[q * extent + 2 * i] == v(q, i), "allgather vector[%d][%d] = %d", q, i,
+                  rbuf[q * extent + 2 * i]);
+            if (i < N - 1)
+                CHECK(rbuf[q * extent + 2 * i + 1] == POISON, "allgather vector wrote a gap");
+        }
+}
+
 /* ---- alltoall(v,w): block for q from me is v(me, q * 10 + i) */
 static void fill_alltoall(void)
 {
@@ -522,6 +542,7 @@ static const coll_test tests[] = {
     {"allgather", fill_mine, post_allgather, check_allgather},
     {"allgather in place", fill_allgather_in_place, post_allgather_in_place, check_allgather},
     {"allgatherv", fill_mine, post_allgatherv, check_allgatherv},
+    {"allgather vector", fill_mine, post_allgather_vec, check_allgather_vec},
     {"alltoall", fill_alltoall, post_alltoall, check_alltoall},
     {"alltoall in place", fill_alltoall_in_place, post_alltoall_in_place, check_alltoall},
     {"alltoallv", fill_alltoallv, post_alltoallv, check_alltoallv},
