@@ -6,7 +6,7 @@
  * communicators completed in different orders (Waitall in reverse, a
  * Testany loop) mixed with point-to-point, the readiness protocol of
  * persistent collectives (a root cannot finish before its receivers
- * started), and the errors: MPI_Request_free
+ * started), derived datatypes freed before completion, and the errors: MPI_Request_free
  * of an active persistent collective, invalid root, count, request. */
 #include "check.h"
 
@@ -609,6 +609,38 @@ static void outstanding(int use_testany)
     CHECK_OK(MPI_Comm_free(&dup));
 }
 
+/* Derived datatypes freed while a collective still uses them: after the
+ * I* call, and after *_init (the persistent request then runs twice). */
+static void type_freed(void)
+{
+    MPI_Datatype t;
+    MPI_Request r;
+    it = 3;
+    fill_mine();
+    CHECK_OK(MPI_Type_dup(vec, &t));
+    CHECK_OK(MPI_Iallgather(sbuf, N, MPI_INT, rbuf, 1, t, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Type_free(&t));
+    CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    check_allgather_vec();
+    fill_vec_max();
+    CHECK_OK(MPI_Type_dup(vec, &t));
+    CHECK_OK(MPI_Iallreduce(sbuf, rbuf, 1, t, MPI_MAX, MPI_COMM_WORLD, &r));
+    CHECK_OK(MPI_Type_free(&t));
+    CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    check_vec_max();
+    CHECK_OK(MPI_Type_dup(vec, &t));
+    CHECK_OK(MPI_Allgather_init(sbuf, N, MPI_INT, rbuf, 1, t, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &r));
+    CHECK_OK(MPI_Type_free(&t));
+    for (it = 4; it < 6; it++) {
+        fill_mine();
+        CHECK_OK(MPI_Start(&r));
+        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        check_allgather_vec();
+    }
+    CHECK_OK(MPI_Request_free(&r));
+}
+
 /* The readiness protocol of persistent collectives: the root's instance
  * cannot complete (its data cannot leave) before the receivers started
  * theirs.  Here they start only once rank 0 has tested its request 1000
@@ -706,6 +738,7 @@ int main(int argc, char **argv)
     outstanding(0);
     outstanding(1);
     readiness();
+    type_freed();
     errors();
     MPI_Type_free(&vec);
     if (me == 0)

@@ -25,16 +25,30 @@ void fmpl_mpi_coll_copy(void *dst, const void *src, size_t bytes)
     fmpl_sched_copy(fmpl_coll_capture, 0, dst, src, (int64_t)bytes);
 }
 
+static void unref_step(void *arg) { fmpl_dt_unref(arg); }
+
 /* A copy of b for later steps: its byte arrays may be the body's reusable
- * scratch, so they are copied too. */
+ * scratch, so they are copied too, and its derived types are resolved and
+ * referenced (the caller may free them before the collective completes). */
 static fmpl_mpi_blocks *keep_blocks(const fmpl_mpi_blocks *b)
 {
     fmpl_sched *s = fmpl_coll_capture;
     size_t arrays = b->bcounts ? 2 * (size_t)b->n * sizeof(int64_t) : 0;
+    int ntypes = b->types ? b->n : 1;
     fmpl_mpi_blocks *k = fmpl_sched_alloc(s, sizeof *k + arrays);
-    if (!k)
+    fmpl_datatype **held = fmpl_sched_alloc(s, (size_t)ntypes * sizeof *held);
+    if (!k || !held)
         return NULL;
     *k = *b;
+    for (int i = 0; i < ntypes; i++) {
+        MPI_Datatype t = b->types ? b->types[i] : b->type;
+        if (fmpl_mpi_is_predefined_type(t))
+            continue;
+        held[i] = fmpl_mpi_datatype_get(t);
+        fmpl_dt_ref(held[i]);
+        fmpl_sched_on_free(s, unref_step, held[i]);
+    }
+    k->held = held;
     if (arrays) {
         k->bcounts = (int64_t *)(k + 1);
         k->bdispls = k->bcounts + b->n;
@@ -242,6 +256,13 @@ const fmpl_mpi_reduction *fmpl_mpi_coll_reduction(const fmpl_mpi_reduction *r)
     *k = *r;
     if (r->op.ctx == &r->ctx)
         k->op.ctx = &k->ctx;
+    /* the caller may free its datatype before the collective completes */
+    fmpl_datatype *types[] = {k->type, k->stream, k->ctx.derived};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (types[i]) {
+            fmpl_dt_ref(types[i]);
+            fmpl_sched_on_free(fmpl_coll_capture, unref_step, types[i]);
+        }
     return k;
 }
 
