@@ -31,6 +31,7 @@ void fmpl_sched_bind(fmpl_sched *s, fmpl_team *t)
     if (s->team)
         return;
     s->team = t;
+    s->team_id = t->id;
     uint64_t seq = fmpl_sched_next_seq(t) % SCHED_TAG_SPAN;
     s->tag = SCHED_TAG_BASE - 2 * (int)seq;
     s->ready_tag = s->tag - 1;
@@ -282,7 +283,8 @@ void fmpl_sched_free(fmpl_sched *s)
 {
     if (!s)
         return;
-    for (int i = 0; s->persistent && i < s->nsteps; i++)
+    int team_alive = s->team && fmpl_teams[s->team_id] == s->team;
+    for (int i = 0; s->persistent && team_alive && i < s->nsteps; i++)
         if (s->steps[i].kind == FMPL_STEP_SEND)
             fmpl_tm_cancel_recv(&s->steps[i].ready);
     while (s->blocks) {

@@ -87,6 +87,7 @@ typedef struct fmpl_sched_block {
 typedef struct fmpl_sched {
     fmpl_async async;     /* first: the progress engine's handle */
     fmpl_team *team;      /* NULL until bound */
+    int team_id;          /* the team's table entry (is it still alive?) */
     int tag, ready_tag;
     int persistent;       /* readiness protocol (fmpl_sched_prepare) */
     int active;           /* started, not finished */
@@ -127,7 +128,8 @@ void fmpl_sched_start(fmpl_sched *s);
 /* Run to completion (blocking). */
 int fmpl_sched_run(fmpl_sched *s);
 static inline int fmpl_sched_done(const fmpl_sched *s) { return !s->active; }
-/* Free an inactive schedule (cancels the pending token receives). */
+/* Free an inactive schedule (cancels the pending token receives while the
+ * team lives; a freed communicator's team may be gone, its queues too). */
 void fmpl_sched_free(fmpl_sched *s);
 
 /* The team's counter of schedule instances (coll_team.h). */

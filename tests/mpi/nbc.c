@@ -710,6 +710,13 @@ static void errors(void)
     CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
     CHECK_OK(MPI_Request_free(&r));
     CHECK(r == MPI_REQUEST_NULL, "freed request not nulled");
+    /* a persistent collective whose communicator was freed cannot start */
+    MPI_Comm dup;
+    CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK_OK(MPI_Bcast_init(rbuf, N, MPI_INT, 0, dup, MPI_INFO_NULL, &r));
+    CHECK_OK(MPI_Comm_free(&dup));
+    CHECK_CLASS(MPI_Start(&r), MPI_ERR_COMM);
+    CHECK_OK(MPI_Request_free(&r));
     /* intercommunicators: not implemented yet, and said so */
     if (np >= 2) {
         MPI_Comm half, inter;

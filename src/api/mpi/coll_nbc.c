@@ -330,9 +330,22 @@ int fmpl_mpi_nbc_end(const char *func, MPI_Comm comm, MPI_Request *request, int 
     return MPI_SUCCESS;
 }
 
+/* The request's communicator still exists (it may have been freed since
+ * *_init; the handle may even name a newer communicator). */
+static int comm_alive(const fmpl_mpi_request *r)
+{
+    const fmpl_sched *s = r->async_state;
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(r->comm);
+    return c && c->team == s->team;
+}
+
 int fmpl_mpi_nbc_start(fmpl_mpi_request *r)
 {
     fmpl_sched *s = r->async_state;
+    if (!comm_alive(r))
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Start",
+                              "the communicator of persistent collective request 0x%x was "
+                              "freed", (unsigned)r->handle);
     r->active = 1;
     r->error = MPI_SUCCESS;
     r->async = &s->async;
