@@ -256,6 +256,32 @@ int fmpl_reduce(void *buf, long count, const fmpl_op *op, int root, fmpl_comm co
                 void *work);
 int fmpl_allreduce(void *buf, long count, const fmpl_op *op, fmpl_comm comm, void *work);
 
+/* Nonblocking and persistent collectives: prepared schedules advanced by
+ * every FMPL call (progress).  fmpl_ibarrier, fmpl_ibcast and
+ * fmpl_iallreduce start at once; the *_init forms only prepare (buffers,
+ * peers, messages) and each fmpl_coll_start runs one instance, allocating
+ * nothing; every member starts its instances in the same order.  Buffers
+ * may not be touched while an instance runs.  fmpl_iallreduce needs no
+ * work area (the schedule owns one).  fmpl_coll_wait and fmpl_coll_test
+ * (flag 1 when complete) release a nonblocking request (*req = NULL) and
+ * leave a persistent one ready for the next start; fmpl_coll_free frees a
+ * persistent request that is not running (FMPL_ERR_BUSY while it runs).
+ * Collectives must be called in the same order on every member, the
+ * *_init calls included. */
+typedef struct fmpl_coll_req *fmpl_coll_req;
+int fmpl_ibarrier(fmpl_comm comm, fmpl_coll_req *req);
+int fmpl_ibcast(void *buf, long size, int root, fmpl_comm comm, fmpl_coll_req *req);
+int fmpl_iallreduce(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
+                    fmpl_coll_req *req);
+int fmpl_barrier_init(fmpl_comm comm, fmpl_coll_req *req);
+int fmpl_bcast_init(void *buf, long size, int root, fmpl_comm comm, fmpl_coll_req *req);
+int fmpl_allreduce_init(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
+                        fmpl_coll_req *req);
+int fmpl_coll_start(fmpl_coll_req req);
+int fmpl_coll_wait(fmpl_coll_req *req);
+int fmpl_coll_test(fmpl_coll_req *req, int *flag);
+int fmpl_coll_free(fmpl_coll_req *req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -136,6 +136,8 @@ typedef struct fmpl_coll_team {
     uint64_t exchange_seq;     /* posted / sliced / finished */
     uint64_t exchange_full;    /* last sequence that used the whole input area */
     uint64_t bc_seq;           /* broadcast chunk sequence */
+    uint64_t sched_seq;        /* schedule instances (nonblocking and persistent
+                                  collectives, sched.h): their tags */
     struct fmpl_pair_state *pairs; /* [2 * size] pairwise engine: out, then in */
     int64_t *offs;             /* [size + 1] reduce-scatter block offsets */
     int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts */

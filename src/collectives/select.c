@@ -3,9 +3,13 @@
  * algorithm.  FMPL_<COLL>_ALGO=<name> overrides the table.  Selection uses
  * only values every member shares (size of the team, bytes, never buffer
  * locations), so all members always run the same algorithm.
+ * While fmpl_coll_capture is set (sched_coll.h), every entry point builds
+ * its schedule there instead of running; with FMPL_COLL_SCHEDULES=1 the
+ * blocking calls build a schedule and run it to completion.
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
+#include "collectives/sched_coll.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -105,6 +109,35 @@ static int forced_barrier = -1, forced_bcast = -1, forced_reduce = -1, forced_al
 static int forced_gather = -1, forced_scatter = -1, forced_allgather = -1, forced_alltoall = -1;
 static int forced_reduce_scatter = -1, forced_scan = -1, forced_exscan = -1;
 
+FMPL_TUNABLE(tunable_schedules, "FMPL_COLL_SCHEDULES", "0",
+             "1: the blocking collectives run the schedules of the nonblocking ones "
+             "(sched_coll.h) instead of the algorithms below");
+
+/* Where an entry point builds a schedule: the one being captured (a
+ * nonblocking or persistent collective), a fresh one when the blocking
+ * collectives run as schedules, or NULL (run the algorithm). */
+static fmpl_sched *schedule_target(void)
+{
+    static int use = -1;
+    if (fmpl_coll_capture)
+        return fmpl_coll_capture;
+    if (use < 0)
+        use = fmpl_tunable_long(&tunable_schedules) > 0;
+    return use ? fmpl_sched_new() : NULL;
+}
+
+/* After building into s: a captured schedule is the caller's; a blocking
+ * one runs to completion here. */
+static int scheduled(fmpl_sched *s, int rc)
+{
+    if (s == fmpl_coll_capture)
+        return rc;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_sched_run(s);
+    fmpl_sched_free(s);
+    return rc;
+}
+
 static int lookup(const rule *table, size_t n, int procs, int64_t bytes)
 {
     for (size_t i = 0; i < n; i++)
@@ -123,6 +156,9 @@ static int forced(int *cache, const fmpl_tunable *t, const char *const *names)
 
 int fmpl_coll_barrier(fmpl_team *t)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_barrier(s, t));
     if (t->size == 1)
         return FMPL_SUCCESS;
     int algo = forced(&forced_barrier, &tunable_barrier_algo, barrier_names);
@@ -133,6 +169,9 @@ int fmpl_coll_barrier(fmpl_team *t)
 
 int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_bcast(s, t, buf, size, root));
     if (t->size == 1 || size == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
@@ -165,6 +204,9 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
 int fmpl_coll_reduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
                      void *work)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_reduce(s, t, buf, count, op, root));
     if (t->size == 1 || count == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_reduce, &tunable_reduce_algo, reduce_names);
@@ -173,6 +215,9 @@ int fmpl_coll_reduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, 
 
 int fmpl_coll_allreduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, void *work)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_reduce(s, t, buf, count, op, -1));
     if (t->size == 1 || count == 0)
         return FMPL_SUCCESS;
     int algo = forced(&forced_allreduce, &tunable_allreduce_algo, reduce_names);
@@ -194,6 +239,10 @@ static int pick(int *cache, const fmpl_tunable *tun, const char *const *names,
 static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
                        const fmpl_coll_layout *l, int root, int flags, int64_t bytes)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_gatherv(s, t, sendbuf, sendbytes, recvbuf, l, root,
+                                                    flags));
     int algo = PICK(gather, gather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_GATHER))
         return fmpl_gatherv_shm(t, sendbuf, sendbytes, recvbuf, l, root, flags);
@@ -219,6 +268,10 @@ int fmpl_coll_gather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t b
 static int run_scatterv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
                         void *recvbuf, int64_t recvbytes, int root, int flags, int64_t bytes)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_scatterv(s, t, sendbuf, l, recvbuf, recvbytes, root,
+                                                     flags));
     int algo = PICK(scatter, gather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_SCATTER))
         return fmpl_scatterv_shm(t, sendbuf, l, recvbuf, recvbytes, root, flags);
@@ -245,6 +298,9 @@ int fmpl_coll_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t 
 static int run_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
                           const fmpl_coll_layout *l, int flags, int64_t bytes)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_allgatherv(s, t, sendbuf, recvbuf, l, flags));
     int algo = PICK(allgather, allgather_names, t->size, bytes);
     if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLGATHER))
         return fmpl_allgatherv_shm(t, sendbuf, recvbuf, l, flags);
@@ -275,6 +331,9 @@ int fmpl_coll_allgather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_
 static int run_alltoallv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
                          void *recvbuf, const fmpl_coll_layout *rl, int flags, int64_t bytes)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_alltoallv(s, t, sendbuf, sl, recvbuf, rl, flags));
     if (flags & FMPL_COLL_IN_PLACE)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                           "alltoall in place: pass a copy of the receive buffer as sendbuf");
@@ -306,6 +365,10 @@ int fmpl_coll_alltoall(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t
 int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
                              const int64_t *counts, const fmpl_op *op, int flags)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, counts, op,
+                                                           flags));
     fmpl_coll_team *c = t->coll;
     int64_t es = (int64_t)fmpl_op_elem_size(op);
     c->offs[0] = 0;
@@ -337,6 +400,13 @@ int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recv
     fmpl_coll_team *c = t->coll;
     int p = t->size;
     int64_t es = (int64_t)fmpl_op_elem_size(op);
+    fmpl_sched *s = schedule_target();
+    if (s) {
+        for (int q = 0; q < p; q++)
+            c->bcounts[q] = count;
+        return scheduled(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, c->bcounts,
+                                                           op, flags));
+    }
     if (p == 1) {
         if (!(flags & FMPL_COLL_IN_PLACE))
             memcpy(recvbuf, sendbuf, (size_t)(count * es));
@@ -359,6 +429,10 @@ int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recv
 static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const void *sendbuf,
                     void *recvbuf, int64_t count, const fmpl_op *op, int flags, int exclusive)
 {
+    fmpl_sched *s = schedule_target();
+    if (s)
+        return scheduled(s, fmpl_sched_coll_scan(s, t, sendbuf, recvbuf, count, op, flags,
+                                                 exclusive));
     if (count == 0)
         return FMPL_SUCCESS;
     int64_t es = (int64_t)fmpl_op_elem_size(op);

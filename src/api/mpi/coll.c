@@ -1,9 +1,12 @@
 /* MPI collectives on FMPL's collective core (the same algorithms as
- * fmpl.h's): barrier, bcast, reduce, allreduce.  Any committed datatype: a
+ * fmpl.h's): barrier, bcast, reduce, allreduce.  The same bodies build the
+ * nonblocking and persistent forms' schedules (coll_nbc.h): data moved
+ * around the algorithm goes through the fmpl_mpi_coll_* helpers.  Any committed datatype: a
  * contiguous one is the user's bytes (from true_lb); a non-contiguous one
  * is packed into a staging buffer (dt_staging.c) around the byte-level
  * algorithm, and reductions see datatypes through fmpl_mpi_reduction
  * (op.c). */
+#include "api/mpi/coll_nbc.h"
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
 #include "collectives/collectives.h"
@@ -42,11 +45,11 @@ static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type
     if (rc != MPI_SUCCESS)
         return rc;
     int is_root = c->team->rank == root;
-    if (fmpl_mpi_buf_stage(&b, is_root) != MPI_SUCCESS)
+    if (fmpl_mpi_coll_buf_stage(&b, is_root) != MPI_SUCCESS)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func,
                               "no memory for a %ld-byte staging buffer", (long)b.bytes);
     rc = fmpl_coll_bcast(c->team, b.data, b.bytes, root);
-    fmpl_mpi_buf_unstage(&b, is_root || rc != FMPL_SUCCESS ? 0 : b.bytes);
+    fmpl_mpi_coll_buf_unstage(&b, is_root || rc != FMPL_SUCCESS ? 0 : b.bytes);
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
                               : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
                                                "broadcast failed");
@@ -102,7 +105,9 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, M
     int64_t n = fmpl_mpi_reduction_count(&r, count);
     size_t bytes = fmpl_mpi_reduction_bytes(&r, count);
     int is_root = root < 0 || root == c->team->rank;
-    char *work = scratch(2 * bytes + 64);
+    char *work = fmpl_mpi_capturing() ? fmpl_mpi_coll_scratch(2 * bytes + 64)
+                                      : scratch(2 * bytes + 64);
+    const fmpl_mpi_reduction *rr = fmpl_mpi_coll_reduction(&r);
     if (!work && bytes)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for %zu bytes", bytes);
     /* The result lands in recvbuf on the root(s) (staged: in a copy that is
@@ -113,14 +118,14 @@ static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, M
         if (is_root)
             buf = (char *)recvbuf + r.offset;
         if (sendbuf != MPI_IN_PLACE || !is_root)
-            memmove(buf, in + r.offset, bytes);
+            fmpl_mpi_coll_copy(buf, in + r.offset, bytes);
     } else {
-        fmpl_mpi_reduction_in(&r, in, count, buf);
+        fmpl_mpi_coll_reduction_in(rr, in, count, buf);
     }
-    rc = root < 0 ? fmpl_coll_allreduce(c->team, buf, n, &r.op, work)
-                  : fmpl_coll_reduce(c->team, buf, n, &r.op, root, work);
+    rc = root < 0 ? fmpl_coll_allreduce(c->team, buf, n, &rr->op, work)
+                  : fmpl_coll_reduce(c->team, buf, n, &rr->op, root, work);
     if (r.type && is_root && rc == FMPL_SUCCESS)
-        fmpl_mpi_reduction_out(&r, buf, count, recvbuf);
+        fmpl_mpi_coll_reduction_out(rr, buf, count, recvbuf);
     return rc == FMPL_SUCCESS ? MPI_SUCCESS
                               : fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
                                                "reduction failed");

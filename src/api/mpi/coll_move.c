@@ -11,8 +11,11 @@
  * MPI_IN_PLACE packs the part of the receive buffer that is input (the
  * root's block of gather, the own block of allgather, the whole buffer of
  * alltoall).  Reductions see datatypes through fmpl_mpi_reduction (op.c):
- * staged operands are converted to the operation's stream and back. */
-#include "api/mpi/coll_stage.h"
+ * staged operands are converted to the operation's stream and back.
+ * The same bodies build the nonblocking and persistent forms' schedules
+ * (coll_nbc.h): data moved around the algorithm goes through the
+ * fmpl_mpi_coll_* helpers. */
+#include "api/mpi/coll_nbc.h"
 #include "api/mpi/intercomm.h"
 #include "collectives/collectives.h"
 #include "collectives/op.h"
@@ -123,12 +126,7 @@ static int stage(ctx *x, fmpl_mpi_blocks *a, fmpl_mpi_blocks *b)
  * give the staging back. */
 static int unstage(ctx *x, int rc, fmpl_mpi_blocks *send, fmpl_mpi_blocks *recv)
 {
-    if (recv && rc == FMPL_SUCCESS)
-        fmpl_mpi_blocks_unpack_all(recv);
-    if (send)
-        fmpl_mpi_blocks_done(send);
-    if (recv)
-        fmpl_mpi_blocks_done(recv);
+    fmpl_mpi_coll_unstage_blocks(rc, send, recv);
     return finish(x, rc);
 }
 
@@ -153,9 +151,9 @@ static int gather_body(const char *func, const void *sendbuf, MPI_Count sendcoun
     fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
     TRY(stage(&x, in_place ? NULL : &s, me_root ? &r : NULL));
     if (!in_place)
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     if (in_place)
-        fmpl_mpi_blocks_pack(&r, root);
+        fmpl_mpi_coll_pack(&r, root);
     int64_t bytes = me_root ? r.total / n : s.total;
     int rc = fmpl_coll_gather(x.c->team, in_place ? sendbuf : s.base, me_root ? r.base : recvbuf,
                               bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
@@ -203,9 +201,9 @@ static int gatherv_body(const char *func, const void *sendbuf, MPI_Count sendcou
                          .type = recvtype, .bcounts = rc, .bdispls = rd};
     TRY(stage(&x, in_place ? NULL : &s, me_root ? &r : NULL));
     if (!in_place)
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     if (in_place)
-        fmpl_mpi_blocks_pack(&r, root);
+        fmpl_mpi_coll_pack(&r, root);
     int err = fmpl_coll_gatherv(x.c->team, in_place ? sendbuf : s.base, in_place ? 0 : s.total,
                                 me_root ? r.base : recvbuf, rc, rd, root,
                                 in_place ? FMPL_COLL_IN_PLACE : 0);
@@ -248,7 +246,7 @@ static int scatter_body(const char *func, const void *sendbuf, MPI_Count sendcou
     fmpl_mpi_blocks r = {.user = recvbuf, .n = 1, .count = recvcount, .type = recvtype};
     TRY(stage(&x, me_root ? &s : NULL, in_place ? NULL : &r));
     if (me_root)
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     int64_t bytes = me_root ? s.total / n : r.total;
     int rc = fmpl_coll_scatter(x.c->team, me_root ? s.base : sendbuf, in_place ? recvbuf : r.base,
                                bytes, root, in_place ? FMPL_COLL_IN_PLACE : 0);
@@ -296,7 +294,7 @@ static int scatterv_body(const char *func, const void *sendbuf, fmpl_mpi_array s
     fmpl_mpi_blocks r = {.user = recvbuf, .n = 1, .count = recvcount, .type = recvtype};
     TRY(stage(&x, me_root ? &s : NULL, in_place ? NULL : &r));
     if (me_root)
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     int rc = fmpl_coll_scatterv(x.c->team, me_root ? s.base : sendbuf, sc, sd,
                                 in_place ? recvbuf : r.base, in_place ? 0 : r.total, root,
                                 in_place ? FMPL_COLL_IN_PLACE : 0);
@@ -339,9 +337,9 @@ static int allgather_body(const char *func, const void *sendbuf, MPI_Count sendc
     fmpl_mpi_blocks r = {.user = recvbuf, .n = n, .count = recvcount, .type = recvtype};
     TRY(stage(&x, in_place ? NULL : &s, &r));
     if (in_place)
-        fmpl_mpi_blocks_pack(&r, x.c->team->rank);
+        fmpl_mpi_coll_pack(&r, x.c->team->rank);
     else
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     int rc = fmpl_coll_allgather(x.c->team, in_place ? sendbuf : s.base, r.base, r.total / n,
                                  in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, rc, in_place ? NULL : &s, &r);
@@ -382,9 +380,9 @@ static int allgatherv_body(const char *func, const void *sendbuf, MPI_Count send
                          .type = recvtype, .bcounts = rc, .bdispls = rd};
     TRY(stage(&x, in_place ? NULL : &s, &r));
     if (in_place)
-        fmpl_mpi_blocks_pack(&r, x.c->team->rank);
+        fmpl_mpi_coll_pack(&r, x.c->team->rank);
     else
-        fmpl_mpi_blocks_pack_all(&s);
+        fmpl_mpi_coll_pack_all(&s);
     int err = fmpl_coll_allgatherv(x.c->team, in_place ? sendbuf : s.base, r.base, rc, rd,
                                    in_place ? FMPL_COLL_IN_PLACE : 0);
     return unstage(&x, err, in_place ? NULL : &s, &r);
@@ -435,12 +433,15 @@ static int alltoall_blocks(ctx *x, fmpl_mpi_blocks *s, fmpl_mpi_blocks *r, int u
     TRY(stage(x, in_place ? NULL : s, r));
     const void *sendbuf = s->base;
     if (in_place) {
-        fmpl_mpi_blocks_pack_all(r);
+        fmpl_mpi_coll_pack_all(r);
         int64_t extent = r->total;
         for (int p = 0; r->bcounts && p < n; p++)
             if (r->bdispls[p] + r->bcounts[p] > extent)
                 extent = r->bdispls[p] + r->bcounts[p];
-        sendbuf = in_place_copy(r->base, (size_t)extent);
+        sendbuf = fmpl_mpi_capturing() ? fmpl_mpi_coll_scratch((size_t)extent)
+                                        : in_place_copy(r->base, (size_t)extent);
+        if (fmpl_mpi_capturing() && sendbuf)
+            fmpl_mpi_coll_copy((void *)sendbuf, r->base, (size_t)extent);
         if (!sendbuf && extent) {
             fmpl_mpi_blocks_done(r);
             return fmpl_mpi_error(x->comm, MPI_ERR_NO_MEM, x->func, "no memory");
@@ -450,7 +451,7 @@ static int alltoall_blocks(ctx *x, fmpl_mpi_blocks *s, fmpl_mpi_blocks *r, int u
             memcpy(s->bdispls, r->bdispls, (size_t)n * sizeof *s->bdispls);
         }
     } else {
-        fmpl_mpi_blocks_pack_all(s);
+        fmpl_mpi_coll_pack_all(s);
     }
     int rc = uniform ? fmpl_coll_alltoall(x->c->team, sendbuf, r->base, r->total / n, 0)
                      : fmpl_coll_alltoallv(x->c->team, sendbuf, s->bcounts, s->bdispls, r->base,
@@ -611,7 +612,7 @@ static int stage_io(ctx *x, const fmpl_mpi_reduction *r, const void *sendbuf, vo
         return fmpl_mpi_error(x->comm, MPI_ERR_NO_MEM, x->func,
                               "no memory for staged operands (non-contiguous datatype)");
     }
-    fmpl_mpi_reduction_in(r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, in_count, io->in);
+    fmpl_mpi_coll_reduction_in(r, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, in_count, io->in);
     return MPI_SUCCESS;
 }
 
@@ -619,9 +620,9 @@ static int unstage_io(ctx *x, int rc, const fmpl_mpi_reduction *r, staged_io *io
                       int64_t out_count, void *recvbuf, int write_back)
 {
     if (rc == FMPL_SUCCESS && write_back)
-        fmpl_mpi_reduction_out(r, io->out, out_count, recvbuf);
-    fmpl_mpi_stage_put(io->in);
-    fmpl_mpi_stage_put(io->out);
+        fmpl_mpi_coll_reduction_out(r, io->out, out_count, recvbuf);
+    fmpl_mpi_coll_stage_put(io->in);
+    fmpl_mpi_coll_stage_put(io->out);
     return finish(x, rc);
 }
 
@@ -637,8 +638,9 @@ static int reduce_scatter_body(const char *func, const void *sendbuf, void *recv
     FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_reduce_scatter(ic, func, sendbuf, recvbuf, recvcounts, 0, type, op)); /* intercomm_coll.c */
     ctx x;
     TRY(enter(&x, comm, func));
-    fmpl_mpi_reduction r;
-    TRY(make_reduction(&x, op, type, &r));
+    fmpl_mpi_reduction made;
+    TRY(make_reduction(&x, op, type, &made));
+    const fmpl_mpi_reduction *r = fmpl_mpi_coll_reduction(&made);
     int n = x.c->team->size, me = x.c->team->rank;
     int64_t *counts = counts_scratch(n, 0);
     if (!counts)
@@ -648,18 +650,18 @@ static int reduce_scatter_body(const char *func, const void *sendbuf, void *recv
         if (fmpl_mpi_array_at(recvcounts, p) < 0)
             return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "recvcounts[%d] = %lld is negative",
                                   p, (long long)fmpl_mpi_array_at(recvcounts, p));
-        counts[p] = fmpl_mpi_reduction_count(&r, fmpl_mpi_array_at(recvcounts, p));
+        counts[p] = fmpl_mpi_reduction_count(r, fmpl_mpi_array_at(recvcounts, p));
         total += fmpl_mpi_array_at(recvcounts, p);
     }
-    if (!r.type)
-        return finish(&x, fmpl_coll_reduce_scatter(x.c->team, offset_in(sendbuf, r.offset),
-                                                   (char *)recvbuf + r.offset, counts, &r.op,
+    if (!r->type)
+        return finish(&x, fmpl_coll_reduce_scatter(x.c->team, offset_in(sendbuf, r->offset),
+                                                   (char *)recvbuf + r->offset, counts, &r->op,
                                                    sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE
                                                                            : 0));
     staged_io io;
-    TRY(stage_io(&x, &r, sendbuf, recvbuf, total, fmpl_mpi_array_at(recvcounts, me), &io));
-    int rc = fmpl_coll_reduce_scatter(x.c->team, io.in, io.out, counts, &r.op, 0);
-    return unstage_io(&x, rc, &r, &io, fmpl_mpi_array_at(recvcounts, me), recvbuf, 1);
+    TRY(stage_io(&x, r, sendbuf, recvbuf, total, fmpl_mpi_array_at(recvcounts, me), &io));
+    int rc = fmpl_coll_reduce_scatter(x.c->team, io.in, io.out, counts, &r->op, 0);
+    return unstage_io(&x, rc, r, &io, fmpl_mpi_array_at(recvcounts, me), recvbuf, 1);
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -692,20 +694,21 @@ static int elementwise(const char *func, elementwise_fn run, const void *sendbuf
     if (count < 0)
         return fmpl_mpi_error(comm, MPI_ERR_COUNT, func, "count %lld is negative",
                               (long long)count);
-    fmpl_mpi_reduction r;
-    TRY(make_reduction(&x, op, type, &r));
-    int64_t n = fmpl_mpi_reduction_count(&r, count);
-    if (!r.type)
-        return finish(&x, run(x.c->team, offset_in(sendbuf, r.offset), (char *)recvbuf + r.offset,
-                              n, &r.op, sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE : 0));
+    fmpl_mpi_reduction made;
+    TRY(make_reduction(&x, op, type, &made));
+    const fmpl_mpi_reduction *r = fmpl_mpi_coll_reduction(&made);
+    int64_t n = fmpl_mpi_reduction_count(r, count);
+    if (!r->type)
+        return finish(&x, run(x.c->team, offset_in(sendbuf, r->offset), (char *)recvbuf + r->offset,
+                              n, &r->op, sendbuf == MPI_IN_PLACE ? FMPL_COLL_IN_PLACE : 0));
     int64_t in_count = run == fmpl_coll_reduce_scatter_block ? (int64_t)count * x.c->team->size
                                                              : count;
     staged_io io;
-    TRY(stage_io(&x, &r, sendbuf, recvbuf, in_count, count, &io));
-    int rc = run(x.c->team, io.in, io.out, n, &r.op, 0);
+    TRY(stage_io(&x, r, sendbuf, recvbuf, in_count, count, &io));
+    int rc = run(x.c->team, io.in, io.out, n, &r->op, 0);
     /* exscan leaves member 0's recvbuf alone */
     int write_back = !(run == fmpl_coll_exscan && x.c->team->rank == 0);
-    return unstage_io(&x, rc, &r, &io, count, recvbuf, write_back);
+    return unstage_io(&x, rc, r, &io, count, recvbuf, write_back);
 }
 
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,

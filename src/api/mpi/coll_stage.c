@@ -19,14 +19,23 @@ typedef struct block {
     int64_t pos;             /* where its bytes are in `base` */
 } block;
 
-static void type_info(MPI_Datatype t, block *k, MPI_Aint *extent)
+/* The type of block p (its held copy when there is one). */
+static void type_info(const fmpl_mpi_blocks *b, int p, block *k, MPI_Aint *extent)
 {
-    fmpl_mpi_type_layout(t, &k->size, &k->contiguous);
+    MPI_Datatype t = b->types ? b->types[p] : b->type;
+    fmpl_datatype *held = b->held ? b->held[b->types ? p : 0] : NULL;
     k->dt = NULL;
     k->lb = 0;
+    if (held) {
+        k->size = fmpl_dt_size(held);
+        k->contiguous = fmpl_dt_is_contiguous(held);
+    } else {
+        fmpl_mpi_type_layout(t, &k->size, &k->contiguous);
+    }
     *extent = k->size;
-    if (!k->contiguous || !fmpl_mpi_is_predefined_type(t)) { /* derived, or a padded pair */
-        k->dt = fmpl_mpi_datatype_get(t);
+    /* derived, a padded pair, or a held copy */
+    if (held || !k->contiguous || !fmpl_mpi_is_predefined_type(t)) {
+        k->dt = held ? held : fmpl_mpi_datatype_get(t);
         k->lb = fmpl_dt_true_lb(k->dt);
         *extent = fmpl_dt_extent(k->dt);
     }
@@ -35,7 +44,7 @@ static void type_info(MPI_Datatype t, block *k, MPI_Aint *extent)
 static void block_at(const fmpl_mpi_blocks *b, int p, block *k)
 {
     MPI_Aint extent;
-    type_info(b->types ? b->types[p] : b->type, k, &extent);
+    type_info(b, p, k, &extent);
     k->count = b->counts.p ? fmpl_mpi_array_at(b->counts, p) : b->count;
     MPI_Aint d = b->displs.p ? fmpl_mpi_array_at(b->displs, p) : (MPI_Aint)p * b->count;
     k->addr = (uintptr_t)b->user + (uintptr_t)(b->displs_in_bytes ? d : d * extent);
@@ -55,7 +64,7 @@ int fmpl_mpi_blocks_init(fmpl_mpi_blocks *b)
     for (int p = 0; p < b->n; p++) {
         block k;
         MPI_Aint extent;
-        type_info(b->types ? b->types[p] : b->type, &k, &extent);
+        type_info(b, p, &k, &extent);
         MPI_Aint c = b->counts.p ? fmpl_mpi_array_at(b->counts, p) : b->count;
         if (!k.contiguous && c > 0 && k.size > 0)
             staged = 1;

@@ -48,6 +48,10 @@ typedef struct fmpl_mpi_blocks {
     const MPI_Datatype *types;  /* per block (alltoallw), or NULL */
     int64_t *bcounts, *bdispls; /* bytes per block and where, for the algorithm (may be NULL
                                    for the uniform forms) */
+    fmpl_datatype *const *held; /* or NULL: the derived types resolved and referenced
+                                   (per block with `types`, else one), NULL entries for
+                                   predefined ones; used instead of the handles, which a
+                                   nonblocking collective's caller may free meanwhile */
     int64_t total;              /* bytes of all blocks */
     char *base;                 /* the buffer the algorithm works on */
     char *stage;                /* staging buffer, or NULL */

@@ -83,6 +83,8 @@ static const char *class_string(int code)
 static int raise_error(MPI_Errhandler h, int handle, int code, const char *func, const char *fmt,
                        va_list ap)
 {
+    if (fmpl_mpi_nbc_func) /* the blocking body of an I* or *_init call */
+        func = fmpl_mpi_nbc_func;
     if (h == MPI_ERRORS_RETURN)
         return code;
     /* A user handler (errhandler.c) is called with the object the error

@@ -290,6 +290,14 @@ void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void 
 int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
 int fmpl_mpi_async_request_test(fmpl_mpi_request *r);
+/* Persistent collectives (coll_nbc.c): an FMPL_MREQ_ASYNC request with
+ * `persistent` set keeps its schedule in async_state.  Start restarts it;
+ * release frees it unless an instance is still running (then 0). */
+int fmpl_mpi_nbc_start(fmpl_mpi_request *r);
+int fmpl_mpi_nbc_release(fmpl_mpi_request *r);
+/* While a nonblocking or persistent collective is being built from its
+ * blocking body: the name its errors are reported under. */
+extern const char *fmpl_mpi_nbc_func;
 
 /* ------------------------------------------------------------ point-to-point helpers */
 

@@ -106,8 +106,11 @@ static int startable(const char *func, MPI_Request h, fmpl_mpi_request **out)
 
 static int start(const char *func, fmpl_mpi_request *r)
 {
-    if (r->kind == FMPL_MREQ_ASYNC) /* a persistent collective (request_async.c) */
-        return fmpl_mpi_async_request_restart(r, func);
+    /* Persistent collectives: schedules (coll_nbc.c), or the state
+     * machines with a restart step (neighbourhood collectives,
+     * request_async.c). */
+    if (r->kind == FMPL_MREQ_ASYNC)
+        return r->async_restart ? fmpl_mpi_async_request_restart(r, func) : fmpl_mpi_nbc_start(r);
     if (r->proc_null) {
         r->active = 1;
         return MPI_SUCCESS;

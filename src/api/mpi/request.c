@@ -283,10 +283,18 @@ int PMPI_Request_free(MPI_Request *request)
     /* An active operation still completes; it is simply not reported.
      * MPI_Request_free is local, so it does not wait: the pool takes the
      * request back once the protocol has completed it (handles.c). */
-    if (r->kind == FMPL_MREQ_ASYNC && r->persistent && r->active)
-        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
-                              "request 0x%x is an active persistent collective: complete it "
-                              "first", (unsigned)r->handle);
+    /* Persistent collectives: freeing an active one is an error; an
+     * inactive one releases its schedule (coll_nbc.c) or its state machine
+     * (the release step, handles.c). */
+    if (r->kind == FMPL_MREQ_ASYNC && r->persistent) {
+        if (r->active || (!r->async_release && !fmpl_mpi_nbc_release(r)))
+            return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                                  "persistent collective request 0x%x is active: complete it "
+                                  "with MPI_Wait or MPI_Test first", (unsigned)*request);
+        fmpl_mpi_request_free(r);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     /* The other progress-driven requests, except those marked freeable
      * (Isendrecv, generalized requests), are nonblocking collective
      * operations (MPI_Comm_idup, 7.4.2, follows their rules), and freeing

@@ -25,7 +25,9 @@ int fmpl_mpi_async_request_test(fmpl_mpi_request *r)
         return 0;
     r->async = NULL;
     r->error = r->async_complete(r);
-    if (!r->async_release) /* else the state lives until the request is freed */
+    /* Persistent requests keep their state (a collective its schedule)
+     * until freed; so do those with a release step. */
+    if (!r->async_release && !r->persistent)
         r->async_state = NULL;
     return 1;
 }

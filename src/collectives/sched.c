@@ -1,0 +1,304 @@
+/* The schedule executor and the builders' primitives (sched.h).
+ *
+ * Remote operations of one instance, per SEND/RECV pair (sender S, receiver
+ * R, tags T = s->tag, Tr = s->ready_tag of the instance):
+ *   nonblocking:  R posts irecv(T) when its round starts; S sends (T) when
+ *                 its round starts (early data waits in R's unexpected queue).
+ *   persistent:   R posts irecv(T), then sends a zero-byte envelope (Tr) to S;
+ *                 S, whose irecv(Tr) was posted one instance ahead, sees it
+ *                 complete, posts irecv(Tr) for the next instance, and sends
+ *                 (T).  The data's completion (eager copy, or rendezvous pull
+ *                 finished) completes both steps. */
+#include "collectives/sched.h"
+#include "collectives/coll_team.h"
+#include "base/error.h"
+#include "progress/progress.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Library tags of the schedules: below the team-creation tags. */
+#define SCHED_TAG_BASE (-16)
+#define SCHED_TAG_SPAN (1 << 28)
+
+fmpl_sched *fmpl_sched_new(void)
+{
+    return calloc(1, sizeof(fmpl_sched));
+}
+
+void fmpl_sched_bind(fmpl_sched *s, fmpl_team *t)
+{
+    if (s->team)
+        return;
+    s->team = t;
+    s->team_id = t->id;
+    uint64_t seq = fmpl_sched_next_seq(t) % SCHED_TAG_SPAN;
+    s->tag = SCHED_TAG_BASE - 2 * (int)seq;
+    s->ready_tag = s->tag - 1;
+}
+
+void fmpl_sched_phase(fmpl_sched *s)
+{
+    if (s->nsteps)
+        s->round_base = s->steps[s->nsteps - 1].round + 1;
+}
+
+fmpl_step *fmpl_sched_add(fmpl_sched *s, int kind, int round)
+{
+    if (s->error)
+        return NULL;
+    if (kind == FMPL_STEP_PUT) { /* reserved: no executor for it yet */
+        s->error = FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "schedule put steps are not implemented");
+        return NULL;
+    }
+    if (s->nsteps == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        fmpl_step *p = realloc(s->steps, (size_t)cap * sizeof *p);
+        if (!p) {
+            s->error = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a collective schedule");
+            return NULL;
+        }
+        s->steps = p;
+        s->cap = cap;
+    }
+    round += s->round_base;
+    if (s->nsteps && s->steps[s->nsteps - 1].round > round) {
+        s->error = FMPL_ERROR(FMPL_ERR_INTERNAL, "schedule rounds out of order");
+        return NULL;
+    }
+    fmpl_step *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    st->round = round;
+    return st;
+}
+
+static int add_message(fmpl_sched *s, int kind, int round, void *buf, int64_t bytes, int peer)
+{
+    fmpl_step *st = fmpl_sched_add(s, kind, round);
+    if (!st)
+        return s->error;
+    st->peer = peer;
+    st->dst = buf;
+    st->src = buf;
+    st->bytes = bytes;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_sched_send(fmpl_sched *s, int round, const void *buf, int64_t bytes, int peer)
+{
+    return add_message(s, FMPL_STEP_SEND, round, (void *)buf, bytes, peer);
+}
+
+int fmpl_sched_recv(fmpl_sched *s, int round, void *buf, int64_t bytes, int peer)
+{
+    return add_message(s, FMPL_STEP_RECV, round, buf, bytes, peer);
+}
+
+int fmpl_sched_copy(fmpl_sched *s, int round, void *dst, const void *src, int64_t bytes)
+{
+    if (bytes <= 0 || dst == src)
+        return s->error;
+    fmpl_step *st = fmpl_sched_add(s, FMPL_STEP_COPY, round);
+    if (!st)
+        return s->error;
+    st->dst = dst;
+    st->src = src;
+    st->bytes = bytes;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_sched_reduce(fmpl_sched *s, int round, const void *src, void *dst, int64_t count)
+{
+    if (count <= 0)
+        return s->error;
+    fmpl_step *st = fmpl_sched_add(s, FMPL_STEP_REDUCE, round);
+    if (!st)
+        return s->error;
+    st->dst = dst;
+    st->src = src;
+    st->count = count;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_sched_call(fmpl_sched *s, int round, void (*fn)(void *), void *arg)
+{
+    fmpl_step *st = fmpl_sched_add(s, FMPL_STEP_CALL, round);
+    if (!st)
+        return s->error;
+    st->fn = fn;
+    st->arg = arg;
+    return FMPL_SUCCESS;
+}
+
+void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op)
+{
+    s->op = *op;
+}
+
+static fmpl_sched_block *add_block(fmpl_sched *s, size_t bytes)
+{
+    fmpl_sched_block *b = calloc(1, sizeof *b + bytes);
+    if (!b) {
+        s->error = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a collective schedule (%zu bytes)",
+                              bytes);
+        return NULL;
+    }
+    b->next = s->blocks;
+    s->blocks = b;
+    return b;
+}
+
+void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes)
+{
+    fmpl_sched_block *b = add_block(s, bytes);
+    return b ? b->data : NULL;
+}
+
+int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg)
+{
+    fmpl_sched_block *b = add_block(s, 0);
+    if (!b)
+        return s->error;
+    b->release = release;
+    b->arg = arg;
+    return FMPL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ execution */
+
+static char no_bytes; /* the zero-byte messages' buffer */
+
+static void post_ready(fmpl_sched *s, fmpl_step *st)
+{
+    fmpl_tm_irecv(&st->ready, s->team, &no_bytes, 0, st->peer, s->ready_tag);
+}
+
+void fmpl_sched_prepare(fmpl_sched *s)
+{
+    s->persistent = 1;
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].kind == FMPL_STEP_SEND)
+            post_ready(s, &s->steps[i]);
+}
+
+static void keep_error(fmpl_sched *s, int rc)
+{
+    if (rc != FMPL_SUCCESS && s->error == FMPL_SUCCESS)
+        s->error = rc;
+}
+
+static void issue(fmpl_sched *s, fmpl_step *st)
+{
+    fmpl_team *t = s->team;
+    switch (st->kind) {
+    case FMPL_STEP_SEND:
+        if (s->persistent) {
+            st->waiting_ready = 1; /* sent once the token is in (poll_send) */
+            st->req.complete = 0;
+            return;
+        }
+        keep_error(s, fmpl_tm_isend(&st->req, t, st->src, st->bytes, st->peer, s->tag,
+                                    FMPL_TM_MODE_STANDARD));
+        return;
+    case FMPL_STEP_RECV:
+        keep_error(s, fmpl_tm_irecv(&st->req, t, st->dst, st->bytes, st->peer, s->tag));
+        if (s->persistent)
+            fmpl_tm_send_eager(t, &no_bytes, 0, st->peer, s->ready_tag);
+        return;
+    case FMPL_STEP_COPY:
+        memmove(st->dst, st->src, (size_t)st->bytes);
+        return;
+    case FMPL_STEP_REDUCE:
+        fmpl_op_apply(&s->op, st->src, st->dst, (long)st->count);
+        return;
+    case FMPL_STEP_CALL:
+        st->fn(st->arg);
+        return;
+    }
+}
+
+/* A step issued in this round: finished? */
+static int step_done(fmpl_sched *s, fmpl_step *st)
+{
+    if (st->kind != FMPL_STEP_SEND && st->kind != FMPL_STEP_RECV)
+        return 1;
+    if (st->waiting_ready) {
+        if (!st->ready.complete)
+            return 0;
+        st->waiting_ready = 0;
+        post_ready(s, st); /* the next instance's token */
+        keep_error(s, fmpl_tm_isend(&st->req, s->team, st->src, st->bytes, st->peer, s->tag,
+                                    FMPL_TM_MODE_STANDARD));
+    }
+    if (!st->req.complete)
+        return 0;
+    if (st->kind == FMPL_STEP_RECV && st->req.st_error != FMPL_SUCCESS)
+        keep_error(s, st->req.st_error);
+    return 1;
+}
+
+/* The executor: advance as far as possible; nonzero once finished. */
+static int sched_poll(fmpl_async *a)
+{
+    fmpl_sched *s = (fmpl_sched *)a;
+    while (s->cur < s->nsteps) {
+        int round = s->steps[s->cur].round, end = s->cur;
+        while (end < s->nsteps && s->steps[end].round == round)
+            end++;
+        if (!s->issued) {
+            for (int i = s->cur; i < end; i++)
+                issue(s, &s->steps[i]);
+            s->issued = 1;
+        }
+        int all = 1;
+        for (int i = s->cur; i < end; i++)
+            all &= step_done(s, &s->steps[i]);
+        if (!all)
+            return 0;
+        s->cur = end;
+        s->issued = 0;
+    }
+    s->active = 0;
+    return 1;
+}
+
+void fmpl_sched_start(fmpl_sched *s)
+{
+    s->cur = 0;
+    s->issued = 0;
+    s->active = 1;
+    s->error = FMPL_SUCCESS;
+    fmpl_async_start(&s->async, sched_poll);
+}
+
+int fmpl_sched_run(fmpl_sched *s)
+{
+    fmpl_sched_start(s);
+    fmpl_async_wait(&s->async);
+    return s->error;
+}
+
+void fmpl_sched_free(fmpl_sched *s)
+{
+    if (!s)
+        return;
+    int team_alive = s->team && fmpl_teams[s->team_id] == s->team;
+    for (int i = 0; s->persistent && team_alive && i < s->nsteps; i++)
+        if (s->steps[i].kind == FMPL_STEP_SEND)
+            fmpl_tm_cancel_recv(&s->steps[i].ready);
+    while (s->blocks) {
+        fmpl_sched_block *b = s->blocks;
+        s->blocks = b->next;
+        if (b->release)
+            b->release(b->arg);
+        free(b);
+    }
+    free(s->steps);
+    free(s);
+}
+
+uint64_t fmpl_sched_next_seq(fmpl_team *t)
+{
+    return t->coll->sched_seq++;
+}

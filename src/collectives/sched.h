@@ -1,0 +1,138 @@
+/* Collective schedules: a collective prepared as data and run by whoever
+ * polls it (the progress engine today, an offload agent later).
+ *
+ * A schedule is an array of steps grouped in rounds (nondecreasing round
+ * numbers along the array).  A round starts once every step of the round
+ * before it has completed; starting a round issues all its steps:
+ *   SEND    a tag-matched nonblocking send of `bytes` from `src` to `peer`
+ *   RECV    a tag-matched nonblocking receive of `bytes` into `dst` from `peer`
+ *   COPY    memmove(dst, src, bytes), done when issued
+ *   REDUCE  dst = src op dst over `count` elements (src: the lower ranks'
+ *           operand), done when issued
+ *   CALL    fn(arg), done when issued (the MPI binding's packing and
+ *           unpacking of non-contiguous datatypes)
+ *   PUT     reserved: a fabric put with a notification (raddr), for the
+ *           one-sided schedules to come; rejected by the builder today.
+ * Local steps of one round run in array order when the round starts, so a
+ * step that consumes received data goes in a later round than the receive.
+ *
+ * Messages: every instance of a schedule uses its own pair of library tags
+ * (tag_match.h: tags below -1 never meet a user's message or wildcard),
+ * taken from a per-team counter that every member advances identically
+ * (MPI requires collectives, nonblocking ones and persistent *_init calls,
+ * in the same order on every member).  Two schedules outstanding on one
+ * communicator therefore never match each other's messages, whatever order
+ * their rounds progress in; within one schedule, messages between one pair
+ * match in posting order (the channel is FIFO per pair and tag).
+ *
+ * Persistent schedules (fmpl_sched_prepare) add the readiness protocol:
+ *   receiver, when its RECV round starts: post the data receive, then send
+ *     a zero-byte READY token (tag `ready_tag`) to the sender;
+ *   sender, SEND step: wait for the READY token, re-post the receive of the
+ *     next instance's token at once, then send the data.
+ * The token receives of instance 0 are posted by fmpl_sched_prepare; the
+ * token of instance k+1 can only be sent after the receiver completed
+ * instance k, which needs the data of instance k, which the sender sent
+ * after re-posting.  So data always meets a posted receive (it is never
+ * written into a member that has not started the instance, and never lands
+ * in the unexpected queue, which would allocate), tokens always meet a
+ * posted receive, and a start allocates nothing.  The root's buffer is
+ * free again when its sends completed (eager: copied; rendezvous: pulled),
+ * which the instance waits for.
+ *
+ * Executors: fmpl_sched_poll touches only the schedule, its buffers and the
+ * tag-matched protocol, never the caller's state; one executor at a time. */
+#ifndef FMPL_COLLECTIVES_SCHED_H
+#define FMPL_COLLECTIVES_SCHED_H
+
+#include <stdint.h>
+
+#include "collectives/op.h"
+#include "progress/async.h"
+#include "protocols/tag_match.h"
+#include "protocols/team.h"
+
+enum {
+    FMPL_STEP_SEND = 1,
+    FMPL_STEP_RECV,
+    FMPL_STEP_COPY,
+    FMPL_STEP_REDUCE,
+    FMPL_STEP_CALL,
+    FMPL_STEP_PUT /* reserved (see above) */
+};
+
+typedef struct fmpl_step {
+    int kind;
+    int round;
+    int peer;             /* SEND, RECV: team rank */
+    int waiting_ready;    /* SEND, persistent: the token has not arrived yet */
+    void *dst;
+    const void *src;
+    int64_t bytes;        /* SEND, RECV, COPY */
+    int64_t count;        /* REDUCE: elements */
+    void (*fn)(void *arg);
+    void *arg;
+    fmpl_tm_req req;      /* SEND, RECV */
+    fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token */
+} fmpl_step;
+
+/* Memory a schedule owns (freed with it). */
+typedef struct fmpl_sched_block {
+    struct fmpl_sched_block *next;
+    void (*release)(void *arg); /* or NULL: the block's own bytes */
+    void *arg;
+    max_align_t data[];
+} fmpl_sched_block;
+
+typedef struct fmpl_sched {
+    fmpl_async async;     /* first: the progress engine's handle */
+    fmpl_team *team;      /* NULL until bound */
+    int team_id;          /* the team's table entry (is it still alive?) */
+    int tag, ready_tag;
+    int persistent;       /* readiness protocol (fmpl_sched_prepare) */
+    int active;           /* started, not finished */
+    int error;            /* first error of the instance */
+    int nsteps, cap;
+    fmpl_step *steps;
+    int round_base;       /* builders number rounds from here (fmpl_sched_phase) */
+    int cur, issued;      /* executor: first step of the current round; issued? */
+    fmpl_op op;           /* the reduction operation (copied in) */
+    fmpl_sched_block *blocks;
+} fmpl_sched;
+
+/* Build. */
+fmpl_sched *fmpl_sched_new(void);
+/* Draw the instance's tags from the team's counter (once per schedule). */
+void fmpl_sched_bind(fmpl_sched *s, fmpl_team *t);
+/* Start a new phase: the next steps' round 0 follows every step so far. */
+void fmpl_sched_phase(fmpl_sched *s);
+fmpl_step *fmpl_sched_add(fmpl_sched *s, int kind, int round);
+int fmpl_sched_send(fmpl_sched *s, int round, const void *buf, int64_t bytes, int peer);
+int fmpl_sched_recv(fmpl_sched *s, int round, void *buf, int64_t bytes, int peer);
+int fmpl_sched_copy(fmpl_sched *s, int round, void *dst, const void *src, int64_t bytes);
+/* dst = src op dst; the operation is the schedule's (fmpl_sched_set_op). */
+int fmpl_sched_reduce(fmpl_sched *s, int round, const void *src, void *dst, int64_t count);
+int fmpl_sched_call(fmpl_sched *s, int round, void (*fn)(void *), void *arg);
+void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op);
+/* Zeroed memory owned by the schedule, or NULL. */
+void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes);
+/* Run release(arg) when the schedule is freed. */
+int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg);
+/* A step could not be added (no memory): the schedule is unusable. */
+static inline int fmpl_sched_failed(const fmpl_sched *s) { return s->error != 0; }
+
+/* Persistent: post the first READY token receives.  Once per schedule. */
+void fmpl_sched_prepare(fmpl_sched *s);
+/* Start an instance (allocates nothing); the progress engine polls it. */
+void fmpl_sched_start(fmpl_sched *s);
+/* Run to completion (blocking). */
+int fmpl_sched_run(fmpl_sched *s);
+static inline int fmpl_sched_done(const fmpl_sched *s) { return !s->active; }
+/* Free an inactive schedule (cancels the pending token receives while the
+ * team lives; a freed communicator's team may be gone, its queues too). */
+void fmpl_sched_free(fmpl_sched *s);
+
+/* The team's counter of schedule instances (coll_team.h). */
+uint64_t fmpl_sched_next_seq(fmpl_team *t);
+
+#endif

@@ -1,0 +1,125 @@
+/* Selection of the schedule builders (sched_coll.h): each entry binds the
+ * schedule to the team (drawing its tags), opens a phase and picks the
+ * builder.  FMPL_IBCAST_ALGO overrides the broadcast's table; the other
+ * collectives have one schedule algorithm each so far.  Like select.c, the
+ * choice uses only values every member shares. */
+#include "collectives/sched_coll.h"
+#include "base/error.h"
+#include "base/tunable.h"
+
+#include <limits.h>
+
+FMPL_TUNABLE(tunable_ibcast_algo, "FMPL_IBCAST_ALGO", "auto",
+             "nonblocking/persistent broadcast schedule: auto, binomial, leaders (relay "
+             "through node leaders) or split (two-phase, fragments per copy engine)");
+
+fmpl_sched *fmpl_coll_capture;
+
+enum { ALGO_AUTO = 0, BCAST_BINOMIAL, BCAST_LEADERS, BCAST_SPLIT };
+static const char *const bcast_names[] = {"auto", "binomial", "leaders", "split", NULL};
+
+typedef struct rule {
+    int max_procs;
+    int64_t max_bytes;
+    int algo;
+} rule;
+/* One node today (sched_nodes.c), where the hierarchy adds nothing. */
+static const rule bcast_table[] = {
+    {INT_MAX, INT64_MAX, BCAST_BINOMIAL},
+};
+
+static void begin(fmpl_sched *s, fmpl_team *t, const fmpl_op *op)
+{
+    fmpl_sched_bind(s, t);
+    if (op)
+        fmpl_sched_set_op(s, op);
+    fmpl_sched_phase(s);
+}
+
+int fmpl_sched_coll_barrier(fmpl_sched *s, fmpl_team *t)
+{
+    begin(s, t, NULL);
+    return fmpl_sched_barrier_dissemination(s, t);
+}
+
+int fmpl_sched_coll_bcast(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root)
+{
+    begin(s, t, NULL);
+    if (t->size == 1 || size == 0)
+        return s->error;
+    static int forced = -1;
+    if (forced < 0)
+        forced = fmpl_tunable_choice(&tunable_ibcast_algo, bcast_names);
+    int algo = forced;
+    size_t n = sizeof bcast_table / sizeof bcast_table[0];
+    for (size_t i = 0; algo == ALGO_AUTO && i < n; i++)
+        if (i == n - 1 || (t->size <= bcast_table[i].max_procs && size <= bcast_table[i].max_bytes))
+            algo = bcast_table[i].algo;
+    switch (algo) {
+    case BCAST_LEADERS:
+        return fmpl_sched_bcast_leaders(s, t, buf, size, root);
+    case BCAST_SPLIT:
+        return fmpl_sched_bcast_split(s, t, buf, size, root);
+    default:
+        return fmpl_sched_bcast_binomial(s, t, buf, size, root);
+    }
+}
+
+int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count,
+                           const fmpl_op *op, int root)
+{
+    begin(s, t, op);
+    if (t->size == 1 || count == 0)
+        return s->error;
+    return fmpl_sched_reduce_binomial(s, t, buf, count, root);
+}
+
+int fmpl_sched_coll_gatherv(fmpl_sched *s, fmpl_team *t, const void *sendbuf, int64_t sendbytes,
+                            void *recvbuf, const fmpl_coll_layout *l, int root, int flags)
+{
+    begin(s, t, NULL);
+    return fmpl_sched_gatherv_linear(s, t, sendbuf, sendbytes, recvbuf, l, root, flags);
+}
+
+int fmpl_sched_coll_scatterv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
+                             const fmpl_coll_layout *l, void *recvbuf, int64_t recvbytes,
+                             int root, int flags)
+{
+    begin(s, t, NULL);
+    return fmpl_sched_scatterv_linear(s, t, sendbuf, l, recvbuf, recvbytes, root, flags);
+}
+
+int fmpl_sched_coll_allgatherv(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
+                               const fmpl_coll_layout *l, int flags)
+{
+    begin(s, t, NULL);
+    return fmpl_sched_allgatherv_ring(s, t, sendbuf, recvbuf, l, flags);
+}
+
+int fmpl_sched_coll_alltoallv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
+                              const fmpl_coll_layout *sl, void *recvbuf,
+                              const fmpl_coll_layout *rl, int flags)
+{
+    begin(s, t, NULL);
+    if (flags & FMPL_COLL_IN_PLACE)
+        return s->error = FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                                     "alltoall in place: pass a copy of the receive buffer");
+    return fmpl_sched_alltoallv_pairwise(s, t, sendbuf, sl, recvbuf, rl);
+}
+
+int fmpl_sched_coll_reduce_scatter(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
+                                   void *recvbuf, const int64_t *counts, const fmpl_op *op,
+                                   int flags)
+{
+    begin(s, t, op);
+    return fmpl_sched_reduce_scatter_reduce_scatterv(s, t, sendbuf, recvbuf, counts, flags);
+}
+
+int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
+                         int64_t count, const fmpl_op *op, int flags, int exclusive)
+{
+    begin(s, t, op);
+    if (count == 0)
+        return s->error;
+    return fmpl_sched_scan_chain(s, t, sendbuf, recvbuf, count, flags, exclusive);
+}
