@@ -176,9 +176,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!fmpl_mpi_errhandler_valid(errhandler)) /* errhandler.c */
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                               "invalid error handler 0x%x", (unsigned)errhandler);
-    fmpl_mpi_errhandler_ref(errhandler);
-    fmpl_mpi_errhandler_unref(c->errhandler);
-    c->errhandler = errhandler;
+    fmpl_mpi_errhandler_replace(&c->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_set_errhandler)

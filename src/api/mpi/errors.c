@@ -1,4 +1,4 @@
-/* MPI error classes, strings and error handlers on communicators.
+/* MPI error classes, strings and error handlers on communicators and windows.
  * An error is reported on a communicator: MPI_ERRORS_ARE_FATAL (the
  * default) and MPI_ERRORS_ABORT print the message and end the job through
  * the launcher; MPI_ERRORS_RETURN returns the code; a user handler is
@@ -82,16 +82,18 @@ static const char *class_string(int code)
 
 int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
 {
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (!c)
+    /* `comm` may be a window handle (win.c): its own handler decides. */
+    fmpl_mpi_win *w = fmpl_handle_kind(comm) == FMPL_HK_WIN ? fmpl_mpi_win_get(comm) : NULL;
+    fmpl_mpi_comm *c = w ? NULL : fmpl_mpi_comm_get(comm);
+    if (!c && !w)
         c = fmpl_mpi_comm_get(MPI_COMM_WORLD);
-    MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler h = w ? w->errhandler : c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN)
         return code;
-    /* A user handler (errhandler.c) is called with the communicator the
-     * error happened on (MPI_COMM_WORLD if that one is invalid). */
+    /* A user handler (errhandler.c) is called with the communicator or
+     * window the error happened on (MPI_COMM_WORLD if that one is invalid). */
     if (fmpl_mpi_state == FMPL_MPI_READY &&
-        fmpl_mpi_errhandler_call_user(h, c ? c->handle : comm, code))
+        fmpl_mpi_errhandler_call_user(h, w ? w->handle : c ? c->handle : comm, code))
         return code;
     char msg[600];
     va_list ap;

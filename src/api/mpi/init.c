@@ -73,6 +73,7 @@ int PMPI_Finalize(void)
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_requests_finalize(); /* staging and type references still held */
     fmpl_mpi_stage_finalize();    /* the staging pool, back to the shared heap */
+    fmpl_mpi_wins_finalize();     /* windows never freed (win.c) */
     fmpl_mpi_comms_finalize();
     fmpl_mpi_objects_finalize();
     int rc = fmpl_runtime_finalize();
