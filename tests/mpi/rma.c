@@ -194,6 +194,39 @@ static void fence_accumulate(win_case *c)
               c->mem[30 + i], want);
     }
     CHECK_OK(MPI_Type_free(&vec));
+    /* a pair type (padded in C, not in the packed stream): MINLOC of
+     * (value, rank) pairs at ints 40.. (8-byte aligned in every window) */
+    struct {
+        int v, r;
+    } pair = {100 - rank, rank}, seen;
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    for (int t = 0; t < size; t++)
+        CHECK_OK(MPI_Accumulate(&pair, 1, MPI_2INT, t, disp(c, t, 40), 1, MPI_2INT, MPI_MAXLOC,
+                                c->win));
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    memcpy(&seen, &c->mem[40], sizeof seen);
+    CHECK(seen.v == 100 && seen.r == 0, "%s: maxloc (%d, %d)", c->what, seen.v, seen.r);
+    struct {
+        double d;
+        int i;
+    } dp = {1.5 * rank, rank}, dseen;
+    fill(c->mem + 44, 4, 0);
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    for (int t = 0; t < size; t++)
+        CHECK_OK(MPI_Accumulate(&dp, 1, MPI_DOUBLE_INT, t, disp(c, t, 44), 1, MPI_DOUBLE_INT,
+                                MPI_MAXLOC, c->win));
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    memcpy(&dseen, &c->mem[44], sizeof dseen); /* the C struct, padding and all */
+    CHECK(dseen.d == 1.5 * (size - 1) && dseen.i == size - 1, "%s: double_int maxloc (%g, %d)",
+          c->what, dseen.d, dseen.i);
+    /* zero bytes: an empty datatype, a NULL result */
+    MPI_Datatype empty;
+    CHECK_OK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    CHECK_OK(MPI_Type_commit(&empty));
+    CHECK_OK(MPI_Accumulate(NULL, 1, empty, 0, disp(c, 0, 0), 1, empty, MPI_SUM, c->win));
+    CHECK_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 0, MPI_INT, 0, disp(c, 0, 0), 0, MPI_INT,
+                                MPI_SUM, c->win));
+    CHECK_OK(MPI_Type_free(&empty));
     CHECK_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, c->win));
 }
 
@@ -409,6 +442,8 @@ static void objects(void)
     char value[16];
     CHECK_OK(MPI_Info_get(used, "no_locks", 15, value, &flag));
     CHECK(flag && !strcmp(value, "false"), "info");
+    CHECK_OK(MPI_Info_get(used, "accumulate_ops", 15, value, &flag));
+    CHECK(flag && !strcmp(value, "same_op_no_op"), "default accumulate_ops");
     MPI_Info_free(&info);
     MPI_Info_free(&used);
     /* error handlers: fatal by default, a user one is called */
@@ -442,6 +477,15 @@ static void objects(void)
     for (int r = 0, k = 0; r < size; r++)
         for (int i = 0; i <= r; i++, k++)
             CHECK(q0[k] == r + i / 10.0, "shared contiguous element %d", k);
+    CHECK_OK(MPI_Win_free(&win));
+    /* a member with no memory answers NULL */
+    CHECK_OK(MPI_Win_allocate_shared(rank % 2 ? 0 : 8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &sh,
+                                     &win));
+    for (int r = 0; r < size; r++) {
+        CHECK_OK(MPI_Win_shared_query(win, r, &qs, &qu, &q0));
+        CHECK(r % 2 ? qs == 0 && q0 == NULL : qs == 8 && q0 != NULL, "query of %d: %ld %p", r,
+              (long)qs, (void *)q0);
+    }
     CHECK_OK(MPI_Win_free(&win));
 }
 

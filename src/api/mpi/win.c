@@ -3,9 +3,13 @@
  * synchronisation protocol is src/rma; communication is win_ops.c,
  * synchronisation win_sync.c.
  *
- * Creation is collective over a private duplicate of the communicator
- * (its team carries the window's fences and creation exchanges without
- * touching the user's communicator or its attributes):
+ * Creation is collective over the communicator; the window keeps a
+ * private duplicate of it for its own synchronisation (fence, free: the
+ * user may free the communicator, or run collectives on it in any order
+ * relative to the window's).  The creation exchanges run on the user's
+ * communicator, whose collective areas exist already: on the duplicate
+ * they would cost each window the duplicate's areas (fences and free are
+ * barriers, which use only its header lines).
  *   1. each member makes its descriptor (fmpl_rma_win_create) and, for the
  *      allocating flavours, its memory;
  *   2. an allreduce agrees that every member succeeded;
@@ -132,7 +136,7 @@ static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
                       MPI_Aint disp_unit, MPI_Comm comm, MPI_Win *win, const char *func)
 {
     int mine = ok != MPI_SUCCESS, any = 0;
-    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, w->comm);
+    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) {
         win_destroy(w);
         return fmpl_mpi_error(comm, ok != MPI_SUCCESS ? ok : MPI_ERR_OTHER, func,
@@ -146,7 +150,7 @@ static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
     /* The allgather runs even without memory here, so that nobody waits. */
     uint64_t dummy[FMPL_RMA_ENTRY_WORDS * 1];
     int rc = PMPI_Allgather(entry, FMPL_RMA_ENTRY_WORDS, MPI_UINT64_T, all ? all : dummy,
-                            all ? FMPL_RMA_ENTRY_WORDS : 0, MPI_UINT64_T, w->comm);
+                            all ? FMPL_RMA_ENTRY_WORDS : 0, MPI_UINT64_T, comm);
     if (!all || rc != MPI_SUCCESS) {
         free(all);
         win_destroy(w);
@@ -267,8 +271,8 @@ static int win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Aint before = 0, total = 0;
-    PMPI_Exscan(&size, &before, 1, MPI_AINT, MPI_SUM, w->comm);
-    PMPI_Allreduce(&size, &total, 1, MPI_AINT, MPI_SUM, w->comm);
+    PMPI_Exscan(&size, &before, 1, MPI_AINT, MPI_SUM, comm);
+    PMPI_Allreduce(&size, &total, 1, MPI_AINT, MPI_SUM, comm);
     if (w->team->rank == 0)
         before = 0; /* MPI_Exscan leaves member 0's result undefined */
     uint64_t block = 0; /* member 0's packed raddr of the block, 0: none */
@@ -278,7 +282,7 @@ static int win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
         if (w->owned)
             block = fmpl_raddr_pack(fmpl_fab_raddr(w->owned));
     }
-    PMPI_Bcast(&block, 1, MPI_UINT64_T, 0, w->comm);
+    PMPI_Bcast(&block, 1, MPI_UINT64_T, 0, comm);
     int ok = total > 0 && !block ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     fmpl_raddr base = {0};
     if (block) {
@@ -431,7 +435,7 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
             rank++;
     }
     const fmpl_rma_peer *p = &w->rma->peer[rank];
-    void *ptr = p->base.kind == FMPL_MEM_SHARED ? fmpl_fab_ptr(p->base) : NULL;
+    void *ptr = p->base.kind == FMPL_MEM_SHARED && p->size > 0 ? fmpl_fab_ptr(p->base) : NULL;
     *size = ptr ? (MPI_Aint)p->size : 0;
     *disp_unit = (MPI_Aint)p->disp_unit;
     *(void **)baseptr = ptr;
@@ -488,15 +492,22 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 }
 FMPL_MPI_WEAK(Win_set_info)
 
-/* A new info object with the hints in use (those given; none is used to
- * change behaviour). */
+/* A new info object with the hints in use: those given (none changes
+ * behaviour), and the defaults MPI defines for the accumulate hints, which
+ * describe what FMPL does (every accumulate is ordered and atomic). */
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     static const char func[] = "MPI_Win_get_info";
+    static const char *const defaults[][2] = {{"accumulate_ordering", "rar,raw,war,waw"},
+                                              {"accumulate_ops", "same_op_no_op"}};
     FMPL_GET_WIN(win, w, func);
     if (!info_used)
         return fmpl_mpi_error(win, MPI_ERR_ARG, func, "info_used is NULL");
     int rc = w->info ? fmpl_mpi_info_copy(w->info, info_used) : PMPI_Info_create(info_used);
+    char value[2];
+    for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++)
+        if (!fmpl_mpi_info_lookup(*info_used, defaults[i][0], value, sizeof value))
+            rc = PMPI_Info_set(*info_used, defaults[i][0], defaults[i][1]);
     return rc == MPI_SUCCESS ? rc : fmpl_mpi_error(win, rc, func, "cannot copy the info");
 }
 FMPL_MPI_WEAK(Win_get_info)

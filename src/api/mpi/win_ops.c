@@ -285,6 +285,7 @@ typedef struct acc_call {
     MPI_Count tcount;
     MPI_Datatype ttype;
     MPI_Op op;
+    int fetch;              /* the result buffer is wanted */
 } acc_call;
 
 #define ACC_STACK 256
@@ -299,20 +300,22 @@ static int accumulate(const acc_call *a, MPI_Win win, MPI_Request *request, cons
                           func, &t);
     if (rc == MPI_SUCCESS && !no_op)
         rc = check_data(win, a->ocount, a->otype, "origin", func);
-    if (rc == MPI_SUCCESS && a->rbuf)
+    if (rc == MPI_SUCCESS && a->fetch)
         rc = check_data(win, a->rcount, a->rtype, "result", func);
+    if (rc == MPI_SUCCESS && a->fetch && !a->rbuf && data_bytes(a->rcount, a->rtype) > 0)
+        rc = fmpl_mpi_error(win, MPI_ERR_BUFFER, func, "result_addr is NULL");
     if (rc != MPI_SUCCESS || t.rank < 0)
         return rc != MPI_SUCCESS ? rc : done_request(win, request, func);
     int64_t bytes = data_bytes(a->tcount, a->ttype);
     if (!no_op)
         rc = same_size(win, data_bytes(a->ocount, a->otype), bytes, func);
-    if (rc == MPI_SUCCESS && a->rbuf)
+    if (rc == MPI_SUCCESS && a->fetch)
         rc = same_size(win, data_bytes(a->rcount, a->rtype), bytes, func);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS || bytes == 0) /* nothing to combine: no type to check */
+        return rc != MPI_SUCCESS ? rc : done_request(win, request, func);
     int bt = basic_of(a->ttype);
     if (bt == FMPL_BT_NONE || (!no_op && basic_of(a->otype) != bt) ||
-        (a->rbuf && basic_of(a->rtype) != bt))
+        (a->fetch && basic_of(a->rtype) != bt))
         return fmpl_mpi_error(win, MPI_ERR_TYPE, func,
                               "accumulates need the origin, result and target datatypes made "
                               "of one and the same basic type");
@@ -328,8 +331,9 @@ static int accumulate(const acc_call *a, MPI_Win win, MPI_Request *request, cons
     size_t c_bytes = (size_t)n * fmpl_op_elem_size(&r.op);
     int pair = fmpl_op_elem_size(&r.op) != (size_t)fmpl_dt_size(basic);
     acc_update u = {.op = r.op, .no_op = no_op, .compare = a->compare, .n = n,
-                    .pair = pair ? basic : NULL, .result = a->rbuf, .rcount = a->rcount,
-                    .rtype = a->rbuf ? fmpl_mpi_datatype_get(a->rtype) : NULL};
+                    .pair = pair ? basic : NULL, .result = a->fetch ? a->rbuf : NULL,
+                    .rcount = a->rcount,
+                    .rtype = a->fetch ? fmpl_mpi_datatype_get(a->rtype) : NULL};
     /* The origin as a C array of the basic type, and the pair conversion
      * area: on the stack when small (Fetch_and_op, Compare_and_swap). */
     char small[2][ACC_STACK];
@@ -411,8 +415,7 @@ static int get_accumulate(const void *obuf, MPI_Count ocount, MPI_Datatype otype
     a.rbuf = rbuf;
     a.rcount = rcount;
     a.rtype = rtype;
-    if (!rbuf && rcount > 0)
-        return fmpl_mpi_error(win, MPI_ERR_BUFFER, func, "result_addr is NULL");
+    a.fetch = 1;
     return accumulate(&a, win, request, func);
 }
 
@@ -486,6 +489,7 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
     a.rbuf = result_addr;
     a.rcount = 1;
     a.rtype = datatype;
+    a.fetch = 1;
     a.compare = compare_addr;
     return accumulate(&a, win, NO_REQUEST, func);
 }
