@@ -13,7 +13,7 @@
 
 #include "check.h"
 
-#define N 64 /* ints per rank in the data windows */
+#define N 128 /* ints per rank in the data windows */
 
 static int rank, size;
 
@@ -227,6 +227,30 @@ static void fence_accumulate(win_case *c)
     CHECK_OK(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 0, MPI_INT, 0, disp(c, 0, 0), 0, MPI_INT,
                                 MPI_SUM, c->win));
     CHECK_OK(MPI_Type_free(&empty));
+    /* large enough to stage (more than the stack's 256 bytes) on both
+     * sides: every other int of 200 into blocks of 4 every 5 ints */
+    int big[200];
+    for (int i = 0; i < 200; i++)
+        big[i] = i % 2 ? -1000 : i / 2 + 1;
+    MPI_Datatype every_other, blocks;
+    CHECK_OK(MPI_Type_vector(100, 1, 2, MPI_INT, &every_other));
+    CHECK_OK(MPI_Type_commit(&every_other));
+    CHECK_OK(MPI_Type_vector(25, 4, 5, MPI_INT, &blocks));
+    CHECK_OK(MPI_Type_commit(&blocks));
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    fill(c->mem, N, 0);
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    for (int t = 0; t < size; t++)
+        CHECK_OK(MPI_Accumulate(big, 1, every_other, t, disp(c, t, 0), 1, blocks, MPI_SUM,
+                                c->win));
+    CHECK_OK(MPI_Win_fence(0, c->win));
+    for (int i = 0; i < N; i++) {
+        int want = i < 125 && i % 5 < 4 ? size * (i / 5 * 4 + i % 5 + 1) : 0;
+        CHECK(c->mem[i] == want, "%s: staged accumulate int %d is %d, want %d", c->what, i,
+              c->mem[i], want);
+    }
+    CHECK_OK(MPI_Type_free(&every_other));
+    CHECK_OK(MPI_Type_free(&blocks));
     CHECK_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, c->win));
 }
 

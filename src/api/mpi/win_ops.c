@@ -335,27 +335,28 @@ static int accumulate(const acc_call *a, MPI_Win win, MPI_Request *request, cons
                     .rcount = a->rcount,
                     .rtype = a->fetch ? fmpl_mpi_datatype_get(a->rtype) : NULL};
     /* The origin as a C array of the basic type, and the pair conversion
-     * area: on the stack when small (Fetch_and_op, Compare_and_swap). */
+     * area: on the stack when small (Fetch_and_op, Compare_and_swap), else
+     * from the staging pool (no allocation once it is warm). */
     char small[2][ACC_STACK];
     char *origin = NULL, *c_layout = NULL;
     fmpl_datatype *o = no_op ? NULL : fmpl_mpi_datatype_get(a->otype);
     if (o && fmpl_dt_is_contiguous(o) && !pair) {
         u.origin = (const char *)a->obuf + fmpl_dt_true_lb(o);
     } else if (o) {
-        origin = c_bytes <= ACC_STACK ? small[0] : malloc(c_bytes);
+        origin = c_bytes <= ACC_STACK ? small[0] : fmpl_mpi_stage_get(c_bytes);
         if (origin)
             fmpl_dt_copy(a->obuf, a->ocount, o, origin, n, basic, NULL);
         u.origin = origin;
     }
     if (pair)
-        u.c_layout = c_layout = c_bytes <= ACC_STACK ? small[1] : malloc(c_bytes);
+        u.c_layout = c_layout = c_bytes <= ACC_STACK ? small[1] : fmpl_mpi_stage_get(c_bytes);
     int err = (o && !u.origin) || (pair && !c_layout)
                   ? FMPL_ERR_NO_MEMORY
                   : fmpl_rma_update(t.w->rma, t.rank, t.disp, a->tcount, t.ttype, acc_apply, &u);
     if (origin != small[0])
-        free(origin);
+        fmpl_mpi_stage_put(origin);
     if (c_layout != small[1])
-        free(c_layout);
+        fmpl_mpi_stage_put(c_layout);
     if (err)
         return report(win, err, func);
     return done_request(win, request, func);
