@@ -87,6 +87,23 @@ typedef void (*fmpl_rma_update_fn)(void *ctx, char *stream, int64_t bytes);
 int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
                     const fmpl_datatype *ttype, fmpl_rma_update_fn fn, void *ctx);
 
+/* The same update with the processor's atomics, element by element, for
+ * targets in a shared heap whose elements (esize: 1, 2, 4 or 8 bytes) are
+ * aligned (rma_atomic.c).  The elements are the packed stream's: not for
+ * types whose C layout differs (pair types).  Returns 1 when done, 0 when
+ * this target cannot take it (then use fmpl_rma_update). */
+typedef void (*fmpl_rma_combine_fn)(void *ctx, const void *in, void *inout); /* one element */
+typedef struct fmpl_rma_elements {
+    size_t esize;
+    fmpl_rma_combine_fn combine;  /* inout = in op inout */
+    void *ctx;
+    const char *origin;           /* origin stream, NULL: MPI_NO_OP */
+    const char *compare;          /* compare-and-swap: the compare element, else NULL */
+    char *fetched;                /* the old values' stream, or NULL */
+} fmpl_rma_elements;
+int fmpl_rma_update_atomic(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
+                           const fmpl_datatype *ttype, const fmpl_rma_elements *el);
+
 /* ------------------------------------------------------------ synchronisation */
 
 void fmpl_rma_lock(fmpl_rma_win *w, int t, int exclusive);

@@ -20,6 +20,7 @@ typedef struct rma_target {
     fmpl_mpi_win *w;
     int rank;                 /* -1: MPI_PROC_NULL */
     int64_t disp;             /* bytes from the target's window base */
+    int64_t count;            /* elements of ttype */
     fmpl_datatype *ttype;
 } rma_target;
 
@@ -76,6 +77,7 @@ static int check_target(MPI_Win win, int rank, MPI_Aint disp, MPI_Count count,
         return fmpl_mpi_error(win, MPI_ERR_DISP, func, "target_disp %ld is negative",
                               (long)disp);
     t->ttype = fmpl_mpi_datatype_get(type);
+    t->count = count;
     t->disp = (int64_t)disp * w->rma->peer[rank].disp_unit;
     if (count > 0) {
         int64_t lo = t->disp + fmpl_dt_true_lb(t->ttype);
@@ -262,6 +264,37 @@ static void acc_apply(void *ctx, char *stream, int64_t bytes)
     fmpl_dt_pack(u->c_layout, u->n, u->pair, 0, stream, bytes, NULL);
 }
 
+static void combine_one(void *ctx, const void *in, void *inout)
+{
+    fmpl_op_apply(&((acc_update *)ctx)->op, in, inout, 1);
+}
+
+#define ACC_STACK 256
+
+/* The atomic path (rma_atomic.c), when the target's elements allow it:
+ * returns 1 if it ran (*err: how it went), 0 to take the mutex path. */
+static int update_atomic(const rma_target *t, acc_update *u, int64_t bytes, size_t esize,
+                         int *err)
+{
+    char small[ACC_STACK];
+    char *fetched = !u->result ? NULL
+                    : bytes <= ACC_STACK ? small
+                                         : fmpl_mpi_stage_get((size_t)bytes);
+    if (u->result && !fetched) {
+        *err = FMPL_ERR_NO_MEMORY;
+        return 1;
+    }
+    fmpl_rma_elements el = {.esize = esize, .combine = combine_one, .ctx = u,
+                            .origin = u->no_op ? NULL : u->origin, .compare = u->compare,
+                            .fetched = fetched};
+    int done = fmpl_rma_update_atomic(t->w->rma, t->rank, t->disp, t->count, t->ttype, &el);
+    if (done && fetched)
+        *err = fmpl_dt_unpack(fetched, bytes, u->result, u->rcount, u->rtype, 0, NULL);
+    if (fetched != small)
+        fmpl_mpi_stage_put(fetched);
+    return done;
+}
+
 /* The one basic type a datatype is made of, FMPL_BT_NONE if it mixes. */
 static int basic_of(MPI_Datatype t)
 {
@@ -287,8 +320,6 @@ typedef struct acc_call {
     MPI_Op op;
     int fetch;              /* the result buffer is wanted */
 } acc_call;
-
-#define ACC_STACK 256
 
 static int accumulate(const acc_call *a, MPI_Win win, MPI_Request *request, const char *func)
 {
@@ -350,9 +381,9 @@ static int accumulate(const acc_call *a, MPI_Win win, MPI_Request *request, cons
     }
     if (pair)
         u.c_layout = c_layout = c_bytes <= ACC_STACK ? small[1] : fmpl_mpi_stage_get(c_bytes);
-    int err = (o && !u.origin) || (pair && !c_layout)
-                  ? FMPL_ERR_NO_MEMORY
-                  : fmpl_rma_update(t.w->rma, t.rank, t.disp, a->tcount, t.ttype, acc_apply, &u);
+    int err = (o && !u.origin) || (pair && !c_layout) ? FMPL_ERR_NO_MEMORY : FMPL_SUCCESS;
+    if (!err && (pair || !update_atomic(&t, &u, bytes, (size_t)fmpl_dt_size(basic), &err)))
+        err = fmpl_rma_update(t.w->rma, t.rank, t.disp, a->tcount, t.ttype, acc_apply, &u);
     if (origin != small[0])
         fmpl_mpi_stage_put(origin);
     if (c_layout != small[1])
