@@ -167,13 +167,13 @@ int fmpl_rma_get(fmpl_rma_win *w, int t, int64_t disp, void *obuf, int64_t ocoun
     return remote_move(src, obuf, ocount, otype, tcount, ttype, 0);
 }
 
-static void acc_lock(fmpl_rma_win *w, int t)
+void fmpl_rma_acc_lock(fmpl_rma_win *w, int t)
 {
     fmpl_raddr m = desc_field(w, t, offsetof(fmpl_rma_desc, acc));
     FMPL_WAIT_UNTIL(fmpl_fab_cswap(m, 0, 1) == 0);
 }
 
-static void acc_unlock(fmpl_rma_win *w, int t)
+void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t)
 {
     fmpl_fab_fetch_add(desc_field(w, t, offsetof(fmpl_rma_desc, acc)), (uint64_t)-1);
 }
@@ -197,7 +197,7 @@ int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
     if (!s)
         return FMPL_ERR_NO_MEMORY;
     int err = FMPL_SUCCESS;
-    acc_lock(w, t);
+    fmpl_rma_acc_lock(w, t);
     if (in_place) {
         fn(ctx, s, bytes);
     } else {
@@ -209,7 +209,7 @@ int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
                     : remote_stream(dst, tcount, ttype, s, 1);
         }
     }
-    acc_unlock(w, t);
+    fmpl_rma_acc_unlock(w, t);
     if (s != small && !in_place)
         free(s);
     return err;

@@ -87,9 +87,13 @@ typedef void (*fmpl_rma_update_fn)(void *ctx, char *stream, int64_t bytes);
 int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
                     const fmpl_datatype *ttype, fmpl_rma_update_fn fn, void *ctx);
 
+/* Member t's accumulate mutex (fmpl_rma_update takes it itself). */
+void fmpl_rma_acc_lock(fmpl_rma_win *w, int t);
+void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t);
 /* The same update with the processor's atomics, element by element, for
- * targets in a shared heap whose elements (esize: 1, 2, 4 or 8 bytes) are
- * aligned (rma_atomic.c).  The elements are the packed stream's: not for
+ * targets in a shared heap whose elements are 1, 2, 4 or 8 bytes
+ * (rma_atomic.c; an element that is not aligned to its size takes the
+ * mutex).  The elements are the packed stream's: not for
  * types whose C layout differs (pair types).  Returns 1 when done, 0 when
  * this target cannot take it (then use fmpl_rma_update). */
 typedef void (*fmpl_rma_combine_fn)(void *ctx, const void *in, void *inout); /* one element */

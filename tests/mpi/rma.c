@@ -345,6 +345,12 @@ static void contention(win_case *c)
         CHECK_OK(MPI_Accumulate(&l, 1, MPI_LONG_LONG, 0, disp(c, 0, 2), 1, MPI_LONG_LONG,
                                 MPI_SUM, c->win));
         lsum += l;
+        if (c->unit == 1) { /* an int not aligned to 4 bytes: byte 1 of int 24 */
+            CHECK_OK(MPI_Fetch_and_op(&one, &prev, MPI_INT, 0, disp(c, 0, 24) + 1, MPI_SUM,
+                                      c->win));
+            CHECK_OK(MPI_Accumulate(&one, 1, MPI_INT, 0, disp(c, 0, 24) + 1, 1, MPI_INT, MPI_SUM,
+                                    c->win));
+        }
     }
     /* compare-and-swap: each rank claims slot 6 + r once */
     int mine = rank + 1, zero = 0, old = -1;
@@ -362,6 +368,11 @@ static void contention(win_case *c)
         long long t;
         memcpy(&t, &c->mem[2], sizeof t);
         CHECK(t == (long long)size * 2 * iters, "%s: long long total %lld", c->what, t);
+        if (c->unit == 1) {
+            int u;
+            memcpy(&u, (char *)&c->mem[24] + 1, sizeof u);
+            CHECK(u == 2 * size * iters, "%s: unaligned total %d", c->what, u);
+        }
         for (int r = 0; r < size && r < 8; r++)
             CHECK(c->mem[6 + r * 2] == r + 1, "%s: cas slot %d is %d", c->what, r, c->mem[6 + r * 2]);
     }
