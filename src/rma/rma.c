@@ -11,9 +11,12 @@
  *               stores; private memory goes chunk by chunk through CMA
  *               (fmpl_fab_cma_write / _read), each contiguous piece of T's
  *               datatype one call.  Complete when the call returns.
- *   update      (accumulate family) O takes T.acc with cswap(0 -> 1),
- *               reads T's elements, combines, writes them back, releases
- *               T.acc with fetch_add(-1) (release order: the data first).
+ *   update      (accumulate family) O takes T.acc exclusively (as the lock
+ *               below), reads T's elements, combines, writes them back,
+ *               releases T.acc (release order: the data first).  Small
+ *               updates of aligned elements in shared memory take T.acc
+ *               shared instead and update each element with one atomic
+ *               instruction (rma_atomic.c).
  *   lock        exclusive: cswap(T.lock, 0 -> EXCL) until it succeeds.
  *               shared: fetch_add(T.lock, +1); if EXCL was set, undo with
  *               fetch_add(-1) and retry once EXCL is clear.
@@ -167,15 +170,34 @@ int fmpl_rma_get(fmpl_rma_win *w, int t, int64_t disp, void *obuf, int64_t ocoun
     return remote_move(src, obuf, ocount, otype, tcount, ttype, 0);
 }
 
-void fmpl_rma_acc_lock(fmpl_rma_win *w, int t)
+/* A reader-writer word (the passive-target lock, the accumulate lock):
+ * FMPL_RMA_EXCL for the one exclusive holder, plus one per shared holder.
+ * Shared acquisition undoes its increment and retries while EXCL is set. */
+static void word_lock(fmpl_raddr l, int exclusive)
 {
-    fmpl_raddr m = desc_field(w, t, offsetof(fmpl_rma_desc, acc));
-    FMPL_WAIT_UNTIL(fmpl_fab_cswap(m, 0, 1) == 0);
+    if (exclusive) {
+        FMPL_WAIT_UNTIL(fmpl_fab_cswap(l, 0, FMPL_RMA_EXCL) == 0);
+        return;
+    }
+    while (fmpl_fab_fetch_add(l, 1) & FMPL_RMA_EXCL) {
+        fmpl_fab_fetch_add(l, (uint64_t)-1);
+        FMPL_WAIT_UNTIL(!(fmpl_fab_fetch_add(l, 0) & FMPL_RMA_EXCL));
+    }
 }
 
-void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t)
+static void word_unlock(fmpl_raddr l, int exclusive)
 {
-    fmpl_fab_fetch_add(desc_field(w, t, offsetof(fmpl_rma_desc, acc)), (uint64_t)-1);
+    fmpl_fab_fetch_add(l, exclusive ? (uint64_t)0 - FMPL_RMA_EXCL : (uint64_t)-1);
+}
+
+void fmpl_rma_acc_lock(fmpl_rma_win *w, int t, int exclusive)
+{
+    word_lock(desc_field(w, t, offsetof(fmpl_rma_desc, acc)), exclusive);
+}
+
+void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t, int exclusive)
+{
+    word_unlock(desc_field(w, t, offsetof(fmpl_rma_desc, acc)), exclusive);
 }
 
 /* Small updates (Fetch_and_op, Compare_and_swap, short accumulates) of
@@ -197,7 +219,7 @@ int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
     if (!s)
         return FMPL_ERR_NO_MEMORY;
     int err = FMPL_SUCCESS;
-    fmpl_rma_acc_lock(w, t);
+    fmpl_rma_acc_lock(w, t, 1);
     if (in_place) {
         fn(ctx, s, bytes);
     } else {
@@ -209,7 +231,7 @@ int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
                     : remote_stream(dst, tcount, ttype, s, 1);
         }
     }
-    fmpl_rma_acc_unlock(w, t);
+    fmpl_rma_acc_unlock(w, t, 1);
     if (s != small && !in_place)
         free(s);
     return err;
@@ -219,22 +241,13 @@ int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
 
 void fmpl_rma_lock(fmpl_rma_win *w, int t, int exclusive)
 {
-    fmpl_raddr l = desc_field(w, t, offsetof(fmpl_rma_desc, lock));
-    if (exclusive) {
-        FMPL_WAIT_UNTIL(fmpl_fab_cswap(l, 0, FMPL_RMA_EXCL) == 0);
-        return;
-    }
-    while (fmpl_fab_fetch_add(l, 1) & FMPL_RMA_EXCL) {
-        fmpl_fab_fetch_add(l, (uint64_t)-1);
-        FMPL_WAIT_UNTIL(!(fmpl_fab_fetch_add(l, 0) & FMPL_RMA_EXCL));
-    }
+    word_lock(desc_field(w, t, offsetof(fmpl_rma_desc, lock)), exclusive);
 }
 
 void fmpl_rma_unlock(fmpl_rma_win *w, int t, int exclusive)
 {
     fmpl_rma_flush();
-    fmpl_fab_fetch_add(desc_field(w, t, offsetof(fmpl_rma_desc, lock)),
-                       exclusive ? (uint64_t)0 - FMPL_RMA_EXCL : (uint64_t)-1);
+    word_unlock(desc_field(w, t, offsetof(fmpl_rma_desc, lock)), exclusive);
 }
 
 /* ------------------------------------------------------------ PSCW */

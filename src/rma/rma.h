@@ -28,7 +28,7 @@ typedef struct fmpl_rma_line {
 /* In each member's shared heap.  Every counter only grows. */
 typedef struct fmpl_rma_desc {
     fmpl_rma_line lock;      /* passive target: FMPL_RMA_EXCL | shared holders */
-    fmpl_rma_line acc;       /* accumulate mutex: 0 free, 1 held */
+    fmpl_rma_line acc;       /* accumulates: FMPL_RMA_EXCL (bulk) | atomic-path holders */
     fmpl_rma_line completed; /* PSCW: Win_complete calls that named me as target */
     _Atomic uint64_t posted[]; /* [size] PSCW: Win_post calls of member t naming me */
 } fmpl_rma_desc;
@@ -87,15 +87,19 @@ typedef void (*fmpl_rma_update_fn)(void *ctx, char *stream, int64_t bytes);
 int fmpl_rma_update(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
                     const fmpl_datatype *ttype, fmpl_rma_update_fn fn, void *ctx);
 
-/* Member t's accumulate mutex (fmpl_rma_update takes it itself). */
-void fmpl_rma_acc_lock(fmpl_rma_win *w, int t);
-void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t);
-/* The same update with the processor's atomics, element by element, for
- * targets in a shared heap whose elements are 1, 2, 4 or 8 bytes
- * (rma_atomic.c; an element that is not aligned to its size takes the
- * mutex).  The elements are the packed stream's: not for
+/* Member t's accumulate lock: exclusive for a bulk update (fmpl_rma_update
+ * takes it itself), shared for the atomic path. */
+void fmpl_rma_acc_lock(fmpl_rma_win *w, int t, int exclusive);
+void fmpl_rma_acc_unlock(fmpl_rma_win *w, int t, int exclusive);
+/* The same update with the processor's atomics, for small updates
+ * (FMPL_RMA_ATOMIC_MAX elements at most) of 1, 2, 4 or 8-byte elements,
+ * all aligned to their size, in a shared heap (rma_atomic.c): the
+ * accumulate lock is taken shared, so such updates from several origins
+ * run at once, each element one atomic read-modify-write, while bulk
+ * updates exclude them all.  The elements are the packed stream's: not for
  * types whose C layout differs (pair types).  Returns 1 when done, 0 when
- * this target cannot take it (then use fmpl_rma_update). */
+ * the update cannot take this path (then use fmpl_rma_update). */
+#define FMPL_RMA_ATOMIC_MAX 64
 typedef void (*fmpl_rma_combine_fn)(void *ctx, const void *in, void *inout); /* one element */
 typedef struct fmpl_rma_elements {
     size_t esize;

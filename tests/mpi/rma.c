@@ -335,6 +335,8 @@ static void contention(win_case *c)
     CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
     const int iters = 1000;
     long long lsum = 0;
+    int ones80[80];
+    fill(ones80, 80, 1);
     CHECK_OK(MPI_Win_lock_all(0, c->win));
     for (int i = 0; i < iters; i++) {
         int one = 1, prev = -1;
@@ -345,6 +347,12 @@ static void contention(win_case *c)
         CHECK_OK(MPI_Accumulate(&l, 1, MPI_LONG_LONG, 0, disp(c, 0, 2), 1, MPI_LONG_LONG,
                                 MPI_SUM, c->win));
         lsum += l;
+        /* int 40: one-element atomic updates against bulk ones (80 ints,
+         * more than the atomic path takes) that cover it */
+        CHECK_OK(MPI_Fetch_and_op(&one, &prev, MPI_INT, 0, disp(c, 0, 40), MPI_SUM, c->win));
+        if (i % 10 == 0)
+            CHECK_OK(MPI_Accumulate(ones80, 80, MPI_INT, 0, disp(c, 0, 40), 80, MPI_INT,
+                                    MPI_SUM, c->win));
         if (c->unit == 1) { /* an int not aligned to 4 bytes: byte 1 of int 24 */
             CHECK_OK(MPI_Fetch_and_op(&one, &prev, MPI_INT, 0, disp(c, 0, 24) + 1, MPI_SUM,
                                       c->win));
@@ -368,6 +376,8 @@ static void contention(win_case *c)
         long long t;
         memcpy(&t, &c->mem[2], sizeof t);
         CHECK(t == (long long)size * 2 * iters, "%s: long long total %lld", c->what, t);
+        CHECK(c->mem[40] == size * (iters + iters / 10) && c->mem[41] == size * iters / 10,
+              "%s: mixed atomic and bulk totals %d %d", c->what, c->mem[40], c->mem[41]);
         if (c->unit == 1) {
             int u;
             memcpy(&u, (char *)&c->mem[24] + 1, sizeof u);
