@@ -32,6 +32,18 @@ typedef struct atomic_walk {
     char *fetched;            /* stream of old values, or NULL */
 } atomic_walk;
 
+/* The new value of one element from its old one. */
+static void combine(const atomic_walk *a, const void *old, void *nw, int64_t at)
+{
+    memcpy(nw, old, a->esize);
+    if (a->compare) {
+        if (!memcmp(old, a->compare, a->esize))
+            memcpy(nw, a->origin, a->esize);
+    } else if (a->origin) {
+        a->combine(a->ctx, a->origin + at, nw);
+    }
+}
+
 #define ELEMENT_LOOP(T)                                                            \
     for (int64_t i = 0; i < n; i += (int64_t)sizeof(T)) {                          \
         T *e = (T *)(addr + (uintptr_t)i);                                         \
@@ -47,18 +59,6 @@ typedef struct atomic_walk {
         if (a->fetched)                                                            \
             memcpy(a->fetched + at, &old, sizeof(T));                              \
     }
-
-/* The new value of one element from its old one. */
-static void combine(const atomic_walk *a, const void *old, void *nw, int64_t at)
-{
-    memcpy(nw, old, a->esize);
-    if (a->compare) {
-        if (!memcmp(old, a->compare, a->esize))
-            memcpy(nw, a->origin, a->esize);
-    } else if (a->origin) {
-        a->combine(a->ctx, a->origin + at, nw);
-    }
-}
 
 static int update_chunk(void *ctx, uintptr_t addr, char *pk, int64_t n)
 {
