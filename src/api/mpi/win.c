@@ -135,34 +135,31 @@ static int win_begin(MPI_Comm comm, MPI_Info info, int flavor, MPI_Win *win, con
 static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
                       MPI_Aint disp_unit, MPI_Comm comm, MPI_Win *win, const char *func)
 {
-    int mine = ok != MPI_SUCCESS, any = 0;
-    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    if (any) {
-        win_destroy(w);
-        return fmpl_mpi_error(comm, ok != MPI_SUCCESS ? ok : MPI_ERR_OTHER, func,
-                              ok != MPI_SUCCESS ? "cannot make this member's window memory"
-                                                : "another member could not make its window");
-    }
+    /* Everything that can fail locally happens before the agreement, so
+     * that after it every member goes on and nobody is left alone. */
     int n = w->team->size;
     uint64_t entry[FMPL_RMA_ENTRY_WORDS];
     uint64_t *all = malloc((size_t)n * sizeof entry);
-    fmpl_rma_win_entry(w->rma, base, (uint64_t)size, disp_unit, entry);
-    /* The allgather runs even without memory here, so that nobody waits. */
-    uint64_t dummy[FMPL_RMA_ENTRY_WORDS * 1];
-    int rc = PMPI_Allgather(entry, FMPL_RMA_ENTRY_WORDS, MPI_UINT64_T, all ? all : dummy,
-                            all ? FMPL_RMA_ENTRY_WORDS : 0, MPI_UINT64_T, comm);
-    if (!all || rc != MPI_SUCCESS) {
+    if (ok == MPI_SUCCESS && !all)
+        ok = MPI_ERR_NO_MEM;
+    if (ok == MPI_SUCCESS && fmpl_mpi_table_add(&wins, w, &w->handle) != MPI_SUCCESS)
+        ok = MPI_ERR_NO_MEM; /* too many windows */
+    int mine = ok != MPI_SUCCESS, any = 0;
+    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+        if (ok == MPI_SUCCESS)
+            fmpl_mpi_table_remove(&wins, w->handle);
         free(all);
         win_destroy(w);
-        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "cannot exchange window addresses");
+        return fmpl_mpi_error(comm, ok != MPI_SUCCESS ? ok : MPI_ERR_OTHER, func,
+                              ok != MPI_SUCCESS ? "cannot make this member's window"
+                                                : "another member could not make its window");
     }
+    fmpl_rma_win_entry(w->rma, base, (uint64_t)size, disp_unit, entry);
+    PMPI_Allgather(entry, FMPL_RMA_ENTRY_WORDS, MPI_UINT64_T, all, FMPL_RMA_ENTRY_WORDS,
+                   MPI_UINT64_T, comm);
     fmpl_rma_win_connect(w->rma, all, w->team->world);
     free(all);
-    rc = fmpl_mpi_table_add(&wins, w, &w->handle);
-    if (rc != MPI_SUCCESS) {
-        win_destroy(w);
-        return fmpl_mpi_error(comm, rc, func, "too many windows");
-    }
     *win = w->handle;
     return MPI_SUCCESS;
 }
