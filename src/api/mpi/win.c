@@ -11,9 +11,10 @@
  * they would cost each window the duplicate's areas (fences and free are
  * barriers, which use only its header lines).
  *   1. each member makes its descriptor (fmpl_rma_win_create) and, for the
- *      allocating flavours, its memory;
- *   2. an allreduce agrees that every member succeeded;
- *   3. an allgather of FMPL_RMA_ENTRY_WORDS words per member gives every
+ *      allocating flavours, its memory; after each of the two an allreduce
+ *      agrees that every member succeeded (a member that fails still takes
+ *      part, so that nobody waits for it);
+ *   2. an allgather of FMPL_RMA_ENTRY_WORDS words per member gives every
  *      member every other's memory and descriptor addresses.
  * Memory: MPI_Win_allocate takes the shared heap (direct loads and stores
  * for every peer), falling back to malloc (CMA) when the heap is full;
@@ -68,6 +69,16 @@ static void win_destroy(fmpl_mpi_win *w)
     free(w);
 }
 
+/* Did any member fail (rc: this member's MPI_SUCCESS or error class)?
+ * Collective over comm: a member that fails locally still takes part, so
+ * that every member leaves creation the same way. */
+static int agree(int rc, MPI_Comm comm)
+{
+    int mine = rc != MPI_SUCCESS, any = 0;
+    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    return any;
+}
+
 /* Step 1 of every flavour: argument checks, the private communicator, the
  * descriptor.  Collective (the duplication); on error nothing is left. */
 static int win_begin(MPI_Comm comm, MPI_Info info, int flavor, MPI_Win *win, const char *func,
@@ -100,6 +111,7 @@ static int win_begin(MPI_Comm comm, MPI_Info info, int flavor, MPI_Win *win, con
     fmpl_mpi_win *w = calloc(1, sizeof *w);
     if (!w) {
         fmpl_team_retire(t);
+        agree(MPI_ERR_NO_MEM, comm); /* the others wait for this member's verdict */
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a window");
     }
     w->team = t;
@@ -122,16 +134,19 @@ static int win_begin(MPI_Comm comm, MPI_Info info, int flavor, MPI_Win *win, con
         rc = MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
         rc = fmpl_mpi_info_copy(info, &w->info);
-    if (rc != MPI_SUCCESS) {
+    if (agree(rc, comm)) {
         win_destroy(w);
-        return fmpl_mpi_error(comm, rc, func, "cannot create the window");
+        return fmpl_mpi_error(comm, rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER, func,
+                              rc != MPI_SUCCESS ? "cannot create the window"
+                                                : "another member could not create its window");
     }
     *out = w;
     return MPI_SUCCESS;
 }
 
-/* Steps 2 and 3: agree, exchange, register.  `ok` is this member's verdict
- * (MPI_SUCCESS or its error class); a failure anywhere fails everyone. */
+/* The end of every flavour: agree on the memory, register, exchange.  `ok` is
+ * this member's verdict (MPI_SUCCESS or its error class); a failure anywhere
+ * fails everyone. */
 static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
                       MPI_Aint disp_unit, MPI_Comm comm, MPI_Win *win, const char *func)
 {
@@ -144,9 +159,7 @@ static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
         ok = MPI_ERR_NO_MEM;
     if (ok == MPI_SUCCESS && fmpl_mpi_table_add(&wins, w, &w->handle) != MPI_SUCCESS)
         ok = MPI_ERR_NO_MEM; /* too many windows */
-    int mine = ok != MPI_SUCCESS, any = 0;
-    PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    if (any) {
+    if (agree(ok, comm)) {
         if (ok == MPI_SUCCESS)
             fmpl_mpi_table_remove(&wins, w->handle);
         free(all);
