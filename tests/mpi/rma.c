@@ -511,9 +511,13 @@ static void objects(void)
     double *sh;
     CHECK_OK(MPI_Win_allocate_shared((rank + 1) * sizeof(double), sizeof(double), MPI_INFO_NULL,
                                      MPI_COMM_WORLD, &sh, &win));
+    CHECK_OK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win)); /* the shared-memory idiom */
     for (int i = 0; i <= rank; i++)
         sh[i] = rank + i / 10.0;
+    CHECK_OK(MPI_Win_sync(win));
     CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_OK(MPI_Win_sync(win));
+    CHECK_OK(MPI_Win_unlock_all(win));
     double *q0;
     MPI_Aint qs;
     int qu;
@@ -543,6 +547,8 @@ static void errors(void)
     MPI_Win win;
     CHECK_CLASS(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN);
     CHECK_CLASS(MPI_Win_fence(0, MPI_WIN_NULL), MPI_ERR_WIN);
+    CHECK_CLASS(MPI_Win_sync(MPI_WIN_NULL), MPI_ERR_WIN);
+    CHECK_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, MPI_WIN_NULL), MPI_ERR_WIN);
     CHECK_CLASS(MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_ERR_SIZE);
     CHECK_CLASS(MPI_Win_allocate(8, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_ERR_DISP);
     CHECK_CLASS(MPI_Win_create(&x, 4, 1, MPI_INFO_NULL, MPI_COMM_NULL, &win), MPI_ERR_COMM);
