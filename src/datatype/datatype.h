@@ -255,6 +255,16 @@ static inline int64_t fmpl_dt_cursor_remaining(const fmpl_dt_cursor *c)
     return c->total - c->pos;
 }
 
+/* Visit the contiguous pieces of (base, count, t) in packed-stream order:
+ * fn(ctx, addr, pk, n) for each, where addr = base + the piece's offset (an
+ * integer: base may be another process's address, e.g. for a
+ * kernel-assisted copy) and pk = packed + the piece's position in the
+ * stream.  Stops at the first non-zero return of fn, which it returns.
+ * Not reentrant within one thread (fn must not walk again). */
+typedef int (*fmpl_dt_chunk_fn)(void *ctx, uintptr_t addr, char *pk, int64_t n);
+int fmpl_dt_for_each_chunk(uintptr_t base, int64_t count, const fmpl_datatype *t, char *packed,
+                           fmpl_dt_chunk_fn fn, void *ctx);
+
 /* Local copy between two typemaps with the same type signature (not
  * checked; only the byte counts are): the packed stream of (src, scount,
  * stype) is unpacked into (dst, dcount, dtype).  *copied = bytes moved.  When

@@ -76,6 +76,28 @@ static inline __attribute__((always_inline)) void dt_copy(void *dst, const void 
 #undef WALK
 #undef WALK_COPY
 
+/* The chunk walker (fmpl_dt_for_each_chunk): each contiguous piece goes to
+ * a callback instead of memcpy.  The walker functions take no context, so
+ * the callback and its first error live here for the duration of one walk
+ * (one per thread). */
+static _Thread_local struct {
+    fmpl_dt_chunk_fn fn;
+    void *ctx;
+    int err;
+} chunk_walk;
+
+static inline void chunk_emit(uintptr_t user, char *pk, int64_t n)
+{
+    if (!chunk_walk.err)
+        chunk_walk.err = chunk_walk.fn(chunk_walk.ctx, user, pk, n);
+}
+
+#define WALK(name) chunk_##name
+#define WALK_COPY(user, pk, n) chunk_emit((user), (pk), (n))
+#include "datatype/dt_walk.inl"
+#undef WALK
+#undef WALK_COPY
+
 /* Packed bytes [off, off + n) of (buf, *, t) to / from `pk`; n > 0. */
 static void pack_range(uintptr_t buf, const fmpl_datatype *t, int64_t off, char *pk, int64_t n)
 {
@@ -269,4 +291,24 @@ int fmpl_dt_copy(const void *src, int64_t scount, const fmpl_datatype *stype, vo
                           "the source holds %lld bytes, the destination only %lld",
                           (long long)stotal, (long long)dtotal);
     return FMPL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- chunks */
+
+int fmpl_dt_for_each_chunk(uintptr_t base, int64_t count, const fmpl_datatype *t, char *packed,
+                           fmpl_dt_chunk_fn fn, void *ctx)
+{
+    int64_t total = 0;
+    int err = check_type(t, count, &total);
+    if (err || total == 0)
+        return err;
+    if (t->contiguous)
+        return fn(ctx, base + (uintptr_t)t->true_lb, packed, total);
+    chunk_walk.fn = fn;
+    chunk_walk.ctx = ctx;
+    chunk_walk.err = 0;
+    chunk_seq(t->loop, base, dt_extent(t), 0, total, packed);
+    err = chunk_walk.err;
+    chunk_walk.fn = NULL;
+    return err;
 }

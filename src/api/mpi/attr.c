@@ -1,4 +1,4 @@
-/* Attribute caching on communicators: keyvals, attributes, and the
+/* Attribute caching on communicators and windows: keyvals, attributes, and the
  * predefined attributes.
  *
  * A keyval holds the copy and delete callbacks and the extra state; it is
@@ -18,7 +18,12 @@
  * returned through the communicator's error handler.
  *
  * The predefined keyvals (MPI_TAG_UB ...) are builtin handles with values
- * read on every communicator: they cannot be set, deleted or freed. */
+ * read on every communicator: they cannot be set, deleted or freed.
+ *
+ * Windows (win.c) cache attributes the same way: a keyval is made for one
+ * kind of object (keyval.object) and the functions below work on any
+ * object's list given its handle; a window's predefined attributes
+ * (MPI_WIN_BASE ...) are answered by win.c before it comes here. */
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
@@ -28,7 +33,7 @@ typedef struct keyval {
     MPI_Comm_copy_attr_function *copy_fn;
     MPI_Comm_delete_attr_function *delete_fn;
     void *extra_state;
-    int object;     /* FMPL_HK_COMM: the kind of object it is for */
+    int object;     /* FMPL_HK_COMM or FMPL_HK_WIN: the kind of object it is for */
     int refs;
     int freed;      /* MPI_Comm_free_keyval was called */
 } keyval;
@@ -69,10 +74,10 @@ static int *predefined(int k)
 
 /* ------------------------------------------------------------ keyvals */
 
-static keyval *keyval_get(int k)
+static keyval *keyval_get(int k, int object)
 {
     keyval *kv = fmpl_mpi_table_get(&keyvals, k);
-    return kv && kv->object == FMPL_HK_COMM ? kv : NULL;
+    return kv && kv->object == object ? kv : NULL;
 }
 
 static void keyval_unref(int k)
@@ -86,9 +91,9 @@ static void keyval_unref(int k)
 
 void fmpl_mpi_attrs_finalize(void) { fmpl_mpi_table_clear(&keyvals, free); }
 
-static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
-                         MPI_Comm_delete_attr_function *delete_fn, int *k, void *extra,
-                         const char *func)
+int fmpl_mpi_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
+                           MPI_Comm_delete_attr_function *delete_fn, int *k, void *extra,
+                           int object, const char *func)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!k)
@@ -97,7 +102,7 @@ static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
     if (!kv)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, func, "no memory for a keyval");
     *kv = (keyval){.copy_fn = copy_fn, .delete_fn = delete_fn, .extra_state = extra,
-                   .object = FMPL_HK_COMM, .refs = 1};
+                   .object = object, .refs = 1};
     int rc = fmpl_mpi_table_add(&keyvals, kv, k);
     if (rc != MPI_SUCCESS) {
         free(kv);
@@ -106,7 +111,7 @@ static int create_keyval(MPI_Comm_copy_attr_function *copy_fn,
     return MPI_SUCCESS;
 }
 
-static int free_keyval(int *k, const char *func)
+int fmpl_mpi_keyval_free(int *k, int object, const char *func)
 {
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!k)
@@ -114,7 +119,7 @@ static int free_keyval(int *k, const char *func)
     if (predefined(*k))
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func,
                               "predefined keyval 0x%x cannot be freed", (unsigned)*k);
-    keyval *kv = keyval_get(*k);
+    keyval *kv = keyval_get(*k, object);
     if (!kv)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, func,
                               *k == MPI_KEYVAL_INVALID
@@ -137,34 +142,35 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state)
 {
-    return create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
-                         "MPI_Comm_create_keyval");
+    return fmpl_mpi_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval,
+                                  extra_state, FMPL_HK_COMM, "MPI_Comm_create_keyval");
 }
 FMPL_MPI_WEAK(Comm_create_keyval)
 
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
-    return free_keyval(comm_keyval, "MPI_Comm_free_keyval");
+    return fmpl_mpi_keyval_free(comm_keyval, FMPL_HK_COMM, "MPI_Comm_free_keyval");
 }
 FMPL_MPI_WEAK(Comm_free_keyval)
 
 /* ------------------------------------------------------------ attributes */
 
-static attr **find(fmpl_mpi_comm *c, int k)
+static attr **find(attr **list, int k)
 {
-    attr **p = &c->attrs;
+    attr **p = list;
     while (*p && (*p)->keyval != k)
         p = &(*p)->next;
     return p;
 }
 
-/* Run the delete callback of a (unlinked) attribute; on success release it. */
-static int delete_one(fmpl_mpi_comm *c, attr *a)
+/* Run the delete callback of a (unlinked) attribute of the object `handle`;
+ * on success release it. */
+static int delete_one(int handle, attr *a)
 {
     keyval *kv = fmpl_mpi_table_get(&keyvals, a->keyval);
     int rc = MPI_SUCCESS;
     if (kv && kv->delete_fn)
-        rc = kv->delete_fn(c->handle, a->keyval, a->value, kv->extra_state);
+        rc = kv->delete_fn(handle, a->keyval, a->value, kv->extra_state);
     if (rc != MPI_SUCCESS)
         return rc;
     keyval_unref(a->keyval);
@@ -172,30 +178,37 @@ static int delete_one(fmpl_mpi_comm *c, attr *a)
     return MPI_SUCCESS;
 }
 
-int fmpl_mpi_attr_delete_all(fmpl_mpi_comm *c)
+int fmpl_mpi_attr_list_delete_all(int handle, attr **list)
 {
-    while (c->attrs) {
-        attr *a = c->attrs;
-        c->attrs = a->next; /* unlinked while its callback runs */
-        int rc = delete_one(c, a);
+    while (*list) {
+        attr *a = *list;
+        *list = a->next; /* unlinked while its callback runs */
+        int rc = delete_one(handle, a);
         if (rc != MPI_SUCCESS) {
-            a->next = c->attrs;
-            c->attrs = a;
+            a->next = *list;
+            *list = a;
             return rc;
         }
     }
     return MPI_SUCCESS;
 }
 
-void fmpl_mpi_attr_drop_all(fmpl_mpi_comm *c)
+int fmpl_mpi_attr_delete_all(fmpl_mpi_comm *c)
 {
-    while (c->attrs) {
-        attr *a = c->attrs;
-        c->attrs = a->next;
+    return fmpl_mpi_attr_list_delete_all(c->handle, &c->attrs);
+}
+
+void fmpl_mpi_attr_list_drop(attr **list)
+{
+    while (*list) {
+        attr *a = *list;
+        *list = a->next;
         keyval_unref(a->keyval);
         free(a);
     }
 }
+
+void fmpl_mpi_attr_drop_all(fmpl_mpi_comm *c) { fmpl_mpi_attr_list_drop(&c->attrs); }
 
 int fmpl_mpi_attr_copy_all(fmpl_mpi_comm *oldc, fmpl_mpi_comm *newc)
 {
@@ -243,16 +256,15 @@ int fmpl_mpi_attr_copy_all(fmpl_mpi_comm *oldc, fmpl_mpi_comm *newc)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,                  \
                               "invalid communicator 0x%x", (unsigned)(comm))
 
-static int set_attr(MPI_Comm comm, int k, void *value, const char *func)
+int fmpl_mpi_attr_set(int comm, int object, attr **list, int k, void *value, const char *func)
 {
-    GET_COMM(comm, c, func);
-    if (predefined(k))
+    if (object == FMPL_HK_COMM && predefined(k))
         return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
                               "predefined attribute 0x%x cannot be set", (unsigned)k);
-    keyval *kv = keyval_get(k);
+    keyval *kv = keyval_get(k, object);
     if (!kv || kv->freed)
         return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
-    attr **p = find(c, k);
+    attr **p = find(list, k);
     if (*p) { /* replace: the old value's delete callback first */
         int rc = kv->delete_fn ? kv->delete_fn(comm, k, (*p)->value, kv->extra_state)
                                : MPI_SUCCESS;
@@ -265,53 +277,70 @@ static int set_attr(MPI_Comm comm, int k, void *value, const char *func)
     attr *a = malloc(sizeof *a);
     if (!a)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for an attribute");
-    *a = (attr){.keyval = k, .value = value, .next = c->attrs};
-    c->attrs = a;
+    *a = (attr){.keyval = k, .value = value, .next = *list};
+    *list = a;
     kv->refs++;
     return MPI_SUCCESS;
 }
 
-static int get_attr(MPI_Comm comm, int k, void *value, int *flag, const char *func)
+int fmpl_mpi_attr_get(int comm, int object, attr **list, int k, void *value, int *flag,
+                      const char *func)
 {
-    GET_COMM(comm, c, func);
     if (!value || !flag)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "attribute_val or flag is NULL");
-    int *pre = predefined(k);
+    int *pre = object == FMPL_HK_COMM ? predefined(k) : NULL;
     if (pre) {
         *(void **)value = pre;
         *flag = 1;
         return MPI_SUCCESS;
     }
-    if (!keyval_get(k))
+    if (!keyval_get(k, object))
         return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
-    attr *a = *find(c, k);
+    attr *a = *find(list, k);
     *flag = a != NULL;
     if (a)
         *(void **)value = a->value;
     return MPI_SUCCESS;
 }
 
-static int delete_attr(MPI_Comm comm, int k, const char *func)
+int fmpl_mpi_attr_delete(int comm, int object, attr **list, int k, const char *func)
 {
-    GET_COMM(comm, c, func);
-    if (predefined(k))
+    if (object == FMPL_HK_COMM && predefined(k))
         return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
                               "predefined attribute 0x%x cannot be deleted", (unsigned)k);
-    if (!keyval_get(k))
+    if (!keyval_get(k, object))
         return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
-    attr **p = find(c, k);
+    attr **p = find(list, k);
     if (!*p)
         return MPI_SUCCESS; /* nothing cached under k: nothing to delete (as MPICH) */
     attr *a = *p;
     *p = a->next;
-    int rc = delete_one(c, a);
+    int rc = delete_one(comm, a);
     if (rc != MPI_SUCCESS) {
-        a->next = c->attrs;
-        c->attrs = a;
+        a->next = *list;
+        *list = a;
         return fmpl_mpi_error(comm, rc, func, "the delete callback of keyval 0x%x failed",
                               (unsigned)k);
     }
     return MPI_SUCCESS;
+}
+
+static int set_attr(MPI_Comm comm, int k, void *value, const char *func)
+{
+    GET_COMM(comm, c, func);
+    return fmpl_mpi_attr_set(comm, FMPL_HK_COMM, &c->attrs, k, value, func);
+}
+
+static int get_attr(MPI_Comm comm, int k, void *value, int *flag, const char *func)
+{
+    GET_COMM(comm, c, func);
+    return fmpl_mpi_attr_get(comm, FMPL_HK_COMM, &c->attrs, k, value, flag, func);
+}
+
+static int delete_attr(MPI_Comm comm, int k, const char *func)
+{
+    GET_COMM(comm, c, func);
+    return fmpl_mpi_attr_delete(comm, FMPL_HK_COMM, &c->attrs, k, func);
 }
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
@@ -337,11 +366,15 @@ FMPL_MPI_WEAK(Comm_delete_attr)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
-    return create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
+    return fmpl_mpi_keyval_create(copy_fn, delete_fn, keyval, extra_state, FMPL_HK_COMM,
+                                  "MPI_Keyval_create");
 }
 FMPL_MPI_WEAK(Keyval_create)
 
-int PMPI_Keyval_free(int *keyval) { return free_keyval(keyval, "MPI_Keyval_free"); }
+int PMPI_Keyval_free(int *keyval)
+{
+    return fmpl_mpi_keyval_free(keyval, FMPL_HK_COMM, "MPI_Keyval_free");
+}
 FMPL_MPI_WEAK(Keyval_free)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)

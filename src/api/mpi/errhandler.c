@@ -16,7 +16,9 @@
 #include <string.h>
 
 typedef struct errhandler {
-    MPI_Comm_errhandler_function *fn;
+    MPI_Comm_errhandler_function *fn; /* a window's has the same C type under
+                                         the MPICH ABI (handles are ints) */
+    int object;                       /* FMPL_HK_COMM, FMPL_HK_WIN or FMPL_HK_SESSION */
     int refs;
 } errhandler;
 
@@ -32,6 +34,12 @@ static int is_predefined(MPI_Errhandler h)
 int fmpl_mpi_errhandler_valid(MPI_Errhandler h)
 {
     return is_predefined(h) || fmpl_mpi_table_get(&handlers, h) != NULL;
+}
+
+int fmpl_mpi_errhandler_valid_for(MPI_Errhandler h, int object)
+{
+    errhandler *e = fmpl_mpi_table_get(&handlers, h);
+    return is_predefined(h) || (e && e->object == object);
 }
 
 void fmpl_mpi_errhandler_ref(MPI_Errhandler h)
@@ -73,12 +81,14 @@ int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code)
 
 void fmpl_mpi_errhandlers_finalize(void) { fmpl_mpi_table_clear(&handlers, free); }
 
-int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+int fmpl_mpi_errhandler_new(MPI_Comm_errhandler_function *fn, int object,
+                            MPI_Errhandler *errhandler)
 {
     struct errhandler *e = malloc(sizeof *e);
     if (!e)
         return MPI_ERR_NO_MEM;
     e->fn = fn;
+    e->object = object;
     e->refs = 1;
     int rc = fmpl_mpi_table_add(&handlers, e, errhandler);
     if (rc != MPI_SUCCESS)
@@ -88,16 +98,22 @@ int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler 
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
-    static const char func[] = "MPI_Comm_create_errhandler";
+    return fmpl_mpi_errhandler_create(fn, FMPL_HK_COMM, errhandler,
+                                      "MPI_Comm_create_errhandler");
+}
+FMPL_MPI_WEAK(Comm_create_errhandler)
+
+int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, int object,
+                               MPI_Errhandler *errhandler, const char *func)
+{
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!fn || !errhandler)
         return ERR(MPI_ERR_ARG, func, "the function or errhandler is NULL");
-    int rc = fmpl_mpi_errhandler_create(fn, errhandler);
+    int rc = fmpl_mpi_errhandler_new(fn, object, errhandler);
     if (rc != MPI_SUCCESS)
         return ERR(rc, func, "no memory for an error handler");
     return MPI_SUCCESS;
 }
-FMPL_MPI_WEAK(Comm_create_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {

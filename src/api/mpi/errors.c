@@ -1,4 +1,4 @@
-/* MPI error classes, strings and error handlers on communicators.
+/* MPI error classes, strings and error handlers on communicators and windows.
  * An error is reported on a communicator: MPI_ERRORS_ARE_FATAL (the
  * default) and MPI_ERRORS_ABORT print the message and end the job through
  * the launcher; MPI_ERRORS_RETURN returns the code; a user handler is
@@ -102,14 +102,16 @@ static int raise_error(MPI_Errhandler h, int handle, int code, const char *func,
 
 int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, ...)
 {
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (!c)
+    /* `comm` may be a window handle (win.c): its own handler decides;
+     * MPI_COMM_WORLD's if comm is invalid. */
+    fmpl_mpi_win *w = fmpl_handle_kind(comm) == FMPL_HK_WIN ? fmpl_mpi_win_get(comm) : NULL;
+    fmpl_mpi_comm *c = w ? NULL : fmpl_mpi_comm_get(comm);
+    if (!c && !w)
         c = fmpl_mpi_comm_get(MPI_COMM_WORLD);
-    /* MPI_COMM_WORLD's handler if comm is invalid */
+    MPI_Errhandler h = w ? w->errhandler : c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
     va_list ap;
     va_start(ap, fmt);
-    int rc = raise_error(c ? c->errhandler : MPI_ERRORS_ARE_FATAL, c ? c->handle : comm, code,
-                         func, fmt, ap);
+    int rc = raise_error(h, w ? w->handle : c ? c->handle : comm, code, func, fmt, ap);
     va_end(ap);
     return rc;
 }

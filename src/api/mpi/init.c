@@ -33,6 +33,7 @@ static int teardown(void)
     fmpl_mpi_state = FMPL_MPI_DONE;
     fmpl_mpi_requests_finalize(); /* staging and type references still held */
     fmpl_mpi_stage_finalize();    /* the staging pool, back to the shared heap */
+    fmpl_mpi_wins_finalize();     /* windows never freed (win.c) */
     fmpl_mpi_comms_finalize();
     fmpl_mpi_objects_finalize();
     return fmpl_runtime_finalize() == FMPL_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;

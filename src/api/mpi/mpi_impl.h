@@ -82,6 +82,44 @@ void fmpl_mpi_comm_release(fmpl_mpi_comm *c);
 int fmpl_mpi_comms_init(void);
 void fmpl_mpi_comms_finalize(void);
 
+/* ------------------------------------------------------------ windows */
+
+/* An MPI window (win.c, win_sync.c, win_ops.c) on the one-sided layer
+ * (src/rma).  The window keeps a duplicate of its communicator for the
+ * collective steps (creation, fence, free) and the access epochs it has
+ * open, so that every operation outside one is MPI_ERR_RMA_SYNC. */
+enum { FMPL_WIN_LOCK_NONE = 0, FMPL_WIN_LOCK_SHARED, FMPL_WIN_LOCK_EXCL };
+
+typedef struct fmpl_mpi_win {
+    int handle;
+    MPI_Comm comm;               /* private duplicate of the creating communicator */
+    fmpl_team *team;             /* its team */
+    struct fmpl_rma_win *rma;
+    MPI_Errhandler errhandler;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct fmpl_mpi_attr *attrs; /* attr.c */
+    MPI_Info info;               /* hints given at creation / Win_set_info (0: none) */
+    int flavor;                  /* MPI_WIN_FLAVOR_* */
+    int model;                   /* MPI_WIN_UNIFIED */
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    void *owned;                 /* memory the window allocated (freed with it) */
+    int owned_heap;              /* owned is in the shared heap (else malloc) */
+    struct fmpl_mpi_win_region *regions; /* dynamic: attached memory */
+    /* epochs (win_sync.c) */
+    int fence;                   /* after a fence without MPI_MODE_NOSUCCEED */
+    int lock_all;                /* inside Win_lock_all */
+    int nlocks;                  /* targets locked by Win_lock */
+    unsigned char *locks;        /* [size] FMPL_WIN_LOCK_* per target */
+    int *access;                 /* PSCW access group (members), NULL: none */
+    int naccess;
+    int nexpose;                 /* PSCW exposure group size, -1: none */
+} fmpl_mpi_win;
+
+fmpl_mpi_win *fmpl_mpi_win_get(MPI_Win w); /* NULL if invalid */
+void fmpl_mpi_wins_finalize(void);
+
 /* ------------------------------------------------------------ data of a transfer */
 
 /* One side of a transfer: `count` elements of a datatype at `user`

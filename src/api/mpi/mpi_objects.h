@@ -71,6 +71,21 @@ int fmpl_mpi_attr_delete_all(fmpl_mpi_comm *c);
 /* Release the attribute list without callbacks (MPI_Finalize). */
 void fmpl_mpi_attr_drop_all(fmpl_mpi_comm *c);
 void fmpl_mpi_attrs_finalize(void);
+/* The same on any object's list (windows: win.c): `handle` is the object
+ * (errors are reported on it, callbacks receive it), `object` its kind
+ * (FMPL_HK_COMM, FMPL_HK_WIN; keyvals are made for one kind). */
+int fmpl_mpi_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
+                           MPI_Comm_delete_attr_function *delete_fn, int *k, void *extra,
+                           int object, const char *func);
+int fmpl_mpi_keyval_free(int *k, int object, const char *func);
+int fmpl_mpi_attr_set(int handle, int object, struct fmpl_mpi_attr **list, int k, void *value,
+                      const char *func);
+int fmpl_mpi_attr_get(int handle, int object, struct fmpl_mpi_attr **list, int k, void *value,
+                      int *flag, const char *func);
+int fmpl_mpi_attr_delete(int handle, int object, struct fmpl_mpi_attr **list, int k,
+                         const char *func);
+int fmpl_mpi_attr_list_delete_all(int handle, struct fmpl_mpi_attr **list);
+void fmpl_mpi_attr_list_drop(struct fmpl_mpi_attr **list);
 /* The value of the MPI_LASTUSEDCODE attribute (errhandler.c). */
 extern int fmpl_mpi_lastusedcode;
 
@@ -88,16 +103,24 @@ int fmpl_mpi_info_lookup(MPI_Info info, const char *key, char *value, int len);
 
 /* ------------------------------------------------------------ error handlers */
 
-/* A user handler (MPI_Comm_create_errhandler; also the session handlers,
- * whose function has the same form): MPI_SUCCESS or MPI_ERR_NO_MEM, nothing
- * reported, usable before MPI is initialised. */
-int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler);
+/* A user handler for objects of kind `object` (FMPL_HK_COMM, FMPL_HK_WIN,
+ * FMPL_HK_SESSION: their functions have the same C type under the MPICH
+ * ABI): MPI_SUCCESS or MPI_ERR_NO_MEM, nothing reported, usable before MPI
+ * is initialised (sessions). */
+int fmpl_mpi_errhandler_new(MPI_Comm_errhandler_function *fn, int object,
+                            MPI_Errhandler *errhandler);
 /* 1 for the predefined handlers and live user handlers for communicators. */
 int fmpl_mpi_errhandler_valid(MPI_Errhandler h);
+/* 1 for the predefined handlers and live user handlers made for objects of
+ * kind `object` (FMPL_HK_COMM, FMPL_HK_WIN). */
+int fmpl_mpi_errhandler_valid_for(MPI_Errhandler h, int object);
+/* A new user handler for objects of kind `object`; reported from func. */
+int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, int object,
+                               MPI_Errhandler *errhandler, const char *func);
 /* Take or drop a reference a communicator holds (predefined: nothing). */
 void fmpl_mpi_errhandler_ref(MPI_Errhandler h);
 void fmpl_mpi_errhandler_unref(MPI_Errhandler h);
-/* *slot (an object's handler, holding a reference) becomes h. */
+/* An object's handler slot takes h: a reference on h, the old one dropped. */
 void fmpl_mpi_errhandler_replace(MPI_Errhandler *slot, MPI_Errhandler h);
 /* Run a user handler with (&comm, &code).  Returns 0 if h is not one. */
 int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code);

@@ -217,8 +217,8 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
                                       "MPI_Session_create_errhandler",
                                       "the function or errhandler is NULL");
     /* Same form as a communicator handler: (int handle *, int *code, ...). */
-    int rc = fmpl_mpi_errhandler_create((MPI_Comm_errhandler_function *)(void (*)(void))fn,
-                                        errhandler);
+    int rc = fmpl_mpi_errhandler_new((MPI_Comm_errhandler_function *)(void (*)(void))fn,
+                                     FMPL_HK_SESSION, errhandler);
     return rc == MPI_SUCCESS ? MPI_SUCCESS
                              : fmpl_mpi_error_handler(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL, rc,
                                                       "MPI_Session_create_errhandler",

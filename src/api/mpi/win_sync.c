@@ -1,0 +1,297 @@
+/* MPI one-sided synchronisation: fence, post-start-complete-wait,
+ * passive-target locks, flushes.  The remote side of each is in src/rma
+ * (rma.c opens with the sequence of remote operations); this file checks
+ * the epochs (an access outside one, or an epoch call out of order, is
+ * MPI_ERR_RMA_SYNC) and the arguments.
+ *
+ * Every put, get and accumulate is complete at its target when its call
+ * returns (rma.c), so the flushes are memory fences and MPI_Win_unlock
+ * has nothing to wait for but the lock word itself. */
+#include "api/mpi/win.h"
+#include "api/mpi/mpi_objects.h"
+
+#include <stdlib.h>
+
+#define LOCK_NOCHECK 0x4 /* in w->locks[t] / w->lock_all: no lock word was taken */
+
+static int check_assert(MPI_Win win, int assert, int allowed, const char *func)
+{
+    if (assert & ~allowed)
+        return fmpl_mpi_error(win, MPI_ERR_ASSERT, func, "invalid assert 0x%x", (unsigned)assert);
+    return MPI_SUCCESS;
+}
+
+static int sync_error(MPI_Win win, const char *func, const char *why)
+{
+    return fmpl_mpi_error(win, MPI_ERR_RMA_SYNC, func, "%s", why);
+}
+
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_fence";
+    FMPL_GET_WIN(win, w, func);
+    int rc = check_assert(win, assert,
+                          MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
+                              MPI_MODE_NOSUCCEED,
+                          func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (fmpl_mpi_win_in_epoch(w))
+        return sync_error(win, func, "a lock or post-start epoch is open");
+    fmpl_rma_flush();
+    PMPI_Barrier(w->comm);
+    w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_fence)
+
+/* The window's members in `group`, in group order: *out (malloc'd, NULL
+ * for an empty group) and *n. */
+static int group_members(fmpl_mpi_win *w, MPI_Group group, int **out, int *n,
+                         const char *func)
+{
+    fmpl_mpi_group *g = fmpl_mpi_group_get(group);
+    if (!g)
+        return fmpl_mpi_error(w->handle, MPI_ERR_GROUP, func, "invalid group 0x%x",
+                              (unsigned)group);
+    int *m = g->size ? malloc((size_t)g->size * sizeof *m) : NULL;
+    if (g->size && !m)
+        return fmpl_mpi_error(w->handle, MPI_ERR_NO_MEM, func, "no memory");
+    for (int i = 0; i < g->size; i++) {
+        m[i] = -1;
+        for (int t = 0; t < w->team->size && m[i] < 0; t++)
+            if (w->team->world[t] == g->world[i])
+                m[i] = t;
+        if (m[i] < 0) {
+            free(m);
+            return fmpl_mpi_error(w->handle, MPI_ERR_GROUP, func,
+                                  "group member %d is not in the window", i);
+        }
+    }
+    *out = m;
+    *n = g->size;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_start";
+    FMPL_GET_WIN(win, w, func);
+    int rc = check_assert(win, assert, MPI_MODE_NOCHECK, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (w->access || w->lock_all || w->nlocks)
+        return sync_error(win, func, "an access epoch is open already");
+    int *m, n;
+    if ((rc = group_members(w, group, &m, &n, func)) != MPI_SUCCESS)
+        return rc;
+    fmpl_rma_start(w->rma, m, n);
+    static int empty;
+    w->access = m ? m : &empty;
+    w->naccess = n;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_start)
+
+int PMPI_Win_complete(MPI_Win win)
+{
+    static const char func[] = "MPI_Win_complete";
+    FMPL_GET_WIN(win, w, func);
+    if (!w->access)
+        return sync_error(win, func, "no MPI_Win_start epoch is open");
+    fmpl_rma_complete(w->rma, w->access, w->naccess);
+    if (w->naccess)
+        free(w->access);
+    w->access = NULL;
+    w->naccess = 0;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_complete)
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_post";
+    FMPL_GET_WIN(win, w, func);
+    int rc = check_assert(win, assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT,
+                          func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (w->nexpose >= 0)
+        return sync_error(win, func, "an exposure epoch is open already");
+    int *m, n;
+    if ((rc = group_members(w, group, &m, &n, func)) != MPI_SUCCESS)
+        return rc;
+    fmpl_rma_flush(); /* my stores before the post are seen by the origins */
+    fmpl_rma_post(w->rma, m, n);
+    free(m);
+    w->nexpose = n;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_post)
+
+int PMPI_Win_wait(MPI_Win win)
+{
+    static const char func[] = "MPI_Win_wait";
+    FMPL_GET_WIN(win, w, func);
+    if (w->nexpose < 0)
+        return sync_error(win, func, "no MPI_Win_post epoch is open");
+    fmpl_rma_wait(w->rma, w->nexpose);
+    w->nexpose = -1;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_wait)
+
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+    static const char func[] = "MPI_Win_test";
+    FMPL_GET_WIN(win, w, func);
+    if (!flag)
+        return fmpl_mpi_error(win, MPI_ERR_ARG, func, "flag is NULL");
+    if (w->nexpose < 0)
+        return sync_error(win, func, "no MPI_Win_post epoch is open");
+    *flag = fmpl_rma_test(w->rma, w->nexpose);
+    if (*flag)
+        w->nexpose = -1;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_test)
+
+/* ------------------------------------------------------------ passive target */
+
+static int check_rank(fmpl_mpi_win *w, int rank, const char *func)
+{
+    if (rank < 0 || rank >= w->team->size)
+        return fmpl_mpi_error(w->handle, MPI_ERR_RANK, func, "rank %d is not in [0, %d)", rank,
+                              w->team->size);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_lock";
+    FMPL_GET_WIN(win, w, func);
+    if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+        return fmpl_mpi_error(win, MPI_ERR_LOCKTYPE, func, "invalid lock type %d", lock_type);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int rc = check_rank(w, rank, func);
+    if (rc == MPI_SUCCESS)
+        rc = check_assert(win, assert, MPI_MODE_NOCHECK, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (w->locks[rank] || w->lock_all || w->access)
+        return sync_error(win, func, "an access epoch to this target is open already");
+    int excl = lock_type == MPI_LOCK_EXCLUSIVE;
+    if (!(assert & MPI_MODE_NOCHECK))
+        fmpl_rma_lock(w->rma, rank, excl);
+    w->locks[rank] = (unsigned char)((excl ? FMPL_WIN_LOCK_EXCL : FMPL_WIN_LOCK_SHARED) |
+                                     (assert & MPI_MODE_NOCHECK ? LOCK_NOCHECK : 0));
+    w->nlocks++;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_lock)
+
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_unlock";
+    FMPL_GET_WIN(win, w, func);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int rc = check_rank(w, rank, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int l = w->locks[rank];
+    if (!l)
+        return sync_error(win, func, "this target is not locked");
+    if (!(l & LOCK_NOCHECK))
+        fmpl_rma_unlock(w->rma, rank, (l & 3) == FMPL_WIN_LOCK_EXCL);
+    else
+        fmpl_rma_flush();
+    w->locks[rank] = 0;
+    w->nlocks--;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_unlock)
+
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+    static const char func[] = "MPI_Win_lock_all";
+    FMPL_GET_WIN(win, w, func);
+    int rc = check_assert(win, assert, MPI_MODE_NOCHECK, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (w->lock_all || w->nlocks || w->access)
+        return sync_error(win, func, "an access epoch is open already");
+    if (!(assert & MPI_MODE_NOCHECK))
+        for (int t = 0; t < w->team->size; t++)
+            fmpl_rma_lock(w->rma, t, 0);
+    w->lock_all = 1 | (assert & MPI_MODE_NOCHECK ? LOCK_NOCHECK : 0);
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_lock_all)
+
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+    static const char func[] = "MPI_Win_unlock_all";
+    FMPL_GET_WIN(win, w, func);
+    if (!w->lock_all)
+        return sync_error(win, func, "no MPI_Win_lock_all epoch is open");
+    if (!(w->lock_all & LOCK_NOCHECK))
+        for (int t = 0; t < w->team->size; t++)
+            fmpl_rma_unlock(w->rma, t, 0);
+    else
+        fmpl_rma_flush();
+    w->lock_all = 0;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_unlock_all)
+
+/* Flushes: the accesses are complete already; order them before what
+ * follows, inside a passive-target epoch. */
+static int flush_one(int rank, MPI_Win win, const char *func)
+{
+    FMPL_GET_WIN(win, w, func);
+    if (rank == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    int rc = check_rank(w, rank, func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!w->locks[rank] && !w->lock_all)
+        return sync_error(win, func, "no passive-target epoch to this target is open");
+    fmpl_rma_flush();
+    return MPI_SUCCESS;
+}
+
+static int flush_all(MPI_Win win, const char *func)
+{
+    FMPL_GET_WIN(win, w, func);
+    if (!w->nlocks && !w->lock_all)
+        return sync_error(win, func, "no passive-target epoch is open");
+    fmpl_rma_flush();
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_flush(int rank, MPI_Win win) { return flush_one(rank, win, "MPI_Win_flush"); }
+FMPL_MPI_WEAK(Win_flush)
+
+int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+    return flush_one(rank, win, "MPI_Win_flush_local");
+}
+FMPL_MPI_WEAK(Win_flush_local)
+
+int PMPI_Win_flush_all(MPI_Win win) { return flush_all(win, "MPI_Win_flush_all"); }
+FMPL_MPI_WEAK(Win_flush_all)
+
+int PMPI_Win_flush_local_all(MPI_Win win) { return flush_all(win, "MPI_Win_flush_local_all"); }
+FMPL_MPI_WEAK(Win_flush_local_all)
+
+/* The public and private copies are one (MPI_WIN_UNIFIED): a memory fence. */
+int PMPI_Win_sync(MPI_Win win)
+{
+    FMPL_GET_WIN(win, w, "MPI_Win_sync");
+    (void)w;
+    fmpl_rma_flush();
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Win_sync)
