@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #define MAX_SIZES 64
-#define PROBE_ITERS 3
 #define MAX_SIZE_LIMIT (256L << 20)
 
 int rank, nranks;
@@ -183,27 +182,53 @@ static int agree_failure(struct run *r, int rc)
     return 1;
 }
 
-static double max_over_ranks(double x)
-{
-    double m = x;
-    MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return m;
-}
-
-static long choose_iters(double secs_per_iter, long size)
+static long iter_cap(long size)
 {
     long cap = size <= 8192 ? 10000 : size <= (1L << 20) ? 1000 : 100;
-    long floor_ = opt.quick ? 5 : 10;
     if (opt.quick)
         cap /= 5;
     if (opt.max_iters > 0 && cap > opt.max_iters)
         cap = opt.max_iters;
+    return cap;
+}
+
+static long choose_iters(double secs_per_iter, long size)
+{
+    long cap = iter_cap(size), floor_ = opt.quick ? 3 : 5;
     long n = secs_per_iter > 0 ? (long)(opt.budget / secs_per_iter) : cap;
     if (n > cap)
         n = cap;
     if (n < floor_)
         n = floor_;
     return n < cap ? n : cap;
+}
+
+/* The first call of a size (the first use can cost more, and its failure
+ * means "unsupported"), then runs of 1, 4, 16 ... iterations until one takes
+ * an eighth of the budget or reaches the cap: *per_iter is the slowest rank's
+ * time per iteration in the last run.  On a loaded machine two or three
+ * iterations say little about the next thousand. */
+static int probe(struct run *r, long cap, double *per_iter)
+{
+    double secs, v[2];
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS)
+        rc = r->b->kernel(r, 1, &secs);
+    for (long n = 1;; n *= 4) {
+        if (n > cap)
+            n = cap;
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (rc == MPI_SUCCESS)
+            rc = r->b->kernel(r, n, &secs);
+        v[0] = MPI_Wtime() - t0;
+        v[1] = rc != MPI_SUCCESS; /* one allreduce: the ranks stop together */
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        *per_iter = v[0] / (double)n;
+        if (v[1] != 0 || v[0] >= opt.budget / 8 || n >= cap)
+            return rc;
+    }
 }
 
 /* Timed run: warm-up, then iters; fills the per-iteration figures. */
@@ -265,32 +290,25 @@ static int run_size(struct run *r, long size, int first)
 {
     const struct bench *b = r->b;
     struct figures f = {0};
-    double secs;
     r->size = size;
     r->count = (int)(size / b->elem);
     r->mismatch = 0;
     r->compute_usec = 0;
     r->msg[0] = 0;
     /* The first call: its failure on the first size means "unsupported". */
+    double per_iter = 0;
     int rc = b->setup ? b->setup(r) : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Barrier(MPI_COMM_WORLD);
-    if (rc == MPI_SUCCESS) /* the first use of a size can cost more: not in the probe */
-        rc = b->kernel(r, 1, &secs);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    if (rc == MPI_SUCCESS)
-        rc = b->kernel(r, PROBE_ITERS, &secs);
-    double probe = max_over_ranks((MPI_Wtime() - t0) / PROBE_ITERS);
-    if (agree_failure(r, rc)) {
+    int failed = agree_failure(r, rc);
+    if (!failed)
+        failed = agree_failure(r, probe(r, iter_cap(size), &per_iter));
+    if (failed) {
         emit_status(b, first ? -1 : size, first ? "unsupported" : "error", r->msg);
         errors += !first;
         if (b->teardown)
             b->teardown(r);
         return 1;
     }
-    long iters = choose_iters(probe, size);
+    long iters = choose_iters(per_iter, size);
     int bad = timed(r, iters, &f);
     if (!bad && b->overlap) {
         /* osu_ibcast: compute as long as the pure communication took. */
@@ -400,7 +418,7 @@ static void usage(FILE *f)
             "  --max-size B     largest size (default 16M, --quick 4M)\n"
             "  --sizes LIST     exactly these sizes, comma-separated\n"
             "  --iters N        at most N timed iterations per size\n"
-            "  --budget SEC     timed loop per size (default 0.2, --quick 0.03)\n"
+            "  --budget SEC     timed loop per size (default 0.1, --quick 0.03)\n"
             "  --json FILE      also write one JSON line per result to FILE\n"
             "  --alloc-mem      buffers from MPI_Alloc_mem instead of malloc\n"
             "  --list           list the benchmarks and exit\n");
@@ -446,7 +464,7 @@ static void parse_options(int argc, char **argv)
     if (opt.max_size < 0)
         opt.max_size = opt.quick ? 4L << 20 : 16L << 20;
     if (opt.budget < 0)
-        opt.budget = opt.quick ? 0.03 : 0.2;
+        opt.budget = opt.quick ? 0.03 : 0.1;
     if (sizes) {
         char *copy = strdup(sizes), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -563,11 +581,13 @@ int main(int argc, char **argv)
     if (rank == 0)
         print_start(lib);
 
+    double start = MPI_Wtime();
     for (int t = 0; t < NTABLES; t++)
         for (int j = 0; j < *tables[t].n; j++)
             if (selected(tables[t].table[j].name)) {
                 if (rank == 0) {
-                    fprintf(stderr, "mpi-suite: %s\n", tables[t].table[j].name);
+                    fprintf(stderr, "mpi-suite: %s (at %.1f s)\n", tables[t].table[j].name,
+                            MPI_Wtime() - start);
                     fflush(stderr);
                 }
                 run_bench(&tables[t].table[j]);
@@ -577,6 +597,8 @@ int main(int argc, char **argv)
         fprintf(json, "{\"type\":\"end\",\"errors\":%d}\n", errors);
         fclose(json);
     }
+    if (rank == 0)
+        fprintf(stderr, "mpi-suite: done in %.1f s\n", MPI_Wtime() - start);
     if (rank == 0 && errors)
         fprintf(stderr, "mpi-suite: %d benchmark(s) failed verification or returned errors\n",
                 errors);

@@ -7,9 +7,11 @@
  * Per size the driver (main.c, run_size) does:
  *   setup      per-size preparation, e.g. MPI_Bcast_init (its failure on the
  *              first size marks the benchmark "unsupported");
- *   probe      kernel(1), then kernel(3 iterations): their time, the slowest rank's, chooses the
- *              iteration count (the same on every rank); its failure on the
- *              first size also marks the benchmark "unsupported";
+ *   probe      kernel(1), then kernel(1, 4, 16 ... iterations) until a run
+ *              takes an eighth of the budget: the slowest rank's time per
+ *              iteration chooses the iteration count (the same on every
+ *              rank); a failure of the first size's first call also marks
+ *              the benchmark "unsupported";
  *   warm-up    kernel(iters / 10), untimed;
  *   timed run  kernel(iters), each rank its own time;
  *   verify     one checked operation with a known pattern, every byte
