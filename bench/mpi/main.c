@@ -194,7 +194,7 @@ static long iter_cap(long size)
 
 static long choose_iters(double secs_per_iter, long size)
 {
-    long cap = iter_cap(size), floor_ = opt.quick ? 3 : 5;
+    long cap = iter_cap(size), floor_ = opt.quick || size > (1L << 20) ? 3 : 5;
     long n = secs_per_iter > 0 ? (long)(opt.budget / secs_per_iter) : cap;
     if (n > cap)
         n = cap;
@@ -234,15 +234,13 @@ static int probe(struct run *r, long cap, double *per_iter)
 /* Timed run: warm-up, then iters; fills the per-iteration figures. */
 static int timed(struct run *r, long iters, struct figures *f)
 {
-    long warm = iters / 10;
+    long warm = iters / 10; /* none for a few slow iterations: the probe warmed up */
     long warm_max = opt.quick ? 50 : 200;
     double secs = 0;
-    if (warm < 1)
-        warm = 1;
     if (warm > warm_max)
         warm = warm_max;
     int rc = MPI_Barrier(MPI_COMM_WORLD);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && warm > 0)
         rc = r->b->kernel(r, warm, &secs);
     if (rc == MPI_SUCCESS)
         rc = MPI_Barrier(MPI_COMM_WORLD);
@@ -382,7 +380,7 @@ static void run_bench(const struct bench *b)
         int first = 1;
         for (int i = 0; i < opt.nsizes; i++) {
             long s = opt.sizes[i];
-            if (s < b->min_size || s % b->elem != 0)
+            if (s < b->min_size || s % b->elem != 0 || (b->max_size && s > b->max_size))
                 continue;
             if (run_size(&r, s, first))
                 break;

@@ -7,7 +7,7 @@
  *             MB/s = size * WINDOW per round;
  *   bibw      osu_bibw: both ranks post WINDOW MPI_Irecv and WINDOW MPI_Isend;
  *   msgrate   the bw loop counted in messages per second (osu_mbw_mr with
- *             one pair).
+ *             one pair), up to 64 KiB (above, it is bw divided by the size).
  * As in OSU, the timed windows reuse one send and one receive buffer; the
  * checked round gives each message its own pattern and receive area (as many
  * as the buffers hold), so every message must land where it was posted. */
@@ -143,7 +143,7 @@ const struct bench pt2pt_benches[] = {
      .metric = METRIC_BIBW, .min_size = 1, .elem = 1, .pairwise = 1, .kernel = bibw_kernel,
      .verify = bibw_verify},
     {.name = "msgrate", .what = "message rate, window of 64 Isend (osu_mbw_mr, one pair)",
-     .metric = METRIC_RATE, .min_size = 0, .elem = 1, .pairwise = 1, .kernel = bw_kernel,
+     .metric = METRIC_RATE, .min_size = 0, .max_size = 64 << 10, .elem = 1, .pairwise = 1, .kernel = bw_kernel,
      .verify = bw_verify},
 };
 const int n_pt2pt_benches = (int)(sizeof pt2pt_benches / sizeof pt2pt_benches[0]);

@@ -12,7 +12,7 @@
  *              iteration chooses the iteration count (the same on every
  *              rank); a failure of the first size's first call also marks
  *              the benchmark "unsupported";
- *   warm-up    kernel(iters / 10), untimed;
+ *   warm-up    kernel(iters / 10), untimed (the probe warmed up too);
  *   timed run  kernel(iters), each rank its own time;
  *   verify     one checked operation with a known pattern, every byte
  *              compared (and the bytes past the message untouched); a mismatch
@@ -61,6 +61,7 @@ struct bench {
     const char *what;        /* one line for --list and the table header */
     enum metric metric;
     long min_size;           /* smallest size run; -1: the benchmark has no size */
+    long max_size;           /* largest size run (0: no limit of its own) */
     int elem;                /* sizes are counts of this many bytes (8: doubles) */
     int pairwise;            /* uses ranks 0 and 1 only (needs 2 ranks) */
     int needs_mpi4;          /* MPI_Bcast_init and friends */
