@@ -2,6 +2,8 @@
 #   make            build (release, in build/)
 #   make test       build and run the whole test suite, also under ASan/UBSan
 #   make demo       install what is missing, build, run the FMPL benchmark
+#   make bench      FMPL, Open MPI and MPICH side by side (bench/compare --quick;
+#                   report, plots and JSON in build/bench-report/)
 #   make install    install to PREFIX (default /usr/local)
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
@@ -9,7 +11,7 @@ BUILD := build
 BUILD_SAN := build-sanitize
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all build build-sanitize test test-release test-sanitize demo deps install clean
+.PHONY: all build build-sanitize test test-release test-sanitize demo bench deps install clean
 
 all: build
 
@@ -44,6 +46,11 @@ demo: deps build
 	$(BUILD)/tools/fmplrun/fmplrun -n 2 $(BUILD)/bench/fmpl-bench --quick --json $(BUILD)/bench-2.json
 	@echo "== fmpl-bench, 4 ranks (oversubscribed on $(JOBS) cores) =="
 	$(BUILD)/tools/fmplrun/fmplrun -n 4 $(BUILD)/bench/fmpl-bench --quick --json $(BUILD)/bench-4.json
+
+# bench/compare installs Open MPI, MPICH and matplotlib with apt-get when
+# they are missing.  BENCH_ARGS adds options, e.g. BENCH_ARGS="--only latency,bw".
+bench: build
+	bench/compare --quick --build $(BUILD) --out $(BUILD)/bench-report $(BENCH_ARGS)
 
 # --prefix: PREFIX wins even when build/ was configured with another one
 # (the installed mpicc, mpicxx and fmpl.pc follow the prefix installed to).

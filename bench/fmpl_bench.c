@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "fmpl.h"
+#include "json_string.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1264,21 +1265,6 @@ static void test_prepost(void)
 }
 
 /* ------------------------------------------------------------ JSON */
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void json_num(FILE *f, const char *key, double v)
 {
