@@ -113,6 +113,9 @@ int fmpl_barrier_dissemination(fmpl_team *t);
 int fmpl_barrier_binomial(fmpl_team *t);
 int fmpl_bcast_binomial(fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_bcast_shm_pipelined(fmpl_team *t, void *buf, int64_t size, int root);
+/* Members copy straight from a root buffer in the shared heap (else the
+ * pipelined ring): large messages. */
+int fmpl_bcast_shm_direct(fmpl_team *t, void *buf, int64_t size, int root);
 /* root < 0: allreduce. */
 int fmpl_reduce_binomial(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
                          void *work);

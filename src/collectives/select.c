@@ -44,11 +44,12 @@ FMPL_TUNABLE(tunable_exscan_algo, "FMPL_EXSCAN_ALGO", "auto",
 
 enum { ALGO_AUTO = 0 };
 enum { BARRIER_DISSEMINATION = 1, BARRIER_BINOMIAL };
-enum { BCAST_BINOMIAL = 1, BCAST_SHM_PIPELINED };
+enum { BCAST_BINOMIAL = 1, BCAST_SHM_PIPELINED, BCAST_SHM_DIRECT };
 enum { REDUCE_BINOMIAL = 1, REDUCE_SHM_FLAT, REDUCE_SHM_SLICES };
 
 static const char *const barrier_names[] = {"auto", "dissemination", "binomial", NULL};
-static const char *const bcast_names[] = {"auto", "binomial", "shm_pipelined", NULL};
+static const char *const bcast_names[] = {"auto", "binomial", "shm_pipelined", "shm_direct",
+                                          NULL};
 static const char *const reduce_names[] = {"auto", "binomial", "shm_flat", "shm_slices", NULL};
 /* The new families: 1 = over point-to-point, 2 = shared memory. */
 enum { X_P2P = 1, X_SHM };
@@ -66,8 +67,11 @@ typedef struct rule {
 static const rule barrier_table[] = {
     {INT_MAX, INT64_MAX, BARRIER_DISSEMINATION},
 };
+/* Direct reads of the root's buffer (when it is in the shared heap) from
+ * 64 KiB: one copy per member instead of two. */
 static const rule bcast_table[] = {
-    {INT_MAX, INT64_MAX, BCAST_SHM_PIPELINED},
+    {INT_MAX, 65535, BCAST_SHM_PIPELINED},
+    {INT_MAX, INT64_MAX, BCAST_SHM_DIRECT},
 };
 /* shm_flat moves every input to every member: best while inputs are small. */
 static const rule reduce_table[] = {
@@ -177,8 +181,9 @@ int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(bcast_table, t->size, size);
-    return algo == BCAST_BINOMIAL ? fmpl_bcast_binomial(t, buf, size, root)
-                                  : fmpl_bcast_shm_pipelined(t, buf, size, root);
+    return algo == BCAST_BINOMIAL        ? fmpl_bcast_binomial(t, buf, size, root)
+           : algo == BCAST_SHM_DIRECT ? fmpl_bcast_shm_direct(t, buf, size, root)
+                                      : fmpl_bcast_shm_pipelined(t, buf, size, root);
 }
 
 static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
@@ -468,7 +473,8 @@ const char *fmpl_coll_describe_selection(void)
 {
     static char text[1024];
     snprintf(text, sizeof text,
-             "barrier: dissemination; bcast: shm_pipelined; reduce/allreduce: shm_flat up to "
+             "barrier: dissemination; bcast: shm_pipelined, shm_direct from 64 KiB; "
+             "reduce/allreduce: shm_flat up to "
              "%lld bytes, shm_slices above;\n  gather(v), scatter(v), allgather(v), "
              "alltoall(v): shm (point-to-point when the staging slots are too small);\n  "
              "reduce_scatter(_block): shm up to %lld bytes per member, pairwise above;\n  "
