@@ -2,19 +2,38 @@
  * The vector is processed in rounds of FMPL_COLL_AREA bytes.  Round s:
  *   1. wait until every member's `finished` >= s - 1 (my input and output
  *      areas are no longer read)
- *   2. copy my part of buf into my `input`; release-store posted[s % 2] = s
+ *   2. buf in my shared heap (a large malloc block, MPI_Alloc_mem): put the
+ *      packed address of my part in posted[s % 2]'s spare bytes (others
+ *      read my input straight from buf); else copy my part into my `input`
+ *      and put 0 there; release-store posted[s % 2] = s
  *   3. wait for every member's posted[s % 2] >= s; combine my slice
- *      [rank*m/P, (rank+1)*m/P) of all inputs, in rank order, into my
- *      `output`; release-store sliced = s
- *   4. root (reduce) or everyone (allreduce): for each member q wait
+ *      [rank*m/P, (rank+1)*m/P) of all inputs (each from the member's buf or
+ *      its `input`), in rank order, into my `output`; release-store
+ *      sliced = s
+ *   4. if others read my buf: wait until every member's sliced >= s (none
+ *      reads it any more) before writing it or returning
+ *   5. root (reduce) or everyone (allreduce): for each member q wait
  *      q.sliced >= s and copy q's output slice into buf
- *   5. release-store finished = s
+ *   6. release-store finished = s
  * Each member reads 1/P of every input and computes 1/P of the result, so
- * the arithmetic and the memory traffic are spread over all members. */
+ * the arithmetic and the memory traffic are spread over all members; inputs
+ * in the shared heap are read where they are, which saves a copy of the
+ * whole vector per member. */
 #include "collectives/collectives.h"
 #include "progress/progress.h"
 
 #include <string.h>
+
+/* Member r's input of sequence s: its buffer, when it published one (in
+ * posted[s % 2]'s spare bytes), else its `input` area. */
+static const char *input_of(fmpl_team *t, int r, uint64_t s)
+{
+    fmpl_coll_team *c = t->coll;
+    uint64_t where;
+    memcpy(&where, c->peer[r]->posted[s % 2].pad, sizeof where);
+    return where ? fmpl_fab_ptr(fmpl_raddr_unpack(where, t->world[r]))
+                 : fmpl_coll_input(fmpl_coll_areas(c, r));
+}
 
 int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
                            int root)
@@ -30,16 +49,22 @@ int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op
         if (s > 1)
             FMPL_COLL_WAIT_ALL(t, finished, s - 1);
         c->exchange_full = s;
-        memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(m * es));
+        int direct = fmpl_fab_is_shared(mine);
+        uint64_t where = direct ? fmpl_raddr_pack(fmpl_fab_raddr(mine)) : 0;
+        if (!direct)
+            memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(m * es));
+        memcpy(c->mine->posted[s % 2].pad, &where, sizeof where);
         fmpl_line_set(&c->mine->posted[s % 2], s);
         FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
 
         int64_t lo = m * t->rank / p, hi = m * (t->rank + 1) / p;
         char *out = fmpl_coll_output(fmpl_coll_areas(c, t->rank));
-        memcpy(out, fmpl_coll_input(fmpl_coll_areas(c, last)) + lo * es, (size_t)((hi - lo) * es));
+        memcpy(out, input_of(t, last, s) + lo * es, (size_t)((hi - lo) * es));
         for (int r = last - 1; r >= 0; r--)
-            fmpl_op_apply(op, fmpl_coll_input(fmpl_coll_areas(c, r)) + lo * es, out, hi - lo);
+            fmpl_op_apply(op, input_of(t, r, s) + lo * es, out, hi - lo);
         fmpl_line_set(&c->mine->sliced, s);
+        if (direct)
+            FMPL_COLL_WAIT_ALL(t, sliced, s);
 
         if (root < 0 || root == t->rank) {
             for (int q = 0; q < p; q++) {
