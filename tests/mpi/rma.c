@@ -594,6 +594,26 @@ static void errors(void)
     CHECK_CLASS(MPI_Accumulate(&f, 1, MPI_FLOAT, 0, 0, 1, MPI_FLOAT, MPI_BAND, win), MPI_ERR_OP);
     CHECK_OK(MPI_Put(&x, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     CHECK_OK(MPI_Win_unlock(0, win));
+    /* the contiguous fast path (builtin types, shared-heap target): its
+     * edges, on this rank's own window */
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    short halves[2] = {0x1234, 0x5678};
+    int whole;
+    memcpy(&whole, halves, sizeof whole);
+    CHECK_OK(MPI_Put(halves, 2, MPI_SHORT, rank, 3, 1, MPI_INT, win));
+    CHECK_OK(MPI_Win_flush(rank, win));
+    CHECK(mem[3] == whole, "put of 2 shorts into the window's last int");
+    int got[2] = {0, 0};
+    CHECK_OK(MPI_Get(got, 1, MPI_INT, rank, 3, 2, MPI_SHORT, win));
+    CHECK(got[0] == whole && got[1] == 0, "get of the last int, nothing beyond");
+    CHECK_CLASS(MPI_Put(got, 2, MPI_INT, rank, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(MPI_Get(got, 1, MPI_INT, rank, (MPI_Aint)1 << 62, 1, MPI_INT, win),
+                MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(MPI_Get(got, 1, MPI_INT, rank, 0, 1, MPI_SHORT, win), MPI_ERR_TYPE);
+    CHECK_CLASS(MPI_Put(got, 1, MPI_INT, -7, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+    CHECK_OK(MPI_Put(got, 0, MPI_INT, rank, 4, 0, MPI_INT, win));
+    CHECK_OK(MPI_Win_unlock_all(win));
+    CHECK_CLASS(MPI_Put(got, 1, MPI_INT, rank, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     /* request-based calls need a passive-target epoch */
     CHECK_OK(MPI_Win_fence(0, win));
     CHECK_CLASS(MPI_Rput(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC);

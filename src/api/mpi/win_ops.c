@@ -78,7 +78,10 @@ static int check_target(MPI_Win win, int rank, MPI_Aint disp, MPI_Count count,
                               (long)disp);
     t->ttype = fmpl_mpi_datatype_get(type);
     t->count = count;
-    t->disp = (int64_t)disp * w->rma->peer[rank].disp_unit;
+    if (__builtin_mul_overflow((int64_t)disp, w->rma->peer[rank].disp_unit, &t->disp))
+        return fmpl_mpi_error(win, MPI_ERR_RMA_RANGE, func,
+                              "target_disp %lld is outside target %d's window", (long long)disp,
+                              rank);
     if (count > 0) {
         int64_t lo = t->disp + fmpl_dt_true_lb(t->ttype);
         int64_t span = (count - 1) * fmpl_dt_extent(t->ttype) + fmpl_dt_true_extent(t->ttype);
@@ -130,9 +133,41 @@ static int done_request(MPI_Win win, MPI_Request *request, const char *func)
 
 /* ------------------------------------------------------------ put, get */
 
-static int put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
-                   MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request,
-                   int is_put, const char *func)
+/* The fast path of the blocking MPI_Put and MPI_Get: builtin datatypes on
+ * both sides (contiguous bytes, size in the handle), a target whose memory
+ * loads and stores reach, inside an access epoch: the checks of the general
+ * path below in a few comparisons, then one memcpy.  1 when done; 0 when
+ * the call is not this case or any check fails, and the general path runs
+ * (and reports the error). */
+static inline int put_get_direct(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank,
+                                 MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype,
+                                 MPI_Win win, int is_put)
+{
+    int osize = fmpl_mpi_builtin_size(otype), tsize = fmpl_mpi_builtin_size(ttype);
+    uint64_t bytes, obytes;
+    if (fmpl_mpi_state != FMPL_MPI_READY || osize <= 0 || tsize <= 0 || tcount <= 0 ||
+        ocount <= 0 || disp < 0 ||
+        __builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsize, &bytes) ||
+        __builtin_mul_overflow((uint64_t)ocount, (uint64_t)osize, &obytes) || bytes != obytes)
+        return 0;
+    fmpl_mpi_win *w = fmpl_mpi_win_lookup(win);
+    if (!w || (unsigned)rank >= (unsigned)w->team->size || !fmpl_mpi_win_may_access(w, rank))
+        return 0;
+    char *mem = fmpl_rma_direct_span(w->rma, rank, disp, bytes);
+    if (!mem)
+        return 0;
+    if (is_put)
+        memcpy(mem, obuf, bytes);
+    else
+        memcpy(obuf, mem, bytes);
+    return 1;
+}
+
+/* The general path: every check with its error, any datatypes, any memory. */
+__attribute__((noinline)) static int
+put_get_checked(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+                MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request,
+                int is_put, const char *func)
 {
     rma_target t;
     int rc = check_request(win, request, func);
@@ -154,6 +189,17 @@ static int put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, M
             return report(win, err, func);
     }
     return done_request(win, request, func);
+}
+
+static inline int put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank,
+                          MPI_Aint disp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
+                          MPI_Request *request, int is_put, const char *func)
+{
+    if (request == NO_REQUEST &&
+        put_get_direct(obuf, ocount, otype, rank, disp, tcount, ttype, win, is_put))
+        return MPI_SUCCESS;
+    return put_get_checked(obuf, ocount, otype, rank, disp, tcount, ttype, win, request, is_put,
+                           func);
 }
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
