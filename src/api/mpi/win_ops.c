@@ -1,7 +1,10 @@
 /* MPI one-sided communication calls: argument and epoch checks, then the
  * one-sided layer (src/rma).  Every access is complete at the target when
  * the call returns, so the request-based forms return requests that are
- * complete already.
+ * complete already.  Blocking puts and gets of contiguous data into memory
+ * that loads and stores reach take a fast path (put_get_fast): the same
+ * checks as comparisons on cached values, then one memcpy; whatever it
+ * does not take, errors included, goes through the checked general path.
  *
  * Accumulates run on the target's packed stream under the target's
  * accumulate mutex (fmpl_rma_update): the origin's elements, converted to
