@@ -8,7 +8,8 @@
  *               raddr, memory owner} (the caller's collective).
  *   put / get   O copies into / out of T's memory: fmpl_fab_ptr reach
  *               (shared heap) is a datatype copy with plain loads and
- *               stores; private memory goes chunk by chunk through CMA
+ *               stores (contiguous data: one memcpy at the address
+ *               resolved at connection, fmpl_rma_direct_span); private memory goes chunk by chunk through CMA
  *               (fmpl_fab_cma_write / _read), each contiguous piece of T's
  *               datatype one call.  Complete when the call returns.
  *   update      (accumulate family) O takes T.acc exclusively (as the lock
@@ -89,6 +90,7 @@ void fmpl_rma_win_connect(fmpl_rma_win *w, const uint64_t *entries, const int *w
                                      .size = e[1],
                                      .disp_unit = (int64_t)e[2],
                                      .desc = fmpl_raddr_unpack(e[3], world[t])};
+        w->peer[t].direct = w->dynamic ? NULL : fmpl_fab_ptr(w->peer[t].base);
     }
 }
 

@@ -40,6 +40,9 @@ typedef struct fmpl_rma_peer {
     uint64_t size;        /* bytes (dynamic: unbounded) */
     int64_t disp_unit;
     fmpl_raddr desc;      /* the member's fmpl_rma_desc */
+    char *direct;         /* the memory in load/store reach (fmpl_fab_ptr of base,
+                             resolved at connection), NULL: not (private memory
+                             of another process, dynamic windows) */
 } fmpl_rma_peer;
 
 typedef struct fmpl_rma_win {
@@ -70,6 +73,23 @@ static inline int fmpl_rma_in_window(const fmpl_rma_win *w, int t, int64_t disp,
     if (w->dynamic)
         return 1;
     return disp >= 0 && span >= 0 && (uint64_t)disp + (uint64_t)span <= w->peer[t].size;
+}
+
+/* The fast path of contiguous accesses: where the bytes [disp * disp_unit
+ * + lb, + bytes) of member t's window are when loads and stores reach them
+ * and they lie inside the window; NULL otherwise (the general path below
+ * decides, and the caller reports any error).  A put or get is then one
+ * memcpy, complete on return like every access. */
+static inline char *fmpl_rma_direct_span(const fmpl_rma_win *w, int t, int64_t disp, int64_t lb,
+                                         uint64_t bytes)
+{
+    const fmpl_rma_peer *p = &w->peer[t];
+    int64_t off;
+    if (!p->direct || __builtin_mul_overflow(disp, p->disp_unit, &off) ||
+        __builtin_add_overflow(off, lb, &off) || off < 0 || bytes > p->size ||
+        (uint64_t)off > p->size - bytes)
+        return NULL;
+    return p->direct + off;
 }
 
 /* ------------------------------------------------------------ data

@@ -594,6 +594,46 @@ static void errors(void)
     CHECK_CLASS(MPI_Accumulate(&f, 1, MPI_FLOAT, 0, 0, 1, MPI_FLOAT, MPI_BAND, win), MPI_ERR_OP);
     CHECK_OK(MPI_Put(&x, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win));
     CHECK_OK(MPI_Win_unlock(0, win));
+    /* the contiguous fast path (builtin types, shared-heap target): its
+     * edges, on this rank's own window */
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    short halves[2] = {0x1234, 0x5678};
+    int whole;
+    memcpy(&whole, halves, sizeof whole);
+    CHECK_OK(MPI_Put(halves, 2, MPI_SHORT, rank, 3, 1, MPI_INT, win));
+    CHECK_OK(MPI_Win_flush(rank, win));
+    CHECK(mem[3] == whole, "put of 2 shorts into the window's last int");
+    int got[2] = {0, 0};
+    CHECK_OK(MPI_Get(got, 1, MPI_INT, rank, 3, 2, MPI_SHORT, win));
+    CHECK(got[0] == whole && got[1] == 0, "get of the last int, nothing beyond");
+    CHECK_CLASS(MPI_Put(got, 2, MPI_INT, rank, 3, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(MPI_Get(got, 1, MPI_INT, rank, (MPI_Aint)1 << 62, 1, MPI_INT, win),
+                MPI_ERR_RMA_RANGE);
+    CHECK_CLASS(MPI_Get(got, 1, MPI_INT, rank, 0, 1, MPI_SHORT, win), MPI_ERR_TYPE);
+    CHECK_CLASS(MPI_Put(got, 1, MPI_INT, -7, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+    CHECK_OK(MPI_Put(got, 0, MPI_INT, rank, 4, 0, MPI_INT, win));
+    /* contiguous derived types, one with its data 2 bytes past lb 0 */
+    MPI_Datatype two_shorts, shifted;
+    int blen = 2;
+    MPI_Aint at2 = 2;
+    CHECK_OK(MPI_Type_contiguous(2, MPI_SHORT, &two_shorts));
+    CHECK_OK(MPI_Type_create_hindexed(1, &blen, &at2, MPI_SHORT, &shifted));
+    CHECK_OK(MPI_Type_commit(&two_shorts));
+    CHECK_OK(MPI_Type_commit(&shifted));
+    short five[5] = {9, 0x1234, 0x5678, 9, 9};
+    CHECK_OK(MPI_Put(five, 1, shifted, rank, 2, 1, two_shorts, win));
+    CHECK(mem[2] == whole, "put from a type whose data starts past its buffer");
+    short back[4] = {0, 0, 0, 0};
+    CHECK_OK(MPI_Get(back, 1, two_shorts, rank, 1, 1, shifted, win));
+    short want[2];
+    memcpy(want, (char *)mem + 6, sizeof want);
+    CHECK(back[0] == want[0] && back[1] == want[1] && want[1] == halves[0] && back[2] == 0,
+          "get of a target type whose data starts past the displacement");
+    CHECK_CLASS(MPI_Get(back, 1, two_shorts, rank, 3, 1, shifted, win), MPI_ERR_RMA_RANGE);
+    MPI_Type_free(&two_shorts);
+    MPI_Type_free(&shifted);
+    CHECK_OK(MPI_Win_unlock_all(win));
+    CHECK_CLASS(MPI_Put(got, 1, MPI_INT, rank, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     /* request-based calls need a passive-target epoch */
     CHECK_OK(MPI_Win_fence(0, win));
     CHECK_CLASS(MPI_Rput(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC);

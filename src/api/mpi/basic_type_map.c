@@ -11,14 +11,12 @@
 #include "api/mpi/mpi_impl.h"
 #include "datatype/basic_types.h"
 
-typedef struct entry {
-    MPI_Datatype handle;
-    fmpl_basic_type bt;
-} entry;
+typedef fmpl_mpi_builtin_entry entry;
 
 #define E(h, b) [(unsigned)(h) & 0xffu] = {(h), (b)}
 
-static const entry builtin[256] = {
+/* Shared with fmpl_mpi_builtin_size (mpi_impl.h). */
+const entry fmpl_mpi_builtin[256] = {
     E(MPI_CHAR, FMPL_BT_CHAR), E(MPI_SIGNED_CHAR, FMPL_BT_SIGNED_CHAR),
     E(MPI_UNSIGNED_CHAR, FMPL_BT_UNSIGNED_CHAR), E(MPI_BYTE, FMPL_BT_BYTE),
     E(MPI_WCHAR, FMPL_BT_WCHAR), E(MPI_SHORT, FMPL_BT_SHORT),
@@ -62,7 +60,7 @@ int fmpl_mpi_basic_type(MPI_Datatype t)
 {
     unsigned u = (unsigned)t;
     if ((u & 0xff000000u) == 0x4c000000u) {
-        const entry *e = &builtin[u & 0xffu];
+        const entry *e = &fmpl_mpi_builtin[u & 0xffu];
         return e->handle == t ? (int)e->bt : FMPL_BT_NONE;
     }
     if (u - (unsigned)MPI_FLOAT_INT < 5u)
@@ -74,7 +72,7 @@ int fmpl_mpi_is_predefined_type(MPI_Datatype t)
 {
     unsigned u = (unsigned)t;
     if ((u & 0xff000000u) == 0x4c000000u)
-        return builtin[u & 0xffu].handle == t;
+        return fmpl_mpi_builtin[u & 0xffu].handle == t;
     return u - (unsigned)MPI_FLOAT_INT < 5u;
 }
 
@@ -86,7 +84,7 @@ MPI_Datatype fmpl_mpi_basic_handle(int bt)
         if (pairs[i] == (fmpl_basic_type)bt)
             return (MPI_Datatype)((unsigned)MPI_FLOAT_INT + (unsigned)i);
     for (unsigned i = 0; i < 256; i++)
-        if (builtin[i].handle && builtin[i].bt == (fmpl_basic_type)bt)
-            return builtin[i].handle;
+        if (fmpl_mpi_builtin[i].handle && fmpl_mpi_builtin[i].bt == bt)
+            return fmpl_mpi_builtin[i].handle;
     return MPI_DATATYPE_NULL;
 }

@@ -401,6 +401,25 @@ int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func);
 int fmpl_mpi_basic_type(MPI_Datatype t);
 /* 1 for a predefined datatype handle (MPI_LB and MPI_UB included). */
 int fmpl_mpi_is_predefined_type(MPI_Datatype t);
+/* The table of builtin handles behind both (basic_type_map.c), indexed
+ * by the handle's low byte. */
+typedef struct fmpl_mpi_builtin_entry {
+    MPI_Datatype handle;
+    int bt; /* fmpl_basic_type */
+} fmpl_mpi_builtin_entry;
+extern const fmpl_mpi_builtin_entry fmpl_mpi_builtin[256];
+/* The size of a builtin datatype, whose handle (0x4c00SSII) carries it:
+ * SS contiguous bytes at offset 0, extent SS.  Every predefined type but
+ * the pair types MPI_FLOAT_INT ...; 0 for MPI_LB / MPI_UB; -1 for every
+ * other handle (pair, derived, invalid).  One load and one comparison:
+ * for the fast paths. */
+static inline int fmpl_mpi_builtin_size(MPI_Datatype t)
+{
+    unsigned u = (unsigned)t;
+    if ((u & 0xff000000u) != 0x4c000000u || fmpl_mpi_builtin[u & 0xffu].handle != t)
+        return -1;
+    return (int)((u >> 8) & 0xffu);
+}
 /* The predefined handle of a basic type, MPI_DATATYPE_NULL if none. */
 MPI_Datatype fmpl_mpi_basic_handle(int bt);
 

@@ -36,8 +36,15 @@ typedef struct fmpl_mpi_table {
 /* Store obj; *handle receives its dynamic handle.  MPI_SUCCESS or
  * MPI_ERR_NO_MEM. */
 int fmpl_mpi_table_add(fmpl_mpi_table *t, void *obj, int *handle);
-/* The object behind a dynamic handle of this table's kind, or NULL. */
-void *fmpl_mpi_table_get(const fmpl_mpi_table *t, int handle);
+/* The object behind a dynamic handle of this table's kind, or NULL.
+ * Inline: every call on an object starts with it. */
+static inline void *fmpl_mpi_table_get(const fmpl_mpi_table *t, int handle)
+{
+    if (!fmpl_handle_is_dynamic(handle) || fmpl_handle_kind(handle) != t->kind)
+        return NULL;
+    int i = fmpl_handle_index(handle);
+    return i < t->cap ? t->slots[i] : NULL;
+}
 void fmpl_mpi_table_remove(fmpl_mpi_table *t, int handle);
 /* Call fn on every live object, empty the table and release its memory. */
 void fmpl_mpi_table_clear(fmpl_mpi_table *t, void (*fn)(void *obj));

@@ -38,14 +38,6 @@ int fmpl_mpi_table_add(fmpl_mpi_table *t, void *obj, int *handle)
     return MPI_SUCCESS;
 }
 
-void *fmpl_mpi_table_get(const fmpl_mpi_table *t, int handle)
-{
-    if (!fmpl_handle_is_dynamic(handle) || fmpl_handle_kind(handle) != t->kind)
-        return NULL;
-    int i = fmpl_handle_index(handle);
-    return i < t->cap ? t->slots[i] : NULL;
-}
-
 void fmpl_mpi_table_remove(fmpl_mpi_table *t, int handle)
 {
     if (!fmpl_mpi_table_get(t, handle))

@@ -37,9 +37,9 @@ typedef struct fmpl_mpi_win_region {
     struct fmpl_mpi_win_region *next;
 } region;
 
-static fmpl_mpi_table wins = FMPL_MPI_TABLE_INIT(FMPL_HK_WIN);
+fmpl_mpi_table fmpl_mpi_wins = FMPL_MPI_TABLE_INIT(FMPL_HK_WIN);
 
-fmpl_mpi_win *fmpl_mpi_win_get(MPI_Win h) { return fmpl_mpi_table_get(&wins, h); }
+fmpl_mpi_win *fmpl_mpi_win_get(MPI_Win h) { return fmpl_mpi_win_lookup(h); }
 
 /* ------------------------------------------------------------ creation */
 
@@ -157,11 +157,11 @@ static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
     uint64_t *all = malloc((size_t)n * sizeof entry);
     if (ok == MPI_SUCCESS && !all)
         ok = MPI_ERR_NO_MEM;
-    if (ok == MPI_SUCCESS && fmpl_mpi_table_add(&wins, w, &w->handle) != MPI_SUCCESS)
+    if (ok == MPI_SUCCESS && fmpl_mpi_table_add(&fmpl_mpi_wins, w, &w->handle) != MPI_SUCCESS)
         ok = MPI_ERR_NO_MEM; /* too many windows */
     if (agree(ok, comm)) {
         if (ok == MPI_SUCCESS)
-            fmpl_mpi_table_remove(&wins, w->handle);
+            fmpl_mpi_table_remove(&fmpl_mpi_wins, w->handle);
         free(all);
         win_destroy(w);
         return fmpl_mpi_error(comm, ok != MPI_SUCCESS ? ok : MPI_ERR_OTHER, func,
@@ -396,7 +396,7 @@ int PMPI_Win_free(MPI_Win *win)
     /* Nobody accesses this member's memory or descriptor after this. */
     fmpl_rma_flush();
     PMPI_Barrier(w->comm);
-    fmpl_mpi_table_remove(&wins, w->handle);
+    fmpl_mpi_table_remove(&fmpl_mpi_wins, w->handle);
     win_destroy(w);
     *win = MPI_WIN_NULL;
     return MPI_SUCCESS;
@@ -412,7 +412,7 @@ static void win_drop(void *obj)
     win_destroy(w);
 }
 
-void fmpl_mpi_wins_finalize(void) { fmpl_mpi_table_clear(&wins, win_drop); }
+void fmpl_mpi_wins_finalize(void) { fmpl_mpi_table_clear(&fmpl_mpi_wins, win_drop); }
 
 /* ------------------------------------------------------------ queries */
 

@@ -4,12 +4,21 @@
 #define FMPL_API_MPI_WIN_H
 
 #include "api/mpi/mpi_impl.h"
+#include "api/mpi/mpi_objects.h"
 #include "rma/rma.h"
+
+/* The windows' handle table (win.c); fmpl_mpi_win_get inline, for the
+ * one-sided calls' fast paths. */
+extern fmpl_mpi_table fmpl_mpi_wins;
+static inline fmpl_mpi_win *fmpl_mpi_win_lookup(MPI_Win h)
+{
+    return fmpl_mpi_table_get(&fmpl_mpi_wins, h);
+}
 
 /* Look the window up or report MPI_ERR_WIN from `func`. */
 #define FMPL_GET_WIN(win, w, func)                                                 \
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);                                          \
-    fmpl_mpi_win *w = fmpl_mpi_win_get(win);                                       \
+    fmpl_mpi_win *w = fmpl_mpi_win_lookup(win);                                    \
     if (!w)                                                                        \
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_WIN, (func),                 \
                               "invalid window 0x%x", (unsigned)(win))

@@ -1,7 +1,10 @@
 /* MPI one-sided communication calls: argument and epoch checks, then the
  * one-sided layer (src/rma).  Every access is complete at the target when
  * the call returns, so the request-based forms return requests that are
- * complete already.
+ * complete already.  Blocking puts and gets of contiguous data into memory
+ * that loads and stores reach take a fast path (put_get_fast): the same
+ * checks as comparisons on cached values, then one memcpy; whatever it
+ * does not take, errors included, goes through the checked general path.
  *
  * Accumulates run on the target's packed stream under the target's
  * accumulate mutex (fmpl_rma_update): the origin's elements, converted to
@@ -78,7 +81,10 @@ static int check_target(MPI_Win win, int rank, MPI_Aint disp, MPI_Count count,
                               (long)disp);
     t->ttype = fmpl_mpi_datatype_get(type);
     t->count = count;
-    t->disp = (int64_t)disp * w->rma->peer[rank].disp_unit;
+    if (__builtin_mul_overflow((int64_t)disp, w->rma->peer[rank].disp_unit, &t->disp))
+        return fmpl_mpi_error(win, MPI_ERR_RMA_RANGE, func,
+                              "target_disp %lld is outside target %d's window", (long long)disp,
+                              rank);
     if (count > 0) {
         int64_t lo = t->disp + fmpl_dt_true_lb(t->ttype);
         int64_t span = (count - 1) * fmpl_dt_extent(t->ttype) + fmpl_dt_true_extent(t->ttype);
@@ -130,9 +136,80 @@ static int done_request(MPI_Win win, MPI_Request *request, const char *func)
 
 /* ------------------------------------------------------------ put, get */
 
-static int put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
-                   MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request,
-                   int is_put, const char *func)
+/* A datatype whose elements are plain bytes: `size` bytes per element, n
+ * elements at [buf + lb, + n * size).  size 0: not such a type (or one
+ * without data). */
+typedef struct byte_layout {
+    int64_t size, lb;
+} byte_layout;
+
+/* The fast path of the blocking MPI_Put and MPI_Get for data laid out as
+ * o and t (size > 0): a target whose memory loads and stores reach, inside
+ * an access epoch: the checks of the general path in a few comparisons,
+ * then one memcpy.  1 when done; 0 when the call is not this case or any
+ * check fails, and the general path runs (and reports the error). */
+__attribute__((always_inline)) static inline int
+put_get_direct(void *obuf, MPI_Count ocount, byte_layout o, int rank, MPI_Aint disp,
+               MPI_Count tcount, byte_layout t, MPI_Win win, int is_put)
+{
+    uint64_t bytes, obytes;
+    if (fmpl_mpi_state != FMPL_MPI_READY || tcount <= 0 || ocount <= 0 || disp < 0 ||
+        __builtin_mul_overflow((uint64_t)tcount, (uint64_t)t.size, &bytes) ||
+        __builtin_mul_overflow((uint64_t)ocount, (uint64_t)o.size, &obytes) || bytes != obytes)
+        return 0;
+    fmpl_mpi_win *w = fmpl_mpi_win_lookup(win);
+    if (!w || (unsigned)rank >= (unsigned)w->team->size || !fmpl_mpi_win_may_access(w, rank))
+        return 0;
+    char *mem = fmpl_rma_direct_span(w->rma, rank, disp, t.lb, bytes);
+    if (!mem)
+        return 0;
+    char *data = (char *)((uintptr_t)obuf + (uintptr_t)o.lb); /* MPI_BOTTOM: absolute */
+    if (is_put)
+        memcpy(mem, data, bytes);
+    else
+        memcpy(data, mem, bytes);
+    return 1;
+}
+
+/* The layout of a committed contiguous derived type (or pair type); size
+ * 0 for any other handle. */
+static byte_layout derived_layout(MPI_Datatype type)
+{
+    const fmpl_datatype *d = fmpl_mpi_datatype_get(type);
+    if (!d || !fmpl_dt_is_contiguous(d))
+        return (byte_layout){0, 0};
+    return (byte_layout){fmpl_dt_size(d), fmpl_dt_true_lb(d)};
+}
+
+/* The fast path for contiguous derived types: out of line, so that the
+ * builtin case inlined in the entry points stays short. */
+__attribute__((noinline)) static int
+put_get_derived(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+                MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, int is_put)
+{
+    byte_layout o = derived_layout(otype), t = derived_layout(ttype);
+    return o.size > 0 && t.size > 0 &&
+           put_get_direct(obuf, ocount, o, rank, disp, tcount, t, win, is_put);
+}
+
+/* Builtin types (size in the handle, lb 0) on both sides inline, any
+ * other through put_get_derived. */
+__attribute__((always_inline)) static inline int
+put_get_fast(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+             MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, int is_put)
+{
+    int os = fmpl_mpi_builtin_size(otype), ts = fmpl_mpi_builtin_size(ttype);
+    if (os > 0 && ts > 0)
+        return put_get_direct(obuf, ocount, (byte_layout){os, 0}, rank, disp, tcount,
+                              (byte_layout){ts, 0}, win, is_put);
+    return put_get_derived(obuf, ocount, otype, rank, disp, tcount, ttype, win, is_put);
+}
+
+/* The general path: every check with its error, any datatypes, any memory. */
+__attribute__((noinline)) static int
+put_get_checked(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+                MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request,
+                int is_put, const char *func)
 {
     rma_target t;
     int rc = check_request(win, request, func);
@@ -154,6 +231,19 @@ static int put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, M
             return report(win, err, func);
     }
     return done_request(win, request, func);
+}
+
+/* Inlined in each entry point: the fast path without a call. */
+__attribute__((always_inline)) static inline int
+put_get(void *obuf, MPI_Count ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+        MPI_Count tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request, int is_put,
+        const char *func)
+{
+    if (request == NO_REQUEST &&
+        put_get_fast(obuf, ocount, otype, rank, disp, tcount, ttype, win, is_put))
+        return MPI_SUCCESS;
+    return put_get_checked(obuf, ocount, otype, rank, disp, tcount, ttype, win, request, is_put,
+                           func);
 }
 
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,

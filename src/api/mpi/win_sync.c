@@ -248,7 +248,7 @@ FMPL_MPI_WEAK(Win_unlock_all)
 
 /* Flushes: the accesses are complete already; order them before what
  * follows, inside a passive-target epoch. */
-static int flush_one(int rank, MPI_Win win, const char *func)
+__attribute__((noinline)) static int flush_one_checked(int rank, MPI_Win win, const char *func)
 {
     FMPL_GET_WIN(win, w, func);
     if (rank == MPI_PROC_NULL)
@@ -260,6 +260,18 @@ static int flush_one(int rank, MPI_Win win, const char *func)
         return sync_error(win, func, "no passive-target epoch to this target is open");
     fmpl_rma_flush();
     return MPI_SUCCESS;
+}
+
+/* The common case in a few comparisons and the fence, without a call:
+ * anything else (errors, MPI_PROC_NULL) goes through the checked path. */
+static inline int flush_one(int rank, MPI_Win win, const char *func)
+{
+    fmpl_mpi_win *w = fmpl_mpi_state == FMPL_MPI_READY ? fmpl_mpi_win_lookup(win) : NULL;
+    if (w && (unsigned)rank < (unsigned)w->rma->size && (w->lock_all || w->locks[rank])) {
+        fmpl_rma_flush();
+        return MPI_SUCCESS;
+    }
+    return flush_one_checked(rank, win, func);
 }
 
 static int flush_all(MPI_Win win, const char *func)
