@@ -717,18 +717,7 @@ static void errors(void)
     CHECK_OK(MPI_Comm_free(&dup));
     CHECK_CLASS(MPI_Start(&r), MPI_ERR_COMM);
     CHECK_OK(MPI_Request_free(&r));
-    /* intercommunicators: not implemented yet, and said so */
-    if (np >= 2) {
-        MPI_Comm half, inter;
-        CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half));
-        CHECK_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - me % 2, 3, &inter));
-        CHECK_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-        CHECK_CLASS(MPI_Ibarrier(inter, &r), MPI_ERR_UNSUPPORTED_OPERATION);
-        CHECK_CLASS(MPI_Bcast_init(rbuf, N, MPI_INT, MPI_PROC_NULL, inter, MPI_INFO_NULL, &r),
-                    MPI_ERR_UNSUPPORTED_OPERATION);
-        CHECK_OK(MPI_Comm_free(&inter));
-        CHECK_OK(MPI_Comm_free(&half));
-    }
+    /* intercommunicators: tests/mpi/inter_nbc.c */
     CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
