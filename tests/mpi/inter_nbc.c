@@ -7,9 +7,9 @@
  * must not receive checked untouched.  Roots: the last member of group 0
  * gives MPI_ROOT, the rest of group 0 MPI_PROC_NULL, group 1 its rank.
  * Also: a non-contiguous datatype, two collectives outstanding completed
- * in reverse order, and the errors (invalid root, Iscan on an
+ * in reverse order, rendezvous-sized persistent ones, and the errors (invalid root, Iscan on an
  * intercommunicator). */
-#include "check.h"
+#include "coll_forms.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,48 +58,19 @@ static void check_untouched(const char *name, int from)
     CHECK(rbuf[idx] == (want), "%s it %d: rbuf[%d] = %d, expected %d", (name), it, \
           (int)(idx), rbuf[idx], (want))
 
-typedef struct coll_test {
-    const char *name;
-    void (*fill)(void);
-    int (*post)(int persistent, MPI_Request *r);
-    void (*check)(void);
-} coll_test;
-
-static void run(const coll_test *t)
-{
-    MPI_Request r;
-    for (it = 0; it < 2; it++) { /* nonblocking */
-        poison();
-        t->fill();
-        CHECK_OK(t->post(0, &r));
-        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-        CHECK(r == MPI_REQUEST_NULL, "%s: request not released", t->name);
-        t->check();
-    }
-    it = 0;
-    t->fill();
-    CHECK_OK(t->post(1, &r));
-    for (it = 0; it < 3; it++) { /* persistent, restarted */
-        poison();
-        t->fill();
-        CHECK_OK(MPI_Start(&r));
-        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-        CHECK(r != MPI_REQUEST_NULL, "%s: persistent request released", t->name);
-        t->check();
-    }
-    CHECK_OK(MPI_Request_free(&r));
-}
 
 /* ------------------------------------------------------------ inputs */
 
 static void fill_one(void) /* N elements of my own */
 {
+    poison();
     for (int i = 0; i < N; i++)
         sbuf[i] = val(g, lr, 0, i);
 }
 
 static void fill_per_peer(void) /* N elements for each remote peer */
 {
+    poison();
     for (int r = 0; r < rs; r++)
         for (int i = 0; i < N; i++)
             sbuf[r * N + i] = val(g, lr, r, i);
@@ -107,17 +78,19 @@ static void fill_per_peer(void) /* N elements for each remote peer */
 
 static void fill_root_per_peer(void)
 {
+    poison();
     if (is_root())
         fill_per_peer();
 }
 
 static void fill_total(void) /* RS_TOTAL elements */
 {
+    poison();
     for (int i = 0; i < RS_TOTAL; i++)
         sbuf[i] = val(g, lr, 0, i);
 }
 
-static void fill_none(void) {}
+static void fill_none(void) { poison(); }
 
 /* The sum over the remote group of val(., r, 0, i). */
 static int remote_sum(int i)
@@ -138,6 +111,7 @@ static void check_barrier(void) { check_untouched("barrier", 0); }
 
 static void fill_bcast(void)
 {
+    poison();
     if (is_root())
         for (int i = 0; i < N; i++)
             rbuf[i] = val(0, rootlr, 0, i);
@@ -162,6 +136,7 @@ static void check_bcast(void)
  * receive N ints spread over 2N */
 static void fill_bcast_vec(void)
 {
+    poison();
     if (is_root())
         for (int i = 0; i < 2 * N; i++)
             rbuf[i] = i % 2 ? POISON : val(0, rootlr, 0, i);
@@ -320,6 +295,7 @@ static void check_scatter(void)
 
 static void fill_root_scatterv(void)
 {
+    poison();
     if (is_root())
         for (int r = 0; r < rs; r++)
             for (int i = 0; i <= r; i++)
@@ -486,6 +462,40 @@ static void outstanding(void)
     }
 }
 
+/* Messages above the eager limit (rendezvous) between the groups and in
+ * the local halves: a persistent broadcast and allreduce restarted. */
+#define BIG 50000
+static void large(void)
+{
+    static int big_in[BIG], big_out[BIG];
+    MPI_Request r[2];
+    CHECK_OK(MPI_Bcast_init(big_out, BIG, MPI_INT, root_arg(), inter, MPI_INFO_NULL, &r[0]));
+    CHECK_OK(MPI_Allreduce_init(big_in, rbuf, 0, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &r[1]));
+    CHECK_OK(MPI_Request_free(&r[1])); /* a zero-count one, never started */
+    CHECK_OK(MPI_Allreduce_init(big_in, big_out, BIG, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL,
+                                &r[1]));
+    for (it = 0; it < 3; it++) {
+        for (int i = 0; i < BIG; i++) {
+            big_in[i] = val(g, lr, 0, i % 1000);
+            big_out[i] = is_root() ? val(0, rootlr, 1, i % 1000) : POISON;
+        }
+        CHECK_OK(MPI_Start(&r[0]));
+        CHECK_OK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+        for (int i = 0; i < BIG; i++) {
+            int want = g == 1 || is_root() ? val(0, rootlr, 1, i % 1000) : POISON;
+            CHECK(big_out[i] == want, "large bcast it %d: [%d] = %d, expected %d", it, i,
+                  big_out[i], want);
+        }
+        CHECK_OK(MPI_Start(&r[1]));
+        CHECK_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+        for (int i = 0; i < BIG; i++)
+            CHECK(big_out[i] == remote_sum(i % 1000), "large allreduce it %d: [%d] = %d", it, i,
+                  big_out[i]);
+    }
+    CHECK_OK(MPI_Request_free(&r[0]));
+    CHECK_OK(MPI_Request_free(&r[1]));
+}
+
 static void errors(void)
 {
     MPI_Request r;
@@ -523,8 +533,9 @@ int main(int argc, char **argv)
         int size0 = g == 0 ? ls : rs;
         rootlr = size0 - 1;
         for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
-            run(&tests[t]);
+            run_forms(&tests[t], &it);
         outstanding();
+        large();
         errors();
         CHECK_OK(MPI_Comm_free(&inter));
         CHECK_OK(MPI_Comm_free(&half));
