@@ -7,7 +7,8 @@
  * must not receive checked untouched.  Roots: the last member of group 0
  * gives MPI_ROOT, the rest of group 0 MPI_PROC_NULL, group 1 its rank.
  * Also: a non-contiguous datatype, two collectives outstanding completed
- * in reverse order, rendezvous-sized persistent ones, and the errors (invalid root, Iscan on an
+ * in reverse order, rendezvous-sized persistent ones, a large-count form, a
+ * derived type freed before completion, and the errors (invalid root, Iscan on an
  * intercommunicator). */
 #include "coll_forms.h"
 
@@ -496,6 +497,31 @@ static void large(void)
     CHECK_OK(MPI_Request_free(&r[1]));
 }
 
+/* The large-count form, and a derived type freed while the collective
+ * that uses it is pending (persistent: across its starts). */
+static void count_and_freed_type(void)
+{
+    MPI_Request r;
+    it = 9;
+    fill_one();
+    CHECK_OK(MPI_Iallgather_c(sbuf, (MPI_Count)N, MPI_INT, rbuf, (MPI_Count)N, MPI_INT, inter,
+                              &r));
+    CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    check_allgather();
+    MPI_Datatype t;
+    CHECK_OK(MPI_Type_vector(N, 1, 2, MPI_INT, &t));
+    CHECK_OK(MPI_Type_commit(&t));
+    CHECK_OK(MPI_Bcast_init(rbuf, 1, t, root_arg(), inter, MPI_INFO_NULL, &r));
+    CHECK_OK(MPI_Type_free(&t));
+    for (it = 0; it < 3; it++) {
+        fill_bcast_vec();
+        CHECK_OK(MPI_Start(&r));
+        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        check_bcast_vec();
+    }
+    CHECK_OK(MPI_Request_free(&r));
+}
+
 static void errors(void)
 {
     MPI_Request r;
@@ -536,6 +562,7 @@ int main(int argc, char **argv)
             run_forms(&tests[t], &it);
         outstanding();
         large();
+        count_and_freed_type();
         errors();
         CHECK_OK(MPI_Comm_free(&inter));
         CHECK_OK(MPI_Comm_free(&half));

@@ -199,8 +199,9 @@ static int pairs_schedule(pairs *p)
     fmpl_sched_phase(s);
     for (int i = 0; i < p->n && rc == MPI_SUCCESS; i++) {
         pair_msg *m = &p->m[i];
-        rc = fmpl_mpi_buf_describe(p->c->handle, p->func, m->buf, (MPI_Aint)m->count, m->type,
-                                   0, &b[i]);
+        /* described on the hidden communicator: the caller reports (done) */
+        rc = fmpl_mpi_buf_describe(p->c->inter->coll, p->func, m->buf, (MPI_Aint)m->count,
+                                   m->type, 0, &b[i]);
         if (rc == MPI_SUCCESS)
             rc = fmpl_mpi_coll_buf_stage(&b[i], m->send);
     }
