@@ -31,6 +31,7 @@
 #include "collectives/collectives.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define COLL_TAG 2
 
@@ -132,29 +133,43 @@ typedef struct pair_msg {
     int peer;                  /* remote rank */
 } pair_msg;
 
+/* The leaders' exchanges have one or two messages: those need no memory. */
+#define PAIRS_INLINE 2
+
 typedef struct pairs {
     fmpl_mpi_comm *c;
     const char *func;
     int n, cap;
-    pair_msg *m;
+    pair_msg *m;               /* `small` or malloc'd */
     int rc;                    /* MPI_ERR_NO_MEM once an add failed */
+    pair_msg small[PAIRS_INLINE];
 } pairs;
 
-static pairs pairs_new(fmpl_mpi_comm *c, const char *func)
+static void pairs_init(pairs *p, fmpl_mpi_comm *c, const char *func)
 {
-    return (pairs){.c = c, .func = func};
+    p->c = c;
+    p->func = func;
+    p->n = 0;
+    p->cap = PAIRS_INLINE;
+    p->m = p->small;
+    p->rc = MPI_SUCCESS;
 }
 
 static void pairs_add(pairs *p, int send, const void *buf, MPI_Count count, MPI_Datatype type,
                       int peer)
 {
+    if (p->rc != MPI_SUCCESS)
+        return;
     if (p->n == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 4;
-        pair_msg *m = realloc(p->m, (size_t)cap * sizeof *m);
+        int cap = 2 * p->cap;
+        pair_msg *m = malloc((size_t)cap * sizeof *m);
         if (!m) {
             p->rc = MPI_ERR_NO_MEM;
             return;
         }
+        memcpy(m, p->m, (size_t)p->n * sizeof *m);
+        if (p->m != p->small)
+            free(p->m);
         p->m = m;
         p->cap = cap;
     }
@@ -165,7 +180,8 @@ static void pairs_add(pairs *p, int send, const void *buf, MPI_Count count, MPI_
  * intercommunicator (receives first), all waited for. */
 static int pairs_exchange(pairs *p)
 {
-    MPI_Request *reqs = malloc((size_t)(p->n ? p->n : 1) * sizeof *reqs);
+    MPI_Request small[PAIRS_INLINE];
+    MPI_Request *reqs = p->n <= PAIRS_INLINE ? small : malloc((size_t)p->n * sizeof *reqs);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     MPI_Comm coll = p->c->inter->coll;
@@ -183,7 +199,8 @@ static int pairs_exchange(pairs *p)
                 posted++;
         }
     int rc2 = wait_all(posted, reqs);
-    free(reqs);
+    if (reqs != small)
+        free(reqs);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
@@ -227,7 +244,8 @@ static int pairs_run(pairs *p)
     int rc = p->rc;
     if (rc == MPI_SUCCESS && p->n)
         rc = fmpl_mpi_capturing() ? pairs_schedule(p) : pairs_exchange(p);
-    free(p->m);
+    if (p->m != p->small)
+        free(p->m);
     return rc;
 }
 
@@ -235,7 +253,8 @@ static int pairs_run(pairs *p)
 static int pair_one(fmpl_mpi_comm *c, const char *func, int send, const void *buf,
                     MPI_Count count, MPI_Datatype type, int peer)
 {
-    pairs p = pairs_new(c, func);
+    pairs p;
+    pairs_init(&p, c, func);
     pairs_add(&p, send, buf, count, type, peer);
     return pairs_run(&p);
 }
@@ -291,7 +310,8 @@ static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf
     if (rc != MPI_SUCCESS || (rc = fmpl_mpi_type_check(c->handle, roottype, func)) != MPI_SUCCESS)
         return rc;
     MPI_Aint extent = extent_of(roottype);
-    pairs p = pairs_new(c, func);
+    pairs p;
+    pairs_init(&p, c, func);
     for (int r = 0; r < n; r++)
         pairs_add(&p, !to_root, (char *)rootbuf + (MPI_Aint)at_or(displs, r, r * count) * extent,
                   at_or(counts, r, count), roottype, r);
@@ -350,7 +370,8 @@ static int exchange(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
             (rc = fmpl_mpi_type_check(c->handle, side_type(r, p), func)) != MPI_SUCCESS)
             return rc;
     }
-    pairs msgs = pairs_new(c, func);
+    pairs msgs;
+    pairs_init(&msgs, c, func);
     for (int p = 0; p < n; p++) {
         pairs_add(&msgs, 0, (char *)recvbuf + side_disp(r, p), side_count(r, p), side_type(r, p),
                   p);
@@ -424,7 +445,8 @@ int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbu
     void *result, *base;
     rc = local_reduce(c, sendbuf, count, type, op, &result, &base);
     if (rc == MPI_SUCCESS && c->team->rank == 0) {
-        pairs p = pairs_new(c, func);
+        pairs p;
+        pairs_init(&p, c, func);
         if (root == FMPL_MPI_INTER_ALL)
             pairs_add(&p, 0, recvbuf, count, type, 0);
         pairs_add(&p, 1, result, count, type, root == FMPL_MPI_INTER_ALL ? 0 : root);
@@ -470,7 +492,8 @@ int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void
     rc = local_reduce(c, sendbuf, total, type, op, &result, &base);
     if (rc == MPI_SUCCESS && me == 0 &&
         (rc = temp_buffer(type, total, &remote, &remote_base)) == MPI_SUCCESS) {
-        pairs p = pairs_new(c, func);
+        pairs p;
+        pairs_init(&p, c, func);
         pairs_add(&p, 0, remote, total, type, 0);
         pairs_add(&p, 1, result, total, type, 0);
         rc = pairs_run(&p);
