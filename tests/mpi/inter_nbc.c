@@ -529,6 +529,16 @@ static void errors(void)
     CHECK_CLASS(MPI_Reduce_init(sbuf, rbuf, N, MPI_INT, MPI_SUM, -5, inter, MPI_INFO_NULL, &r),
                 MPI_ERR_ROOT);
     CHECK_CLASS(MPI_Iscan(sbuf, rbuf, N, MPI_INT, MPI_SUM, inter, &r), MPI_ERR_COMM);
+    /* a persistent collective whose intercommunicator was freed cannot
+     * start, and can still be freed */
+    MPI_Comm dup;
+    CHECK_OK(MPI_Comm_dup(inter, &dup));
+    CHECK_OK(MPI_Allreduce_init(sbuf, rbuf, N, MPI_INT, MPI_SUM, dup, MPI_INFO_NULL, &r));
+    CHECK_OK(MPI_Comm_free(&dup));
+    CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK_CLASS(MPI_Start(&r), MPI_ERR_COMM);
+    CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    CHECK_OK(MPI_Request_free(&r));
 }
 
 int main(int argc, char **argv)
