@@ -1,7 +1,7 @@
 /* The schedule executor and the builders' primitives (sched.h).
  *
  * Remote operations of one instance, per SEND/RECV pair (sender S, receiver
- * R, tags T = s->tag, Tr = s->ready_tag of the instance):
+ * R, tags T = tag, Tr = ready_tag of the instance on the step's lane):
  *   nonblocking:  R posts irecv(T) when its round starts; S sends (T) when
  *                 its round starts (early data waits in R's unexpected queue).
  *   persistent:   R posts irecv(T), then sends a zero-byte envelope (Tr) to S;
@@ -26,15 +26,40 @@ fmpl_sched *fmpl_sched_new(void)
     return calloc(1, sizeof(fmpl_sched));
 }
 
+static void add_lane(fmpl_sched *s, fmpl_team *t, fmpl_team *numbering)
+{
+    if (s->nlanes == FMPL_SCHED_LANES) {
+        if (!s->error)
+            s->error = FMPL_ERROR(FMPL_ERR_INTERNAL, "a schedule spans more than %d teams",
+                                  FMPL_SCHED_LANES);
+        return;
+    }
+    fmpl_sched_lane *l = &s->lanes[s->nlanes];
+    uint64_t seq = fmpl_sched_next_seq(numbering) % SCHED_TAG_SPAN;
+    l->team = t;
+    l->team_id = t->id;
+    l->tag = SCHED_TAG_BASE - 2 * (int)seq;
+    l->ready_tag = l->tag - 1;
+    s->lane = s->nlanes++;
+    if (s->lane == 0)
+        s->team = t;
+}
+
 void fmpl_sched_bind(fmpl_sched *s, fmpl_team *t)
 {
-    if (s->team)
-        return;
-    s->team = t;
-    s->team_id = t->id;
-    uint64_t seq = fmpl_sched_next_seq(t) % SCHED_TAG_SPAN;
-    s->tag = SCHED_TAG_BASE - 2 * (int)seq;
-    s->ready_tag = s->tag - 1;
+    for (int i = 0; i < s->nlanes; i++)
+        if (s->lanes[i].team == t) {
+            s->lane = i;
+            return;
+        }
+    add_lane(s, t, t);
+}
+
+void fmpl_sched_bind_view(fmpl_sched *s, fmpl_team *view, fmpl_team *numbering)
+{
+    if (s->nlanes == 0)
+        add_lane(s, view, numbering);
+    s->lane = 0;
 }
 
 void fmpl_sched_phase(fmpl_sched *s)
@@ -78,6 +103,7 @@ static int add_message(fmpl_sched *s, int kind, int round, void *buf, int64_t by
     fmpl_step *st = fmpl_sched_add(s, kind, round);
     if (!st)
         return s->error;
+    st->lane = s->lane;
     st->peer = peer;
     st->dst = buf;
     st->src = buf;
@@ -171,7 +197,8 @@ static char no_bytes; /* the zero-byte messages' buffer */
 
 static void post_ready(fmpl_sched *s, fmpl_step *st)
 {
-    fmpl_tm_irecv(&st->ready, s->team, &no_bytes, 0, st->peer, s->ready_tag);
+    const fmpl_sched_lane *l = &s->lanes[st->lane];
+    fmpl_tm_irecv(&st->ready, l->team, &no_bytes, 0, st->peer, l->ready_tag);
 }
 
 void fmpl_sched_prepare(fmpl_sched *s)
@@ -190,7 +217,8 @@ static void keep_error(fmpl_sched *s, int rc)
 
 static void issue(fmpl_sched *s, fmpl_step *st)
 {
-    fmpl_team *t = s->team;
+    const fmpl_sched_lane *l = &s->lanes[st->lane];
+    fmpl_team *t = l->team;
     switch (st->kind) {
     case FMPL_STEP_SEND:
         if (s->persistent) {
@@ -198,13 +226,13 @@ static void issue(fmpl_sched *s, fmpl_step *st)
             st->req.complete = 0;
             return;
         }
-        keep_error(s, fmpl_tm_isend(&st->req, t, st->src, st->bytes, st->peer, s->tag,
+        keep_error(s, fmpl_tm_isend(&st->req, t, st->src, st->bytes, st->peer, l->tag,
                                     FMPL_TM_MODE_STANDARD));
         return;
     case FMPL_STEP_RECV:
-        keep_error(s, fmpl_tm_irecv(&st->req, t, st->dst, st->bytes, st->peer, s->tag));
+        keep_error(s, fmpl_tm_irecv(&st->req, t, st->dst, st->bytes, st->peer, l->tag));
         if (s->persistent)
-            fmpl_tm_send_eager(t, &no_bytes, 0, st->peer, s->ready_tag);
+            fmpl_tm_send_eager(t, &no_bytes, 0, st->peer, l->ready_tag);
         return;
     case FMPL_STEP_COPY:
         memmove(st->dst, st->src, (size_t)st->bytes);
@@ -228,7 +256,8 @@ static int step_done(fmpl_sched *s, fmpl_step *st)
             return 0;
         st->waiting_ready = 0;
         post_ready(s, st); /* the next instance's token */
-        keep_error(s, fmpl_tm_isend(&st->req, s->team, st->src, st->bytes, st->peer, s->tag,
+        const fmpl_sched_lane *l = &s->lanes[st->lane];
+        keep_error(s, fmpl_tm_isend(&st->req, l->team, st->src, st->bytes, st->peer, l->tag,
                                     FMPL_TM_MODE_STANDARD));
     }
     if (!st->req.complete)
@@ -283,10 +312,11 @@ void fmpl_sched_free(fmpl_sched *s)
 {
     if (!s)
         return;
-    int team_alive = s->team && fmpl_teams[s->team_id] == s->team;
-    for (int i = 0; s->persistent && team_alive && i < s->nsteps; i++)
-        if (s->steps[i].kind == FMPL_STEP_SEND)
+    for (int i = 0; s->persistent && i < s->nsteps; i++) {
+        const fmpl_sched_lane *l = &s->lanes[s->steps[i].lane];
+        if (s->steps[i].kind == FMPL_STEP_SEND && fmpl_teams[l->team_id] == l->team)
             fmpl_tm_cancel_recv(&s->steps[i].ready);
+    }
     while (s->blocks) {
         fmpl_sched_block *b = s->blocks;
         s->blocks = b->next;

@@ -40,6 +40,15 @@
  * free again when its sends completed (eager: copied; rendezvous: pulled),
  * which the instance waits for.
  *
+ * Lanes: a schedule's messages travel on its own team (lane 0, bound
+ * first) and, when a composed collective runs parts of itself on other
+ * teams (an intercommunicator's local group, both groups together), on a
+ * lane per such team, each with its own pair of tags drawn from that
+ * team's counter the first time the schedule binds it.  A step's peer is a
+ * rank of its lane's team.  Every member of a team must therefore bind it
+ * in the same collectives (the MPI intercommunicator bodies do: their use
+ * of a hidden team depends only on the member's group).
+ *
  * Executors: fmpl_sched_poll touches only the schedule, its buffers and the
  * tag-matched protocol, never the caller's state; one executor at a time. */
 #ifndef FMPL_COLLECTIVES_SCHED_H
@@ -64,7 +73,8 @@ enum {
 typedef struct fmpl_step {
     int kind;
     int round;
-    int peer;             /* SEND, RECV: team rank */
+    int lane;             /* SEND, RECV: the team (fmpl_sched.lanes) */
+    int peer;             /* SEND, RECV: rank in the lane's team */
     int waiting_ready;    /* SEND, persistent: the token has not arrived yet */
     void *dst;
     const void *src;
@@ -84,11 +94,20 @@ typedef struct fmpl_sched_block {
     max_align_t data[];
 } fmpl_sched_block;
 
-typedef struct fmpl_sched {
-    fmpl_async async;     /* first: the progress engine's handle */
-    fmpl_team *team;      /* NULL until bound */
+/* A team the schedule's messages travel on, and their tags there. */
+typedef struct fmpl_sched_lane {
+    fmpl_team *team;
     int team_id;          /* the team's table entry (is it still alive?) */
     int tag, ready_tag;
+} fmpl_sched_lane;
+#define FMPL_SCHED_LANES 4
+
+typedef struct fmpl_sched {
+    fmpl_async async;     /* first: the progress engine's handle */
+    fmpl_team *team;      /* the schedule's own team (lanes[0]); NULL until bound */
+    fmpl_sched_lane lanes[FMPL_SCHED_LANES];
+    int nlanes;
+    int lane;             /* the lane of the messages added next */
     int persistent;       /* readiness protocol (fmpl_sched_prepare) */
     int active;           /* started, not finished */
     int error;            /* first error of the instance */
@@ -102,8 +121,14 @@ typedef struct fmpl_sched {
 
 /* Build. */
 fmpl_sched *fmpl_sched_new(void);
-/* Draw the instance's tags from the team's counter (once per schedule). */
+/* The messages added next travel on team t.  The first team bound is the
+ * schedule's own; each team's tags are drawn from its counter when the
+ * schedule first binds it (so every call takes its instance number). */
 void fmpl_sched_bind(fmpl_sched *s, fmpl_team *t);
+/* Bind, as the schedule's own, a view (a team without collective state
+ * of its own that lends another's context: an MPI intercommunicator),
+ * drawing the tags from `numbering`'s counter. */
+void fmpl_sched_bind_view(fmpl_sched *s, fmpl_team *view, fmpl_team *numbering);
 /* Start a new phase: the next steps' round 0 follows every step so far. */
 void fmpl_sched_phase(fmpl_sched *s);
 fmpl_step *fmpl_sched_add(fmpl_sched *s, int kind, int round);

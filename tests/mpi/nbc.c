@@ -8,7 +8,7 @@
  * persistent collectives (a root cannot finish before its receivers
  * started), derived datatypes freed before completion, and the errors: MPI_Request_free
  * of an active persistent collective, invalid root, count, request. */
-#include "check.h"
+#include "coll_forms.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,37 +30,6 @@ static void poison(void)
         rbuf[i] = POISON;
 }
 
-/* One collective under test: fill the inputs of iteration `it`, start it in
- * one form (persistent: build only), check the outputs. */
-typedef struct coll_test {
-    const char *name;
-    void (*fill)(void);
-    int (*post)(int persistent, MPI_Request *r);
-    void (*check)(void);
-} coll_test;
-
-static void run(const coll_test *t)
-{
-    MPI_Request r;
-    for (it = 0; it < 2; it++) { /* nonblocking */
-        t->fill();
-        CHECK_OK(t->post(0, &r));
-        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-        CHECK(r == MPI_REQUEST_NULL, "%s: request not released", t->name);
-        t->check();
-    }
-    it = 0;
-    t->fill();
-    CHECK_OK(t->post(1, &r));
-    for (it = 0; it < 3; it++) { /* persistent, restarted */
-        t->fill();
-        CHECK_OK(MPI_Start(&r));
-        CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-        CHECK(r != MPI_REQUEST_NULL, "%s: persistent request released", t->name);
-        t->check();
-    }
-    CHECK_OK(MPI_Request_free(&r));
-}
 
 #define POST(persistent, r, icall, initcall) ((persistent) ? (initcall) : (icall))
 
@@ -717,18 +686,7 @@ static void errors(void)
     CHECK_OK(MPI_Comm_free(&dup));
     CHECK_CLASS(MPI_Start(&r), MPI_ERR_COMM);
     CHECK_OK(MPI_Request_free(&r));
-    /* intercommunicators: not implemented yet, and said so */
-    if (np >= 2) {
-        MPI_Comm half, inter;
-        CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half));
-        CHECK_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - me % 2, 3, &inter));
-        CHECK_OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-        CHECK_CLASS(MPI_Ibarrier(inter, &r), MPI_ERR_UNSUPPORTED_OPERATION);
-        CHECK_CLASS(MPI_Bcast_init(rbuf, N, MPI_INT, MPI_PROC_NULL, inter, MPI_INFO_NULL, &r),
-                    MPI_ERR_UNSUPPORTED_OPERATION);
-        CHECK_OK(MPI_Comm_free(&inter));
-        CHECK_OK(MPI_Comm_free(&half));
-    }
+    /* intercommunicators: tests/mpi/inter_nbc.c */
     CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
@@ -741,7 +699,7 @@ int main(int argc, char **argv)
     MPI_Type_vector(N, 1, 2, MPI_INT, &vec);
     MPI_Type_commit(&vec);
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++)
-        run(&tests[t]);
+        run_forms(&tests[t], &it);
     outstanding(0);
     outstanding(1);
     readiness();

@@ -3,6 +3,7 @@
  * requests (kind FMPL_MREQ_ASYNC; persistent ones keep their schedule and
  * restart it at each MPI_Start, allocating nothing). */
 #include "api/mpi/coll_nbc.h"
+#include "api/mpi/intercomm.h"
 #include "progress/progress.h"
 
 #include <string.h>
@@ -277,13 +278,13 @@ int fmpl_mpi_nbc_begin(const char *func, MPI_Comm comm, MPI_Request *request)
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (c && c->inter)
-        return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                              "nonblocking and persistent collectives on intercommunicators "
-                              "are not implemented yet");
     fmpl_coll_capture = fmpl_sched_new();
     if (!fmpl_coll_capture)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a schedule");
+    /* An intercommunicator's body moves data between the groups on its
+     * view and runs the local halves on hidden teams (other lanes). */
+    if (c && c->inter)
+        fmpl_sched_bind_view(fmpl_coll_capture, &c->inter->view, c->inter->backing);
     fmpl_mpi_nbc_func = func;
     return MPI_SUCCESS;
 }

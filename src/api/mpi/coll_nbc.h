@@ -37,7 +37,7 @@ void *fmpl_mpi_coll_scratch(size_t bytes);
 const fmpl_mpi_reduction *fmpl_mpi_coll_reduction(const fmpl_mpi_reduction *r);
 
 /* The I* and *_init entry points (coll_nbc_api.c) wrap the blocking body:
- * begin starts the capture (refusing intercommunicators), end turns the
+ * begin starts the capture, end turns the
  * schedule into a request: started at once (I*) or prepared (persistent). */
 int fmpl_mpi_nbc_begin(const char *func, MPI_Comm comm, MPI_Request *request);
 int fmpl_mpi_nbc_end(const char *func, MPI_Comm comm, MPI_Request *request, int persistent,

@@ -18,11 +18,20 @@
  *   Alltoall(v,w)    every member <-> every remote member
  *   Reduce           local reduce to the leader; leader -> root
  *   Allreduce        local reduce to the leaders; they swap; local broadcast
- *   Reduce_scatter   as Allreduce, then a local scatter of the remote result */
+ *   Reduce_scatter   as Allreduce, then a local scatter of the remote result
+ *
+ * One body serves the blocking, nonblocking and persistent forms: while a
+ * schedule is captured (coll_nbc.h), the local collectives become its
+ * steps on the hidden local and span teams (lanes of their own, sched.h),
+ * and the messages between the groups (a `pairs` batch below) become its
+ * SEND and RECV steps on the intercommunicator's view, whose peers are the
+ * remote group.  Temporary buffers are then the schedule's. */
 #include "api/mpi/intercomm.h"
+#include "api/mpi/coll_nbc.h"
 #include "collectives/collectives.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define COLL_TAG 2
 
@@ -61,17 +70,31 @@ static int check_count(fmpl_mpi_comm *c, const char *func, MPI_Count count)
     return MPI_SUCCESS;
 }
 
-/* A buffer for count elements of t; *base is what to free. */
-static void *temp_buffer(MPI_Datatype t, MPI_Count count, void **base)
+/* Memory the body needs until the collective completes: the schedule's
+ * while capturing (*base = NULL), else malloc'd (*base: what to free). */
+static void *body_alloc(size_t bytes, void **base)
+{
+    *base = NULL;
+    if (fmpl_mpi_capturing())
+        return fmpl_mpi_coll_scratch(bytes);
+    return *base = malloc(bytes ? bytes : 1);
+}
+
+/* A buffer for count elements of t in *buf; *base is what to free.
+ * MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int temp_buffer(MPI_Datatype t, MPI_Count count, void **buf, void **base)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
-    *base = NULL;
+    *base = *buf = NULL;
     if (PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS ||
         PMPI_Type_get_true_extent(t, &true_lb, &true_extent) != MPI_SUCCESS)
-        return NULL;
+        return MPI_ERR_TYPE;
     MPI_Aint bytes = count > 0 ? true_extent + (MPI_Aint)(count - 1) * extent : 0;
-    *base = malloc((size_t)(bytes > 0 ? bytes : 1));
-    return *base ? (char *)*base - true_lb : NULL;
+    char *mem = body_alloc((size_t)(bytes > 0 ? bytes : 1), base);
+    if (!mem)
+        return MPI_ERR_NO_MEM;
+    *buf = mem - true_lb;
+    return MPI_SUCCESS;
 }
 
 static MPI_Aint extent_of(MPI_Datatype t)
@@ -86,6 +109,157 @@ static MPI_Count at_or(fmpl_mpi_array a, int r, MPI_Count uniform)
 {
     return a.p ? (MPI_Count)fmpl_mpi_array_at(a, r) : uniform;
 }
+
+/* Wait for n requests; the first error. */
+static int wait_all(int n, MPI_Request *reqs)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int r = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = r;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------ pairs */
+
+/* The messages between the groups in one step of a collective. */
+typedef struct pair_msg {
+    int send;
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype type;
+    int peer;                  /* remote rank */
+} pair_msg;
+
+/* The leaders' exchanges have one or two messages: those need no memory. */
+#define PAIRS_INLINE 2
+
+typedef struct pairs {
+    fmpl_mpi_comm *c;
+    const char *func;
+    int n, cap;
+    pair_msg *m;               /* `small` or malloc'd */
+    int rc;                    /* MPI_ERR_NO_MEM once an add failed */
+    pair_msg small[PAIRS_INLINE];
+} pairs;
+
+static void pairs_init(pairs *p, fmpl_mpi_comm *c, const char *func)
+{
+    p->c = c;
+    p->func = func;
+    p->n = 0;
+    p->cap = PAIRS_INLINE;
+    p->m = p->small;
+    p->rc = MPI_SUCCESS;
+}
+
+static void pairs_add(pairs *p, int send, const void *buf, MPI_Count count, MPI_Datatype type,
+                      int peer)
+{
+    if (p->rc != MPI_SUCCESS)
+        return;
+    if (p->n == p->cap) {
+        int cap = 2 * p->cap;
+        pair_msg *m = malloc((size_t)cap * sizeof *m);
+        if (!m) {
+            p->rc = MPI_ERR_NO_MEM;
+            return;
+        }
+        memcpy(m, p->m, (size_t)p->n * sizeof *m);
+        if (p->m != p->small)
+            free(p->m);
+        p->m = m;
+        p->cap = cap;
+    }
+    p->m[p->n++] = (pair_msg){send, (void *)buf, count, type, peer};
+}
+
+/* Blocking: nonblocking messages on the hidden collective
+ * intercommunicator (receives first), all waited for. */
+static int pairs_exchange(pairs *p)
+{
+    MPI_Request small[PAIRS_INLINE];
+    MPI_Request *reqs = p->n <= PAIRS_INLINE ? small : malloc((size_t)p->n * sizeof *reqs);
+    if (!reqs)
+        return MPI_ERR_NO_MEM;
+    MPI_Comm coll = p->c->inter->coll;
+    int rc = MPI_SUCCESS, posted = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->n && rc == MPI_SUCCESS; i++) {
+            pair_msg *m = &p->m[i];
+            if (m->send != pass)
+                continue;
+            rc = m->send ? PMPI_Isend_c(m->buf, m->count, m->type, m->peer, COLL_TAG, coll,
+                                        &reqs[posted])
+                         : PMPI_Irecv_c(m->buf, m->count, m->type, m->peer, COLL_TAG, coll,
+                                        &reqs[posted]);
+            if (rc == MPI_SUCCESS)
+                posted++;
+        }
+    int rc2 = wait_all(posted, reqs);
+    if (reqs != small)
+        free(reqs);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+/* Captured: one round of SEND and RECV steps on the view, the packing of
+ * non-contiguous sends in the round before, the unpacking after. */
+static int pairs_schedule(pairs *p)
+{
+    fmpl_sched *s = fmpl_coll_capture;
+    fmpl_mpi_buf *b = malloc((size_t)(p->n ? p->n : 1) * sizeof *b);
+    if (!b)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS;
+    fmpl_sched_phase(s);
+    for (int i = 0; i < p->n && rc == MPI_SUCCESS; i++) {
+        pair_msg *m = &p->m[i];
+        /* described on the hidden communicator: the caller reports (done) */
+        rc = fmpl_mpi_buf_describe(p->c->inter->coll, p->func, m->buf, (MPI_Aint)m->count,
+                                   m->type, 0, &b[i]);
+        if (rc == MPI_SUCCESS)
+            rc = fmpl_mpi_coll_buf_stage(&b[i], m->send);
+    }
+    fmpl_sched_bind(s, p->c->team);
+    for (int i = 0; i < p->n && rc == MPI_SUCCESS; i++) {
+        if (p->m[i].send)
+            fmpl_sched_send(s, 1, b[i].data, (int64_t)b[i].bytes, p->m[i].peer);
+        else
+            fmpl_sched_recv(s, 1, b[i].data, (int64_t)b[i].bytes, p->m[i].peer);
+    }
+    for (int i = 0; i < p->n && rc == MPI_SUCCESS; i++)
+        if (!p->m[i].send)
+            fmpl_mpi_coll_buf_unstage(&b[i], b[i].bytes);
+    fmpl_sched_phase(s);
+    free(b);
+    return rc;
+}
+
+/* Move the batch's messages (or schedule them); MPI_SUCCESS or an error
+ * class, not reported. */
+static int pairs_run(pairs *p)
+{
+    int rc = p->rc;
+    if (rc == MPI_SUCCESS && p->n)
+        rc = fmpl_mpi_capturing() ? pairs_schedule(p) : pairs_exchange(p);
+    if (p->m != p->small)
+        free(p->m);
+    return rc;
+}
+
+/* One message of its own. */
+static int pair_one(fmpl_mpi_comm *c, const char *func, int send, const void *buf,
+                    MPI_Count count, MPI_Datatype type, int peer)
+{
+    pairs p;
+    pairs_init(&p, c, func);
+    pairs_add(&p, send, buf, count, type, peer);
+    return pairs_run(&p);
+}
+
+/* ------------------------------------------------------------ collectives */
 
 int fmpl_mpi_inter_barrier(fmpl_mpi_comm *c)
 {
@@ -107,23 +281,11 @@ int fmpl_mpi_inter_bcast(fmpl_mpi_comm *c, const char *func, void *buf, MPI_Coun
     if ((rc = fmpl_mpi_type_check(c->handle, type, func)) != MPI_SUCCESS)
         return rc;
     if (role == ROLE_ROOT)
-        return done(c, func, PMPI_Send_c(buf, count, type, 0, COLL_TAG, in->coll));
+        return done(c, func, pair_one(c, func, 1, buf, count, type, 0));
     if (c->team->rank == 0)
-        rc = PMPI_Recv_c(buf, count, type, root, COLL_TAG, in->coll, MPI_STATUS_IGNORE);
+        rc = pair_one(c, func, 0, buf, count, type, root);
     int rc2 = PMPI_Bcast_c(buf, count, type, 0, in->local);
     return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
-}
-
-/* Wait for n requests; the first error. */
-static int wait_all(int n, MPI_Request *reqs)
-{
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < n; i++) {
-        int r = PMPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = r;
-    }
-    return rc;
 }
 
 /* Gather and scatter: the root posts one transfer per remote process
@@ -133,7 +295,6 @@ static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf
                   MPI_Datatype roottype, void *leafbuf, MPI_Count leafcount,
                   MPI_Datatype leaftype, int root)
 {
-    fmpl_mpi_inter *in = c->inter;
     int role = ROLE_IDLE, rc = role_of(c, func, root, &role);
     if (rc != MPI_SUCCESS || role == ROLE_IDLE)
         return rc;
@@ -141,10 +302,7 @@ static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf
         if ((rc = check_count(c, func, leafcount)) != MPI_SUCCESS ||
             (rc = fmpl_mpi_type_check(c->handle, leaftype, func)) != MPI_SUCCESS)
             return rc;
-        rc = to_root ? PMPI_Send_c(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll)
-                     : PMPI_Recv_c(leafbuf, leafcount, leaftype, root, COLL_TAG, in->coll,
-                                   MPI_STATUS_IGNORE);
-        return done(c, func, rc);
+        return done(c, func, pair_one(c, func, to_root, leafbuf, leafcount, leaftype, root));
     }
     int n = c->team->size;
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
@@ -152,21 +310,12 @@ static int rooted(fmpl_mpi_comm *c, const char *func, int to_root, void *rootbuf
     if (rc != MPI_SUCCESS || (rc = fmpl_mpi_type_check(c->handle, roottype, func)) != MPI_SUCCESS)
         return rc;
     MPI_Aint extent = extent_of(roottype);
-    MPI_Request *reqs = malloc((size_t)n * sizeof *reqs);
-    if (!reqs)
-        return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
-    int posted = 0;
-    for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
-        MPI_Count cnt = at_or(counts, r, count);
-        char *at = (char *)rootbuf + (MPI_Aint)at_or(displs, r, r * count) * extent;
-        rc = to_root ? PMPI_Irecv_c(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[posted])
-                     : PMPI_Isend_c(at, cnt, roottype, r, COLL_TAG, in->coll, &reqs[posted]);
-        if (rc == MPI_SUCCESS)
-            posted++;
-    }
-    int rc2 = wait_all(posted, reqs);
-    free(reqs);
-    return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
+    pairs p;
+    pairs_init(&p, c, func);
+    for (int r = 0; r < n; r++)
+        pairs_add(&p, !to_root, (char *)rootbuf + (MPI_Aint)at_or(displs, r, r * count) * extent,
+                  at_or(counts, r, count), roottype, r);
+    return done(c, func, pairs_run(&p));
 }
 
 int fmpl_mpi_inter_gatherv(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
@@ -213,8 +362,7 @@ static MPI_Aint side_disp(const side_args *s, int r)
 static int exchange(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
                     const side_args *s, void *recvbuf, const side_args *r)
 {
-    fmpl_mpi_inter *in = c->inter;
-    int n = c->team->size, rc = MPI_SUCCESS, posted = 0;
+    int n = c->team->size, rc = MPI_SUCCESS;
     for (int p = 0; p < n && rc == MPI_SUCCESS; p++) {
         if ((rc = check_count(c, func, side_count(s, p))) != MPI_SUCCESS ||
             (rc = check_count(c, func, side_count(r, p))) != MPI_SUCCESS ||
@@ -222,22 +370,15 @@ static int exchange(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
             (rc = fmpl_mpi_type_check(c->handle, side_type(r, p), func)) != MPI_SUCCESS)
             return rc;
     }
-    MPI_Request *reqs = malloc((size_t)(2 * n) * sizeof *reqs);
-    if (!reqs)
-        return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
-    for (int p = 0; p < n && rc == MPI_SUCCESS; p++)
-        if ((rc = PMPI_Irecv_c((char *)recvbuf + side_disp(r, p), side_count(r, p),
-                               side_type(r, p), p, COLL_TAG, in->coll, &reqs[posted])) ==
-            MPI_SUCCESS)
-            posted++;
-    for (int p = 0; p < n && rc == MPI_SUCCESS; p++)
-        if ((rc = PMPI_Isend_c((const char *)sendbuf + side_disp(s, p), side_count(s, p),
-                               side_type(s, p), p, COLL_TAG, in->coll, &reqs[posted])) ==
-            MPI_SUCCESS)
-            posted++;
-    int rc2 = wait_all(posted, reqs);
-    free(reqs);
-    return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
+    pairs msgs;
+    pairs_init(&msgs, c, func);
+    for (int p = 0; p < n; p++) {
+        pairs_add(&msgs, 0, (char *)recvbuf + side_disp(r, p), side_count(r, p), side_type(r, p),
+                  p);
+        pairs_add(&msgs, 1, (const char *)sendbuf + side_disp(s, p), side_count(s, p),
+                  side_type(s, p), p);
+    }
+    return done(c, func, pairs_run(&msgs));
 }
 
 int fmpl_mpi_inter_allgather(fmpl_mpi_comm *c, const char *func, const void *sendbuf,
@@ -281,11 +422,9 @@ static int local_reduce(fmpl_mpi_comm *c, const void *sendbuf, MPI_Count count,
                         MPI_Datatype type, MPI_Op op, void **result, void **base)
 {
     *result = *base = NULL;
-    if (c->team->rank == 0) {
-        *result = temp_buffer(type, count, base);
-        if (!*base)
-            return MPI_ERR_NO_MEM;
-    }
+    int rc;
+    if (c->team->rank == 0 && (rc = temp_buffer(type, count, result, base)) != MPI_SUCCESS)
+        return rc;
     return PMPI_Reduce_c(sendbuf, *result, count, type, op, 0, c->inter->local);
 }
 
@@ -302,15 +441,17 @@ int fmpl_mpi_inter_reduce(fmpl_mpi_comm *c, const char *func, const void *sendbu
     if ((rc = fmpl_mpi_type_check(c->handle, type, func)) != MPI_SUCCESS)
         return rc;
     if (role == ROLE_ROOT)
-        return done(c, func, PMPI_Recv_c(recvbuf, count, type, 0, COLL_TAG, in->coll,
-                                         MPI_STATUS_IGNORE));
+        return done(c, func, pair_one(c, func, 0, recvbuf, count, type, 0));
     void *result, *base;
     rc = local_reduce(c, sendbuf, count, type, op, &result, &base);
-    if (rc == MPI_SUCCESS && c->team->rank == 0)
-        rc = root == FMPL_MPI_INTER_ALL
-                 ? PMPI_Sendrecv_c(result, count, type, 0, COLL_TAG, recvbuf, count, type, 0,
-                                   COLL_TAG, in->coll, MPI_STATUS_IGNORE)
-                 : PMPI_Send_c(result, count, type, root, COLL_TAG, in->coll);
+    if (rc == MPI_SUCCESS && c->team->rank == 0) {
+        pairs p;
+        pairs_init(&p, c, func);
+        if (root == FMPL_MPI_INTER_ALL)
+            pairs_add(&p, 0, recvbuf, count, type, 0);
+        pairs_add(&p, 1, result, count, type, root == FMPL_MPI_INTER_ALL ? 0 : root);
+        rc = pairs_run(&p);
+    }
     free(base);
     if (root == FMPL_MPI_INTER_ALL) {
         int rc2 = PMPI_Bcast_c(recvbuf, count, type, 0, in->local);
@@ -326,13 +467,14 @@ int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void
 {
     fmpl_mpi_inter *in = c->inter;
     int n = in->local_size, me = c->team->rank, rc = MPI_SUCCESS;
-    MPI_Count *counts = malloc((size_t)n * sizeof *counts), total = 0;
-    MPI_Aint *displs = malloc((size_t)n * sizeof *displs);
-    if (!counts || !displs) {
-        free(counts);
-        free(displs);
+    /* the local scatter's arrays (while capturing, the schedule's: the
+     * scatter may read them when it runs) */
+    void *arrays_base;
+    MPI_Count *counts = body_alloc((size_t)n * (sizeof(MPI_Count) + sizeof(MPI_Aint)),
+                                   &arrays_base), total = 0;
+    if (!counts)
         return fmpl_mpi_error(c->handle, MPI_ERR_NO_MEM, func, "no memory");
-    }
+    MPI_Aint *displs = (MPI_Aint *)(counts + n);
     for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
         counts[r] = at_or(recvcounts, r, recvcount);
         displs[r] = (MPI_Aint)total;
@@ -342,24 +484,24 @@ int fmpl_mpi_inter_reduce_scatter(fmpl_mpi_comm *c, const char *func, const void
     if (rc == MPI_SUCCESS)
         rc = fmpl_mpi_type_check(c->handle, type, func);
     if (rc != MPI_SUCCESS) {
-        free(counts);
-        free(displs);
+        free(arrays_base);
         return rc;
     }
     /* The standard makes the two groups' totals equal. */
     void *result, *base, *remote = NULL, *remote_base = NULL;
     rc = local_reduce(c, sendbuf, total, type, op, &result, &base);
-    if (rc == MPI_SUCCESS && me == 0) {
-        remote = temp_buffer(type, total, &remote_base);
-        rc = remote_base ? PMPI_Sendrecv_c(result, total, type, 0, COLL_TAG, remote, total,
-                                           type, 0, COLL_TAG, in->coll, MPI_STATUS_IGNORE)
-                         : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && me == 0 &&
+        (rc = temp_buffer(type, total, &remote, &remote_base)) == MPI_SUCCESS) {
+        pairs p;
+        pairs_init(&p, c, func);
+        pairs_add(&p, 0, remote, total, type, 0);
+        pairs_add(&p, 1, result, total, type, 0);
+        rc = pairs_run(&p);
     }
     int rc2 = PMPI_Scatterv_c(remote, counts, displs, type, recvbuf, counts[me], type, 0,
                               in->local);
     free(base);
     free(remote_base);
-    free(counts);
-    free(displs);
+    free(arrays_base);
     return done(c, func, rc != MPI_SUCCESS ? rc : rc2);
 }
