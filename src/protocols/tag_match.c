@@ -39,9 +39,10 @@
  *        S's buffer reachable (shared heap): R copies it out  -> FIN to S
  *        R's buffer in the shared heap:      CTS(PUT) to S; S copies into it
  *                                            -> FIN to R
- *        FMPL_RNDV_CMA=on and CMA works:     R reads it with process_vm_readv
+ *        CMA works (FMPL_RNDV_CMA=on, the default):
+ *                                            R reads it with process_vm_readv
  *                                            -> FIN to S
- *        otherwise (the default):            CTS(STREAM); S streams DATA
+ *        otherwise:                          CTS(STREAM); S streams DATA
  *                                            records through S->R; the last
  *                                            completes R, and S when written
  *   3. FIN completes the request it names.
@@ -103,11 +104,12 @@ typedef struct data_body {
     uint32_t pad;
 } data_body;
 
-FMPL_TUNABLE(tunable_rndv_cma, "FMPL_RNDV_CMA", "off",
-             "rendezvous between two private buffers: off streams the data through the "
-             "channel (both sides copy, pipelined; about 1.7x a kernel copy's bandwidth on "
-             "two cores, but the sender's progress moves it); on lets the receiver read the "
-             "sender's buffer with process_vm_readv alone (single copy, no sender progress)");
+FMPL_TUNABLE(tunable_rndv_cma, "FMPL_RNDV_CMA", "on",
+             "rendezvous between two private buffers: on lets the receiver read the sender's "
+             "buffer with process_vm_readv alone (single copy, no sender progress needed); off "
+             "streams the data through the channel (both sides copy, pipelined: faster on two "
+             "cores, but the channels fill with data records, and a handler that must send "
+             "into a full channel waits in nested progress)");
 
 FMPL_TUNABLE(tunable_eager_pipe, "FMPL_EAGER_PIPE", "4k",
              "eager messages of at least this size are copied in and out of the channel "
