@@ -2,7 +2,8 @@
  * The vector is processed in rounds of FMPL_COLL_AREA bytes.  Round s:
  *   1. wait until every member's `finished` >= s - 1 (my input and output
  *      areas are no longer read)
- *   2. buf in my shared heap (a large malloc block, MPI_Alloc_mem): put the
+ *   2. allreduce, or the root of a reduce, with buf in my shared heap (a
+ *      large malloc block, MPI_Alloc_mem): put the
  *      packed address of my part in posted[s % 2]'s spare bytes (others
  *      read my input straight from buf); else copy my part into my `input`
  *      and put 0 there; release-store posted[s % 2] = s
@@ -49,7 +50,9 @@ int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op
         if (s > 1)
             FMPL_COLL_WAIT_ALL(t, finished, s - 1);
         c->exchange_full = s;
-        int direct = fmpl_fab_is_shared(mine);
+        /* A reduce's other members copy in and leave: reading their buffers
+         * in place would hold them until the root has its result. */
+        int direct = fmpl_fab_is_shared(mine) && (root < 0 || root == t->rank);
         uint64_t where = direct ? fmpl_raddr_pack(fmpl_fab_raddr(mine)) : 0;
         if (!direct)
             memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(m * es));
