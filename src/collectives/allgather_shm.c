@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void *all)
+static int run_fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void *all)
 {
     fmpl_coll_team *c = t->coll;
     if (len * t->size > fmpl_coll_area / 2)
@@ -25,4 +25,13 @@ int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void 
         memcpy((char *)all + (int64_t)p * len, fmpl_coll_input(fmpl_coll_areas(c, p)) + half, (size_t)len);
     fmpl_line_set(&c->mine->finished, s);
     return FMPL_SUCCESS;
+}
+
+/* Legacy blocking body: in the team's order of runs (coll_run.h). */
+int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void *all)
+{
+    fmpl_coll_turn_begin(t);
+    int rc = run_fmpl_coll_allgather_small(t, mine, len, all);
+    fmpl_coll_turn_end(t);
+    return rc;
 }

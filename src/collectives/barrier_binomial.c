@@ -6,9 +6,8 @@
  *   release: member 0, then each member in turn, stores the epoch into its
  *            children's `release` line; the others wait on their own.
  * 2 log2 P steps on the critical path against dissemination's log2 P, but
- * only P - 1 flag writes per phase. */
+ * only P - 1 flag writes per phase.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
 #include <stddef.h>
 
@@ -18,27 +17,30 @@ static void store(fmpl_team *t, int member, size_t offset, uint64_t value)
     fmpl_line_set(l, value);
 }
 
-int fmpl_barrier_binomial(fmpl_team *t)
+static int body(fmpl_coll_algo *a)
 {
+    fmpl_barrier_run *st = (fmpl_barrier_run *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
-    uint64_t epoch = ++c->barrier_epoch;
-    int rank = t->rank, k = 0;
-    while (k < c->rounds && !(rank & (1 << k))) {
-        if (rank + (1 << k) < t->size) {
-            const fmpl_line *l = &c->mine->flag[k];
-            FMPL_WAIT_UNTIL(fmpl_line_get(l) >= epoch);
-        }
-        k++;
-    }
+    int rank = t->rank;
+    FMPL_RUN_BEGIN(a);
+    st->epoch = ++c->barrier_epoch;
+    for (st->k = 0; st->k < c->rounds && !(rank & (1 << st->k)); st->k++)
+        if (rank + (1 << st->k) < t->size)
+            FMPL_RUN_AWAIT(a, fmpl_line_get(&c->mine->flag[st->k]) >= st->epoch);
     if (rank != 0) {
-        int parent = rank - (1 << k);
-        store(t, parent, offsetof(fmpl_coll_scratch, flag) + (size_t)k * sizeof(fmpl_line),
-              epoch);
-        const fmpl_line *l = &c->mine->release;
-        FMPL_WAIT_UNTIL(fmpl_line_get(l) >= epoch);
+        int parent = rank - (1 << st->k);
+        store(t, parent, offsetof(fmpl_coll_scratch, flag) + (size_t)st->k * sizeof(fmpl_line),
+              st->epoch);
+        FMPL_RUN_AWAIT(a, fmpl_line_get(&c->mine->release) >= st->epoch);
     }
-    for (int j = k - 1; j >= 0; j--)
+    for (int j = st->k - 1; j >= 0; j--)
         if (rank + (1 << j) < t->size)
-            store(t, rank + (1 << j), offsetof(fmpl_coll_scratch, release), epoch);
-    return FMPL_SUCCESS;
+            store(t, rank + (1 << j), offsetof(fmpl_coll_scratch, release), st->epoch);
+    FMPL_RUN_END(a);
+}
+
+void fmpl_barrier_binomial_setup(fmpl_barrier_run *st, fmpl_team *t)
+{
+    fmpl_coll_algo_init(&st->a, body, t);
 }

@@ -4,18 +4,23 @@
  * the epoch.  After the last round every member has heard, directly or
  * transitively, from all others.  Flags hold monotonic epochs, so they are
  * never reset and a fast member racing ahead into the next barrier cannot be
- * confused with this one. */
+ * confused with this one.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
-int fmpl_barrier_dissemination(fmpl_team *t)
+static int body(fmpl_coll_algo *a)
 {
-    fmpl_coll_team *c = t->coll;
-    uint64_t epoch = ++c->barrier_epoch;
-    for (int k = 0; k < c->rounds; k++) {
-        fmpl_ctl_write(&c->diss[k], epoch);
-        const fmpl_line *mine = &c->mine->flag[k];
-        FMPL_WAIT_UNTIL(fmpl_line_get(mine) >= epoch);
+    fmpl_barrier_run *st = (fmpl_barrier_run *)a;
+    fmpl_coll_team *c = a->team->coll;
+    FMPL_RUN_BEGIN(a);
+    st->epoch = ++c->barrier_epoch;
+    for (st->k = 0; st->k < c->rounds; st->k++) {
+        fmpl_ctl_write(&c->diss[st->k], st->epoch);
+        FMPL_RUN_AWAIT(a, fmpl_line_get(&c->mine->flag[st->k]) >= st->epoch);
     }
-    return FMPL_SUCCESS;
+    FMPL_RUN_END(a);
+}
+
+void fmpl_barrier_dissemination_setup(fmpl_barrier_run *st, fmpl_team *t)
+{
+    fmpl_coll_algo_init(&st->a, body, t);
 }

@@ -21,9 +21,8 @@
  *                  release-store bc_consumed = q + 1; RING: bc_consumed =
  *                  q + 1, then the ring broadcast.
  * Every member learns from the descriptor which way the data comes, so all
- * advance the sequence alike. */
+ * advance the sequence alike.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
 #include <string.h>
 
@@ -34,32 +33,53 @@ typedef struct bcast_desc {
     uint64_t addr; /* fmpl_raddr_pack of the root's buffer */
 } bcast_desc;
 
-int fmpl_bcast_shm_direct(fmpl_team *t, void *buf, int64_t size, int root)
+static int body(fmpl_coll_algo *a)
 {
+    fmpl_bcast_run *st = (fmpl_bcast_run *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
-    uint64_t q = c->bc_seq++;
-    fmpl_coll_scratch *rs = c->peer[root];
-    if (t->rank == root) {
-        if (q + 1 > FMPL_BCAST_SLOTS)
-            FMPL_COLL_WAIT_ALL(t, bc_consumed, q + 1 - FMPL_BCAST_SLOTS);
-        bcast_desc *d = (bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, root), q);
-        int direct = fmpl_fab_is_shared(buf);
-        d->kind = direct ? DESC_DIRECT : DESC_RING;
-        d->addr = direct ? fmpl_raddr_pack(fmpl_fab_raddr(buf)) : 0;
-        fmpl_line_set(&rs->bc_produced, q + 1);
-        if (!direct)
-            return fmpl_bcast_shm_pipelined(t, buf, size, root);
-        FMPL_COLL_WAIT_ALL(t, bc_consumed, q + 1);
-        fmpl_line_set(&c->mine->bc_consumed, c->bc_seq);
-        return FMPL_SUCCESS;
+    fmpl_bcast_ring *ring = &st->ring;
+    fmpl_coll_scratch *rs = c->peer[ring->root];
+    int rc;
+    FMPL_RUN_BEGIN(a);
+    st->q = c->bc_seq++;
+    st->cursor = 0;
+    ring->a.line = 0;
+    if (t->rank == ring->root) {
+        if (st->q + 1 > FMPL_BCAST_SLOTS)
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1 - FMPL_BCAST_SLOTS,
+                                                    &st->cursor));
+        bcast_desc *d = (bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
+        st->direct = fmpl_fab_is_shared(ring->buf);
+        d->kind = st->direct ? DESC_DIRECT : DESC_RING;
+        d->addr = st->direct ? fmpl_raddr_pack(fmpl_fab_raddr(ring->buf)) : 0;
+        fmpl_line_set(&rs->bc_produced, st->q + 1);
+        if (st->direct) {
+            st->cursor = 0;
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1, &st->cursor));
+            fmpl_line_set(&c->mine->bc_consumed, c->bc_seq);
+        }
+    } else {
+        FMPL_RUN_AWAIT(a, fmpl_line_get(&rs->bc_produced) >= st->q + 1);
+        const bcast_desc *d =
+            (const bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
+        st->direct = d->kind == DESC_DIRECT;
+        if (st->direct)
+            memcpy(ring->buf, fmpl_fab_ptr(fmpl_raddr_unpack(d->addr, t->world[ring->root])),
+                   (size_t)ring->size);
+        fmpl_line_set(&c->mine->bc_consumed, st->q + 1);
     }
-    FMPL_WAIT_UNTIL(fmpl_line_get(&rs->bc_produced) >= q + 1);
-    const bcast_desc *d = (const bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, root), q);
-    if (d->kind == DESC_RING) {
-        fmpl_line_set(&c->mine->bc_consumed, q + 1);
-        return fmpl_bcast_shm_pipelined(t, buf, size, root);
+    if (!st->direct) {
+        FMPL_RUN_AWAIT(a, (rc = fmpl_bcast_ring_body(&ring->a)) != FMPL_RUN_PENDING);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
-    memcpy(buf, fmpl_fab_ptr(fmpl_raddr_unpack(d->addr, t->world[root])), (size_t)size);
-    fmpl_line_set(&c->mine->bc_consumed, q + 1);
-    return FMPL_SUCCESS;
+    FMPL_RUN_END(a);
+}
+
+void fmpl_bcast_shm_direct_setup(fmpl_bcast_run *st, fmpl_team *t, void *buf, int64_t size,
+                                 int root)
+{
+    fmpl_bcast_shm_pipelined_setup(&st->ring, t, buf, size, root);
+    fmpl_coll_algo_init(&st->a, body, t);
 }

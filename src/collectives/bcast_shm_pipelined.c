@@ -11,36 +11,55 @@
  * While members copy chunk q out, the root copies chunk q + 1 in.  At the end
  * the root's bc_consumed also jumps to the end of the sequence, so every
  * member's counter means "done with everything up to here" whoever the next
- * root is. */
+ * root is.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
 #include <string.h>
 
-int fmpl_bcast_shm_pipelined(fmpl_team *t, void *buf, int64_t size, int root)
+int fmpl_bcast_ring_body(fmpl_coll_algo *a)
 {
+    fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
+    fmpl_coll_scratch *rs = c->peer[st->root];
     int64_t chunk = fmpl_bcast_chunk;
-    uint64_t nchunks = (uint64_t)((size + chunk - 1) / chunk);
-    uint64_t first = c->bc_seq;
-    c->bc_seq += nchunks;
-    fmpl_coll_scratch *rs = c->peer[root];
-    for (uint64_t i = 0; i < nchunks; i++) {
-        uint64_t q = first + i;
-        int64_t off = (int64_t)i * chunk;
-        size_t len = (size_t)(size - off < chunk ? size - off : chunk);
-        if (t->rank == root) {
+    FMPL_RUN_BEGIN(a);
+    st->nchunks = (uint64_t)((st->size + chunk - 1) / chunk);
+    st->first = c->bc_seq;
+    c->bc_seq += st->nchunks;
+    for (st->i = 0; st->i < st->nchunks; st->i++) {
+        st->cursor = 0;
+        if (t->rank == st->root) {
+            uint64_t q = st->first + st->i;
             if (q + 1 > FMPL_BCAST_SLOTS)
-                FMPL_COLL_WAIT_ALL(t, bc_consumed, q + 1 - FMPL_BCAST_SLOTS);
-            memcpy(fmpl_coll_ring(fmpl_coll_areas(c, root), q), (char *)buf + off, len);
+                FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed,
+                                                        st->first + st->i + 1 - FMPL_BCAST_SLOTS,
+                                                        &st->cursor));
+        } else {
+            FMPL_RUN_AWAIT(a, fmpl_line_get(&rs->bc_produced) >= st->first + st->i + 1);
+        }
+        uint64_t q = st->first + st->i;
+        int64_t off = (int64_t)st->i * chunk;
+        size_t len = (size_t)(st->size - off < chunk ? st->size - off : chunk);
+        char *slot = fmpl_coll_ring(fmpl_coll_areas(c, st->root), q);
+        if (t->rank == st->root) {
+            memcpy(slot, st->buf + off, len);
             fmpl_line_set(&rs->bc_produced, q + 1);
         } else {
-            FMPL_WAIT_UNTIL(fmpl_line_get(&rs->bc_produced) >= q + 1);
-            memcpy((char *)buf + off, fmpl_coll_ring(fmpl_coll_areas(c, root), q), len);
+            memcpy(st->buf + off, slot, len);
             fmpl_line_set(&c->mine->bc_consumed, q + 1);
         }
     }
-    if (t->rank == root)
+    if (t->rank == st->root)
         fmpl_line_set(&c->mine->bc_consumed, c->bc_seq);
-    return FMPL_SUCCESS;
+    FMPL_RUN_END(a);
+}
+
+void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf,
+                                    int64_t size, int root)
+{
+    fmpl_coll_algo_init(&st->a, fmpl_bcast_ring_body, t);
+    st->buf = buf;
+    st->size = size;
+    st->root = root;
 }

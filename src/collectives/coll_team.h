@@ -138,6 +138,8 @@ typedef struct fmpl_coll_team {
     uint64_t bc_seq;           /* broadcast chunk sequence */
     uint64_t sched_seq;        /* schedule instances (nonblocking and persistent
                                   collectives, sched.h): their tags */
+    uint64_t run_tickets;      /* resumable algorithms started (coll_run.h) */
+    uint64_t run_turn;         /* the ticket whose run may proceed */
     struct fmpl_pair_state *pairs; /* [2 * size] pairwise engine: out, then in */
     int64_t *offs;             /* [size + 1] reduce-scatter block offsets */
     int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "collectives/coll_run.h"
 #include "collectives/coll_team.h"
 #include "collectives/op.h"
 #include "protocols/team.h"
@@ -108,20 +109,69 @@ int fmpl_coll_scan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t cou
 int fmpl_coll_exscan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
                      const fmpl_op *op, int flags);
 
-/* The catalogue. */
-int fmpl_barrier_dissemination(fmpl_team *t);
-int fmpl_barrier_binomial(fmpl_team *t);
-int fmpl_bcast_binomial(fmpl_team *t, void *buf, int64_t size, int root);
-int fmpl_bcast_shm_pipelined(fmpl_team *t, void *buf, int64_t size, int root);
+/* The catalogue.  The shared-memory algorithms are resumable (coll_run.h):
+ * a *_setup fills a run's state with the arguments (the caller owns it: on
+ * its stack for a blocking call, in the schedule for the others), and the
+ * run takes its sequence numbers when it starts. */
+typedef struct fmpl_barrier_run {
+    fmpl_coll_algo a;
+    uint64_t epoch;
+    int k;
+} fmpl_barrier_run;
+void fmpl_barrier_dissemination_setup(fmpl_barrier_run *st, fmpl_team *t);
+void fmpl_barrier_binomial_setup(fmpl_barrier_run *st, fmpl_team *t);
+
+typedef struct fmpl_bcast_ring {
+    fmpl_coll_algo a;
+    char *buf;
+    int64_t size;
+    int root;
+    int cursor;
+    uint64_t first, nchunks, i;
+} fmpl_bcast_ring;
+void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf,
+                                    int64_t size, int root);
+int fmpl_bcast_ring_body(fmpl_coll_algo *a);
 /* Members copy straight from a root buffer in the shared heap (else the
  * pipelined ring): large messages. */
-int fmpl_bcast_shm_direct(fmpl_team *t, void *buf, int64_t size, int root);
-/* root < 0: allreduce. */
+typedef struct fmpl_bcast_run {
+    fmpl_coll_algo a;
+    fmpl_bcast_ring ring; /* the arguments; the ring broadcast when it falls back */
+    uint64_t q;
+    int cursor, direct;
+} fmpl_bcast_run;
+void fmpl_bcast_shm_direct_setup(fmpl_bcast_run *st, fmpl_team *t, void *buf, int64_t size,
+                                 int root);
+
+/* root < 0: allreduce.  The operation is copied into the state. */
+typedef struct fmpl_reduce_run {
+    fmpl_coll_algo a;
+    char *buf;
+    int64_t count;
+    fmpl_op op;
+    int root;
+    int cursor, direct, q;
+    uint64_t s;
+    int64_t off, m;
+} fmpl_reduce_run;
+static inline void fmpl_reduce_run_init(fmpl_reduce_run *st, int (*body)(fmpl_coll_algo *),
+                                        fmpl_team *t, void *buf, int64_t count,
+                                        const fmpl_op *op, int root)
+{
+    fmpl_coll_algo_init(&st->a, body, t);
+    st->buf = buf;
+    st->count = count;
+    st->op = *op;
+    st->root = root;
+}
+void fmpl_reduce_shm_flat_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
+                                const fmpl_op *op, int root);
+void fmpl_reduce_shm_slices_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
+                                  const fmpl_op *op, int root);
+
+int fmpl_bcast_binomial(fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_reduce_binomial(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
                          void *work);
-int fmpl_reduce_shm_flat(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root);
-int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
-                           int root);
 
 /* Gather/scatter/allgather/alltoall: `l` describes the v-form arrays (NULL
  * arrays for the regular forms); arguments as in the entry points. */

@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
+static int run_fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
                             const int64_t *counts, const fmpl_op *op, int flags)
 {
     fmpl_coll_team *c = t->coll;
@@ -55,4 +55,14 @@ int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
         fmpl_line_set(&c->mine->finished, s);
     }
     return FMPL_SUCCESS;
+}
+
+/* Legacy blocking body: in the team's order of runs (coll_run.h). */
+int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                            const int64_t *counts, const fmpl_op *op, int flags)
+{
+    fmpl_coll_turn_begin(t);
+    int rc = run_fmpl_reduce_scatter_shm(t, sendbuf, recvbuf, counts, op, flags);
+    fmpl_coll_turn_end(t);
+    return rc;
 }

@@ -11,9 +11,9 @@
  *     3. combiners: wait for every member's posted[s % 2] >= s, then
  *        buf = x[P-1]; buf = x[r] op buf for r = P-2 .. 0
  *     4. release-store finished = s
- * One cache-line handoff on the critical path at small sizes. */
+ * One cache-line handoff on the critical path at small sizes.  Resumable
+ * (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
 #include <string.h>
 
@@ -26,22 +26,33 @@ static const char *input_of(fmpl_coll_team *c, int p, uint64_t seq, int64_t byte
     return fmpl_coll_input_half(fmpl_coll_areas(c, p), seq);
 }
 
-int fmpl_reduce_shm_flat(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root)
+static int body(fmpl_coll_algo *a)
 {
+    fmpl_reduce_run *st = (fmpl_reduce_run *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
-    int64_t bytes = count * (int64_t)fmpl_op_elem_size(op);
-    uint64_t s = ++c->exchange_seq;
-    fmpl_coll_exchange_begin(t, s);
-    memcpy((char *)input_of(c, t->rank, s, bytes), buf, (size_t)bytes);
-    fmpl_line_set(&c->mine->posted[s % 2], s);
-    if (root < 0 || root == t->rank) {
-        FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
+    int64_t bytes = st->count * (int64_t)fmpl_op_elem_size(&st->op);
+    FMPL_RUN_BEGIN(a);
+    st->s = ++c->exchange_seq;
+    st->cursor = 0;
+    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, st->s, &st->cursor));
+    memcpy((char *)input_of(c, t->rank, st->s, bytes), st->buf, (size_t)bytes);
+    fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
+    if (st->root < 0 || st->root == t->rank) {
+        st->cursor = 0;
+        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
         int last = t->size - 1;
         if (last != t->rank)
-            memcpy(buf, input_of(c, last, s, bytes), (size_t)bytes);
+            memcpy(st->buf, input_of(c, last, st->s, bytes), (size_t)bytes);
         for (int r = last - 1; r >= 0; r--)
-            fmpl_op_apply(op, input_of(c, r, s, bytes), buf, count);
+            fmpl_op_apply(&st->op, input_of(c, r, st->s, bytes), st->buf, st->count);
     }
-    fmpl_line_set(&c->mine->finished, s);
-    return FMPL_SUCCESS;
+    fmpl_line_set(&c->mine->finished, st->s);
+    FMPL_RUN_END(a);
+}
+
+void fmpl_reduce_shm_flat_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
+                                const fmpl_op *op, int root)
+{
+    fmpl_reduce_run_init(st, body, t, buf, count, op, root);
 }

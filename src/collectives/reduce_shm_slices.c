@@ -19,9 +19,8 @@
  * Each member reads 1/P of every input and computes 1/P of the result, so
  * the arithmetic and the memory traffic are spread over all members; inputs
  * in the shared heap are read where they are, which saves a copy of the
- * whole vector per member. */
+ * whole vector per member.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 
 #include <string.h>
 
@@ -36,48 +35,63 @@ static const char *input_of(fmpl_team *t, int r, uint64_t s)
                  : fmpl_coll_input(fmpl_coll_areas(c, r));
 }
 
-int fmpl_reduce_shm_slices(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
-                           int root)
+static int body(fmpl_coll_algo *a)
 {
+    fmpl_reduce_run *st = (fmpl_reduce_run *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
-    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    int64_t es = (int64_t)fmpl_op_elem_size(&st->op);
     int64_t per_round = fmpl_coll_area / es;
-    int p = t->size, last = p - 1;
-    for (int64_t off = 0; off < count; off += per_round) {
-        int64_t m = count - off < per_round ? count - off : per_round;
-        char *mine = (char *)buf + off * es;
-        uint64_t s = ++c->exchange_seq;
-        if (s > 1)
-            FMPL_COLL_WAIT_ALL(t, finished, s - 1);
-        c->exchange_full = s;
-        /* A reduce's other members copy in and leave: reading their buffers
-         * in place would hold them until the root has its result. */
-        int direct = fmpl_fab_is_shared(mine) && (root < 0 || root == t->rank);
-        uint64_t where = direct ? fmpl_raddr_pack(fmpl_fab_raddr(mine)) : 0;
-        if (!direct)
-            memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(m * es));
-        memcpy(c->mine->posted[s % 2].pad, &where, sizeof where);
-        fmpl_line_set(&c->mine->posted[s % 2], s);
-        FMPL_COLL_WAIT_ALL(t, posted[s % 2], s);
-
-        int64_t lo = m * t->rank / p, hi = m * (t->rank + 1) / p;
-        char *out = fmpl_coll_output(fmpl_coll_areas(c, t->rank));
-        memcpy(out, input_of(t, last, s) + lo * es, (size_t)((hi - lo) * es));
-        for (int r = last - 1; r >= 0; r--)
-            fmpl_op_apply(op, input_of(t, r, s) + lo * es, out, hi - lo);
-        fmpl_line_set(&c->mine->sliced, s);
-        if (direct)
-            FMPL_COLL_WAIT_ALL(t, sliced, s);
+    int p = t->size, last = p - 1, root = st->root;
+    FMPL_RUN_BEGIN(a);
+    for (st->off = 0; st->off < st->count; st->off += per_round) {
+        st->m = st->count - st->off < per_round ? st->count - st->off : per_round;
+        st->s = ++c->exchange_seq;
+        st->cursor = 0;
+        if (st->s > 1)
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, finished, st->s - 1, &st->cursor));
+        c->exchange_full = st->s;
+        {
+            char *mine = st->buf + st->off * es;
+            /* A reduce's other members copy in and leave: reading their
+             * buffers in place would hold them until the root has its
+             * result. */
+            st->direct = fmpl_fab_is_shared(mine) && (root < 0 || root == t->rank);
+            uint64_t where = st->direct ? fmpl_raddr_pack(fmpl_fab_raddr(mine)) : 0;
+            if (!st->direct)
+                memcpy(fmpl_coll_input(fmpl_coll_areas(c, t->rank)), mine, (size_t)(st->m * es));
+            memcpy(c->mine->posted[st->s % 2].pad, &where, sizeof where);
+            fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
+        }
+        st->cursor = 0;
+        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
+        {
+            int64_t m = st->m, lo = m * t->rank / p, hi = m * (t->rank + 1) / p;
+            char *out = fmpl_coll_output(fmpl_coll_areas(c, t->rank));
+            memcpy(out, input_of(t, last, st->s) + lo * es, (size_t)((hi - lo) * es));
+            for (int r = last - 1; r >= 0; r--)
+                fmpl_op_apply(&st->op, input_of(t, r, st->s) + lo * es, out, hi - lo);
+            fmpl_line_set(&c->mine->sliced, st->s);
+        }
+        st->cursor = 0;
+        if (st->direct)
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, sliced, st->s, &st->cursor));
 
         if (root < 0 || root == t->rank) {
-            for (int q = 0; q < p; q++) {
-                int64_t qlo = m * q / p, qhi = m * (q + 1) / p;
-                const fmpl_line *l = &c->peer[q]->sliced;
-                FMPL_WAIT_UNTIL(fmpl_line_get(l) >= s);
-                memcpy(mine + qlo * es, fmpl_coll_output(fmpl_coll_areas(c, q)), (size_t)((qhi - qlo) * es));
+            for (st->q = 0; st->q < p; st->q++) {
+                FMPL_RUN_AWAIT(a, fmpl_line_get(&c->peer[st->q]->sliced) >= st->s);
+                int64_t m = st->m, qlo = m * st->q / p, qhi = m * (st->q + 1) / p;
+                memcpy(st->buf + (st->off + qlo) * es, fmpl_coll_output(fmpl_coll_areas(c, st->q)),
+                       (size_t)((qhi - qlo) * es));
             }
         }
-        fmpl_line_set(&c->mine->finished, s);
+        fmpl_line_set(&c->mine->finished, st->s);
     }
-    return FMPL_SUCCESS;
+    FMPL_RUN_END(a);
+}
+
+void fmpl_reduce_shm_slices_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
+                                  const fmpl_op *op, int root)
+{
+    fmpl_reduce_run_init(st, body, t, buf, count, op, root);
 }

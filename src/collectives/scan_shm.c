@@ -26,7 +26,7 @@ static char *input_of(fmpl_coll_team *c, int p, uint64_t seq, int64_t bytes)
     return fmpl_coll_input_half(fmpl_coll_areas(c, p), seq);
 }
 
-int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+static int run_fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
                   const fmpl_op *op, int flags, int exclusive)
 {
     fmpl_coll_team *c = t->coll;
@@ -61,4 +61,14 @@ int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t coun
         fmpl_line_set(&c->mine->finished, s);
     }
     return FMPL_SUCCESS;
+}
+
+/* Legacy blocking body: in the team's order of runs (coll_run.h). */
+int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
+                  const fmpl_op *op, int flags, int exclusive)
+{
+    fmpl_coll_turn_begin(t);
+    int rc = run_fmpl_scan_shm(t, sendbuf, recvbuf, count, op, flags, exclusive);
+    fmpl_coll_turn_end(t);
+    return rc;
 }

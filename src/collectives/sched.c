@@ -10,7 +10,7 @@
  *                 (T).  The data's completion (eager copy, or rendezvous pull
  *                 finished) completes both steps. */
 #include "collectives/sched.h"
-#include "collectives/coll_team.h"
+#include "collectives/coll_run.h"
 #include "base/error.h"
 #include "progress/progress.h"
 
@@ -157,6 +157,15 @@ int fmpl_sched_call(fmpl_sched *s, int round, void (*fn)(void *), void *arg)
     return FMPL_SUCCESS;
 }
 
+int fmpl_sched_run_algo(fmpl_sched *s, int round, fmpl_coll_algo *a)
+{
+    fmpl_step *st = fmpl_sched_add(s, FMPL_STEP_RUN, round);
+    if (!st)
+        return s->error;
+    st->algo = a;
+    return FMPL_SUCCESS;
+}
+
 void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op)
 {
     s->op = *op;
@@ -249,6 +258,13 @@ static void issue(fmpl_sched *s, fmpl_step *st)
 /* A step issued in this round: finished? */
 static int step_done(fmpl_sched *s, fmpl_step *st)
 {
+    if (st->kind == FMPL_STEP_RUN) {
+        int rc = fmpl_coll_algo_poll(st->algo);
+        if (rc == FMPL_RUN_PENDING)
+            return 0;
+        keep_error(s, rc);
+        return 1;
+    }
     if (st->kind != FMPL_STEP_SEND && st->kind != FMPL_STEP_RECV)
         return 1;
     if (st->waiting_ready) {
@@ -294,6 +310,11 @@ static int sched_poll(fmpl_async *a)
 
 void fmpl_sched_start(fmpl_sched *s)
 {
+    /* The instance's place in its teams' order of shared-memory runs:
+     * taken now, in start order, whichever round the runs are in. */
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].kind == FMPL_STEP_RUN)
+            fmpl_coll_algo_enqueue(s->steps[i].algo);
     s->cur = 0;
     s->issued = 0;
     s->active = 1;

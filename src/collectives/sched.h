@@ -11,6 +11,8 @@
  *           operand), done when issued
  *   CALL    fn(arg), done when issued (the MPI binding's packing and
  *           unpacking of non-contiguous datatypes)
+ *   RUN     a resumable shared-memory algorithm (coll_run.h), polled until
+ *           it finishes; its ticket is taken when the instance starts
  *   PUT     reserved: a fabric put with a notification (raddr), for the
  *           one-sided schedules to come; rejected by the builder today.
  * Local steps of one round run in array order when the round starts, so a
@@ -67,6 +69,7 @@ enum {
     FMPL_STEP_COPY,
     FMPL_STEP_REDUCE,
     FMPL_STEP_CALL,
+    FMPL_STEP_RUN,
     FMPL_STEP_PUT /* reserved (see above) */
 };
 
@@ -82,6 +85,7 @@ typedef struct fmpl_step {
     int64_t count;        /* REDUCE: elements */
     void (*fn)(void *arg);
     void *arg;
+    struct fmpl_coll_algo *algo; /* RUN */
     fmpl_tm_req req;      /* SEND, RECV */
     fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token */
 } fmpl_step;
@@ -138,6 +142,8 @@ int fmpl_sched_copy(fmpl_sched *s, int round, void *dst, const void *src, int64_
 /* dst = src op dst; the operation is the schedule's (fmpl_sched_set_op). */
 int fmpl_sched_reduce(fmpl_sched *s, int round, const void *src, void *dst, int64_t count);
 int fmpl_sched_call(fmpl_sched *s, int round, void (*fn)(void *), void *arg);
+/* A resumable algorithm whose state `a` the schedule owns (fmpl_sched_alloc). */
+int fmpl_sched_run_algo(fmpl_sched *s, int round, struct fmpl_coll_algo *a);
 void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op);
 /* Zeroed memory owned by the schedule, or NULL. */
 void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes);

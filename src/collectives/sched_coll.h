@@ -25,6 +25,9 @@ extern fmpl_sched *fmpl_coll_capture;
  * operation, pick the builder. */
 int fmpl_sched_coll_barrier(fmpl_sched *s, fmpl_team *t);
 int fmpl_sched_coll_bcast(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
+/* FMPL_IBCAST_ALGO names a schedule design (else the blocking selection's
+ * algorithm serves the nonblocking and persistent forms too). */
+int fmpl_sched_bcast_forced(void);
 /* root < 0: allreduce.  buf holds this member's input on entry to each
  * instance (the caller's steps copy it there) and the result after. */
 int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count,

@@ -36,6 +36,14 @@ static void begin(fmpl_sched *s, fmpl_team *t, const fmpl_op *op)
     fmpl_sched_phase(s);
 }
 
+int fmpl_sched_bcast_forced(void)
+{
+    static int forced = -1;
+    if (forced < 0)
+        forced = fmpl_tunable_choice(&tunable_ibcast_algo, bcast_names);
+    return forced != ALGO_AUTO;
+}
+
 int fmpl_sched_coll_barrier(fmpl_sched *s, fmpl_team *t)
 {
     begin(s, t, NULL);

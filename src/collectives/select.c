@@ -168,37 +168,65 @@ static int forced(int *cache, const fmpl_tunable *t, const char *const *names)
     return *cache;
 }
 
+/* A resumable algorithm (coll_run.h) whose state is in `a` (size bytes):
+ * while capturing, a RUN step of the schedule holding a copy of the state;
+ * else run to completion here. */
+static int run_algo(fmpl_coll_algo *a, size_t size)
+{
+    fmpl_sched *s = fmpl_coll_capture;
+    if (!s)
+        return fmpl_coll_run(a);
+    fmpl_sched_bind(s, a->team);
+    fmpl_sched_phase(s);
+    fmpl_coll_algo *copy = fmpl_sched_alloc(s, size);
+    if (!copy)
+        return s->error;
+    memcpy(copy, a, size);
+    return fmpl_sched_run_algo(s, 0, copy);
+}
+
 int fmpl_coll_barrier(fmpl_team *t)
 {
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_barrier(s, t));
     if (t->size == 1)
         return FMPL_SUCCESS;
     int algo = forced(&forced_barrier, &tunable_barrier_algo, barrier_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(barrier_table, t->size, 0);
-    return algo == BARRIER_BINOMIAL ? fmpl_barrier_binomial(t) : fmpl_barrier_dissemination(t);
+    fmpl_barrier_run st;
+    if (algo == BARRIER_BINOMIAL)
+        fmpl_barrier_binomial_setup(&st, t);
+    else
+        fmpl_barrier_dissemination_setup(&st, t);
+    return run_algo(&st.a, sizeof st);
 }
 
 int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
 {
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_bcast(s, t, buf, size, root));
     if (t->size == 1 || size == 0)
         return FMPL_SUCCESS;
+    if (fmpl_coll_capture && fmpl_sched_bcast_forced())
+        return fmpl_sched_coll_bcast(fmpl_coll_capture, t, buf, size, root);
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(bcast_table, t->size, size);
-    return algo == BCAST_BINOMIAL        ? fmpl_bcast_binomial(t, buf, size, root)
-           : algo == BCAST_SHM_DIRECT ? fmpl_bcast_shm_direct(t, buf, size, root)
-                                      : fmpl_bcast_shm_pipelined(t, buf, size, root);
+    if (algo == BCAST_BINOMIAL)
+        return fmpl_coll_capture ? fmpl_sched_coll_bcast(fmpl_coll_capture, t, buf, size, root)
+                                 : fmpl_bcast_binomial(t, buf, size, root);
+    if (algo == BCAST_SHM_DIRECT) {
+        fmpl_bcast_run st;
+        fmpl_bcast_shm_direct_setup(&st, t, buf, size, root);
+        return run_algo(&st.a, sizeof st);
+    }
+    fmpl_bcast_ring st;
+    fmpl_bcast_shm_pipelined_setup(&st, t, buf, size, root);
+    return run_algo(&st.a, sizeof st);
 }
 
 static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fmpl_op *op,
                       int root, void *work)
 {
+    if (t->size == 1 || count == 0)
+        return FMPL_SUCCESS;
     int64_t bytes = count * (int64_t)fmpl_op_elem_size(op);
     if (algo == ALGO_AUTO)
         algo = root >= 0 ? LOOKUP(rooted_reduce_table, t->size, bytes)
@@ -207,35 +235,27 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
      * falls through to the slices. */
     if (algo == REDUCE_SHM_FLAT && bytes > fmpl_coll_area / 2)
         algo = REDUCE_SHM_SLICES;
-    switch (algo) {
-    case REDUCE_BINOMIAL:
-        return fmpl_reduce_binomial(t, buf, count, op, root, work);
-    case REDUCE_SHM_FLAT:
-        return fmpl_reduce_shm_flat(t, buf, count, op, root);
-    default:
-        return fmpl_reduce_shm_slices(t, buf, count, op, root);
-    }
+    if (algo == REDUCE_BINOMIAL)
+        return fmpl_coll_capture
+                   ? fmpl_sched_coll_reduce(fmpl_coll_capture, t, buf, count, op, root)
+                   : fmpl_reduce_binomial(t, buf, count, op, root, work);
+    fmpl_reduce_run st;
+    if (algo == REDUCE_SHM_FLAT)
+        fmpl_reduce_shm_flat_setup(&st, t, buf, count, op, root);
+    else
+        fmpl_reduce_shm_slices_setup(&st, t, buf, count, op, root);
+    return run_algo(&st.a, sizeof st);
 }
 
 int fmpl_coll_reduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
                      void *work)
 {
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_reduce(s, t, buf, count, op, root));
-    if (t->size == 1 || count == 0)
-        return FMPL_SUCCESS;
     int algo = forced(&forced_reduce, &tunable_reduce_algo, reduce_names);
     return run_reduce(algo, t, buf, count, op, root, work);
 }
 
 int fmpl_coll_allreduce(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, void *work)
 {
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_reduce(s, t, buf, count, op, -1));
-    if (t->size == 1 || count == 0)
-        return FMPL_SUCCESS;
     int algo = forced(&forced_allreduce, &tunable_allreduce_algo, reduce_names);
     return run_reduce(algo, t, buf, count, op, -1, work);
 }

@@ -517,7 +517,7 @@ static void publish(engine *e)
     fmpl_line_set(&mine->posted[e->s % 2], e->s);
 }
 
-int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
+static int run_fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
 {
     fmpl_coll_team *c = t->coll;
     engine e = {.t = t, .c = c, .x = x, .me = t->rank, .P = t->size, .err = FMPL_SUCCESS};
@@ -605,4 +605,13 @@ int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
     }
     fmpl_line_set(&c->mine->finished, e.s);
     return e.err;
+}
+
+/* Legacy blocking body: in the team's order of runs (coll_run.h). */
+int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
+{
+    fmpl_coll_turn_begin(t);
+    int rc = run_fmpl_shm_pairs(t, x);
+    fmpl_coll_turn_end(t);
+    return rc;
 }
