@@ -45,6 +45,7 @@ static int body(fmpl_coll_algo *a)
     st->q = c->bc_seq++;
     st->cursor = 0;
     ring->a.line = 0;
+    ring->a.blocking = a->blocking;
     if (t->rank == ring->root) {
         if (st->q + 1 > FMPL_BCAST_SLOTS)
             FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1 - FMPL_BCAST_SLOTS,

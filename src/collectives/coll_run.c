@@ -15,17 +15,13 @@ int fmpl_coll_algo_poll(fmpl_coll_algo *a)
 
 int fmpl_coll_run(fmpl_coll_algo *a)
 {
+    fmpl_coll_team *c = a->team->coll;
     fmpl_coll_algo_enqueue(a);
-    fmpl_waiter w = FMPL_WAITER_INIT;
-    int rc, line = 0;
-    while ((rc = fmpl_coll_algo_poll(a)) == FMPL_RUN_PENDING) {
-        if (a->line != line) { /* it advanced: the next wait spins afresh */
-            line = a->line;
-            w.polls = 0;
-        }
-        if (!fmpl_progress())
-            fmpl_wait_once(&w);
-    }
+    a->blocking = 1;
+    if (c->run_turn != a->ticket)
+        FMPL_WAIT_UNTIL(c->run_turn == a->ticket);
+    int rc = a->body(a);
+    c->run_turn++;
     return rc;
 }
 

@@ -33,7 +33,9 @@
  *       FMPL_RUN_END(a);
  *   }
  * FMPL_RUN_AWAIT returns FMPL_RUN_PENDING while the condition is false and
- * continues after it on a later call.  Local variables do not survive an
+ * continues after it on a later call; in a blocking run it waits right
+ * there instead (spin, then yield, progressing everything else), so a
+ * blocking call costs what the plain blocking algorithm would.  Local variables do not survive an
  * await (the function returns): whatever is needed after one lives in the
  * state.  At most one await per source line.  A body returns FMPL_SUCCESS
  * or an error code when finished. */
@@ -44,6 +46,7 @@
 #include <stdint.h>
 
 #include "collectives/coll_team.h"
+#include "progress/progress.h"
 #include "protocols/team.h"
 
 #define FMPL_RUN_PENDING (-1)
@@ -51,6 +54,7 @@
 typedef struct fmpl_coll_algo {
     int (*body)(struct fmpl_coll_algo *a);
     int line;          /* where the body resumes (0: from the start) */
+    int blocking;      /* fmpl_coll_run: awaits wait instead of returning */
     fmpl_team *team;
     uint64_t ticket;   /* the team's turn this run waits for */
 } fmpl_coll_algo;
@@ -63,8 +67,11 @@ typedef struct fmpl_coll_algo {
         (a)->line = __LINE__;                                                        \
         __attribute__((fallthrough));                                                \
     case __LINE__:                                                                   \
-        if (!(cond))                                                                 \
-            return FMPL_RUN_PENDING;                                                 \
+        if (!(cond)) {                                                               \
+            if (!(a)->blocking)                                                      \
+                return FMPL_RUN_PENDING;                                             \
+            FMPL_WAIT_UNTIL(cond);                                                   \
+        }                                                                            \
     } while (0)
 #define FMPL_RUN_END(a)                                                              \
     }                                                                                \
@@ -76,6 +83,7 @@ static inline void fmpl_coll_algo_init(fmpl_coll_algo *a, int (*body)(fmpl_coll_
 {
     a->body = body;
     a->line = 0;
+    a->blocking = 0;
     a->team = t;
     a->ticket = 0;
 }

@@ -169,10 +169,6 @@ void fmpl_reduce_shm_flat_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, in
 void fmpl_reduce_shm_slices_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
                                   const fmpl_op *op, int root);
 
-int fmpl_bcast_binomial(fmpl_team *t, void *buf, int64_t size, int root);
-int fmpl_reduce_binomial(fmpl_team *t, void *buf, int64_t count, const fmpl_op *op, int root,
-                         void *work);
-
 /* Gather/scatter/allgather/alltoall: `l` describes the v-form arrays (NULL
  * arrays for the regular forms); arguments as in the entry points. */
 int fmpl_gatherv_linear(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,

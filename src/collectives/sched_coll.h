@@ -31,7 +31,7 @@ int fmpl_sched_bcast_forced(void);
 /* root < 0: allreduce.  buf holds this member's input on entry to each
  * instance (the caller's steps copy it there) and the result after. */
 int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count,
-                           const fmpl_op *op, int root);
+                           const fmpl_op *op, int root, void *work);
 int fmpl_sched_coll_gatherv(fmpl_sched *s, fmpl_team *t, const void *sendbuf, int64_t sendbytes,
                             void *recvbuf, const fmpl_coll_layout *l, int root, int flags);
 int fmpl_sched_coll_scatterv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
@@ -53,7 +53,10 @@ int fmpl_sched_barrier_dissemination(fmpl_sched *s, fmpl_team *t);
 int fmpl_sched_bcast_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_sched_bcast_leaders(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_sched_bcast_split(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
-int fmpl_sched_reduce_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count, int root);
+/* work: NULL (blocks allocated with the schedule), or one block of the
+ * vector's size that the caller keeps until the run completes. */
+int fmpl_sched_reduce_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count, int root,
+                               void *work);
 int fmpl_sched_gatherv_linear(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                               int64_t sendbytes, void *recvbuf, const fmpl_coll_layout *l,
                               int root, int flags);

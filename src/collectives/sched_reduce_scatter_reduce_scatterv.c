@@ -22,7 +22,7 @@ int fmpl_sched_reduce_scatter_reduce_scatterv(fmpl_sched *s, fmpl_team *t, const
         return s->error;
     fmpl_sched_copy(s, 0, work, flags & FMPL_COLL_IN_PLACE ? recvbuf : sendbuf, total * es);
     fmpl_sched_phase(s);
-    fmpl_sched_reduce_binomial(s, t, work, total, 0);
+    fmpl_sched_reduce_binomial(s, t, work, total, 0, NULL);
     fmpl_sched_phase(s);
     fmpl_coll_layout l = {blk, blk + p, 0};
     return fmpl_sched_scatterv_linear(s, t, work, &l, recvbuf, blk[t->rank], 0, 0);

@@ -74,12 +74,12 @@ int fmpl_sched_coll_bcast(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, 
 }
 
 int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count,
-                           const fmpl_op *op, int root)
+                           const fmpl_op *op, int root, void *work)
 {
     begin(s, t, op);
     if (t->size == 1 || count == 0)
         return s->error;
-    return fmpl_sched_reduce_binomial(s, t, buf, count, root);
+    return fmpl_sched_reduce_binomial(s, t, buf, count, root, work);
 }
 
 int fmpl_sched_coll_gatherv(fmpl_sched *s, fmpl_team *t, const void *sendbuf, int64_t sendbytes,

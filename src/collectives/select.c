@@ -140,10 +140,19 @@ static fmpl_sched *schedule_target(void)
     return use ? fmpl_sched_new() : NULL;
 }
 
+/* Where a point-to-point schedule algorithm builds: the schedule being
+ * captured, else a fresh one that the blocking call runs (NULL: no memory). */
+static fmpl_sched *p2p_schedule(void)
+{
+    return fmpl_coll_capture ? fmpl_coll_capture : fmpl_sched_new();
+}
+
 /* After building into s: a captured schedule is the caller's; a blocking
  * one runs to completion here. */
 static int scheduled(fmpl_sched *s, int rc)
 {
+    if (!s)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a collective schedule");
     if (s == fmpl_coll_capture)
         return rc;
     if (rc == FMPL_SUCCESS)
@@ -209,9 +218,11 @@ int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(bcast_table, t->size, size);
-    if (algo == BCAST_BINOMIAL)
-        return fmpl_coll_capture ? fmpl_sched_coll_bcast(fmpl_coll_capture, t, buf, size, root)
-                                 : fmpl_bcast_binomial(t, buf, size, root);
+    if (algo == BCAST_BINOMIAL) {
+        fmpl_sched *s = p2p_schedule();
+        return scheduled(s, s ? fmpl_sched_coll_bcast(s, t, buf, size, root)
+                              : FMPL_ERR_NO_MEMORY);
+    }
     if (algo == BCAST_SHM_DIRECT) {
         fmpl_bcast_run st;
         fmpl_bcast_shm_direct_setup(&st, t, buf, size, root);
@@ -235,10 +246,12 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
      * falls through to the slices. */
     if (algo == REDUCE_SHM_FLAT && bytes > fmpl_coll_area / 2)
         algo = REDUCE_SHM_SLICES;
-    if (algo == REDUCE_BINOMIAL)
-        return fmpl_coll_capture
-                   ? fmpl_sched_coll_reduce(fmpl_coll_capture, t, buf, count, op, root)
-                   : fmpl_reduce_binomial(t, buf, count, op, root, work);
+    if (algo == REDUCE_BINOMIAL) {
+        fmpl_sched *s = p2p_schedule();
+        return scheduled(s, s ? fmpl_sched_coll_reduce(s, t, buf, count, op, root,
+                                                       s == fmpl_coll_capture ? NULL : work)
+                              : FMPL_ERR_NO_MEMORY);
+    }
     fmpl_reduce_run st;
     if (algo == REDUCE_SHM_FLAT)
         fmpl_reduce_shm_flat_setup(&st, t, buf, count, op, root);
