@@ -68,9 +68,15 @@ int fmpl_sched_allgatherv_ring(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
 int fmpl_sched_alltoallv_pairwise(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                                   const fmpl_coll_layout *sl, void *recvbuf,
                                   const fmpl_coll_layout *rl);
-int fmpl_sched_reduce_scatter_reduce_scatterv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
-                                              void *recvbuf, const int64_t *counts, int flags);
-int fmpl_sched_scan_chain(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
-                          int64_t count, int flags, int exclusive);
+/* Block offsets in t->coll->offs (read while building); work: NULL
+ * (allocated with the schedule) or 3 * FMPL_COLL_AREA / 2 bytes the caller
+ * keeps until the run completes. */
+int fmpl_sched_reduce_scatter_pairwise(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
+                                       void *recvbuf, const int64_t *counts, int flags,
+                                       char *work);
+/* work: NULL (allocated with the schedule) or 2 * FMPL_COLL_AREA / 2 bytes. */
+int fmpl_sched_scan_recursive_doubling(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
+                                       void *recvbuf, int64_t count, int flags, int exclusive,
+                                       char *work);
 
 #endif

@@ -120,7 +120,11 @@ int fmpl_sched_coll_reduce_scatter(fmpl_sched *s, fmpl_team *t, const void *send
                                    int flags)
 {
     begin(s, t, op);
-    return fmpl_sched_reduce_scatter_reduce_scatterv(s, t, sendbuf, recvbuf, counts, flags);
+    int64_t *offs = t->coll->offs;
+    offs[0] = 0;
+    for (int p = 0; p < t->size; p++)
+        offs[p + 1] = offs[p] + counts[p];
+    return fmpl_sched_reduce_scatter_pairwise(s, t, sendbuf, recvbuf, counts, flags, NULL);
 }
 
 int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
@@ -129,5 +133,6 @@ int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void 
     begin(s, t, op);
     if (count == 0)
         return s->error;
-    return fmpl_sched_scan_chain(s, t, sendbuf, recvbuf, count, flags, exclusive);
+    return fmpl_sched_scan_recursive_doubling(s, t, sendbuf, recvbuf, count, flags, exclusive,
+                                              NULL);
 }
