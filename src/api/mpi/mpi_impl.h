@@ -67,7 +67,8 @@ typedef struct fmpl_mpi_comm {
     fmpl_team *team;
     MPI_Errhandler errhandler;
     char name[MPI_MAX_OBJECT_NAME];
-    int refs;
+    int refs;                    /* the handle's, and one per pending operation that uses
+                                    the teams (fmpl_mpi_comm_hold) */
     /* objects layer (mpi_objects.h); zero in a new communicator */
     struct fmpl_mpi_attr *attrs; /* cached attributes, newest first (attr.c) */
     MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
@@ -79,6 +80,15 @@ typedef struct fmpl_mpi_comm {
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
 int fmpl_mpi_comm_register(fmpl_team *t, MPI_Comm *handle);
 void fmpl_mpi_comm_release(fmpl_mpi_comm *c);
+/* MPI_Comm_free only drops the handle: a nonblocking or persistent
+ * collective, or a neighbourhood plan, still using the communicator keeps
+ * its teams (an intercommunicator's view and hidden teams too) until it is
+ * done (MPI-4.0 7.4.3: pending operations complete normally).  The last
+ * unhold retires them and frees the object (comm.c). */
+void fmpl_mpi_comm_hold(fmpl_mpi_comm *c);
+void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c);
+/* The handle no longer names c (the object itself stays). */
+void fmpl_mpi_comm_unregister(fmpl_mpi_comm *c);
 int fmpl_mpi_comms_init(void);
 void fmpl_mpi_comms_finalize(void);
 
@@ -367,6 +377,12 @@ void fmpl_mpi_bsend_finalize(void);
  * otherwise invalid handle.  The handle keeps its reference: the caller
  * takes one (fmpl_dt_ref) only to keep the object beyond MPI_Type_free. */
 fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
+
+/* Keep a derived type's handle valid past MPI_Type_free until as many
+ * unholds (a pending collective's user reduction function is called with
+ * the handle).  Nothing for predefined or invalid handles. */
+void fmpl_mpi_type_hold(MPI_Datatype t);
+void fmpl_mpi_type_unhold(MPI_Datatype t);
 
 /* What the point-to-point and collective layers need of a datatype:
  *   *size        bytes of data of one element (MPI_Type_size), which is
