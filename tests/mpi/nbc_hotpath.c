@@ -8,36 +8,7 @@
 
 #include <stdlib.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-#ifndef UNDER_ASAN
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static long allocs;
-void *malloc(size_t n)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t n)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_realloc(p, n);
-}
-static long alloc_count(void) { return __atomic_load_n(&allocs, __ATOMIC_RELAXED); }
-#endif
+#include "alloc_count.h"
 
 #define SMALL 16
 #define LARGE (256 * 1024)
@@ -46,7 +17,7 @@ static long alloc_count(void) { return __atomic_load_n(&allocs, __ATOMIC_RELAXED
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-#ifdef UNDER_ASAN
+#if !ALLOC_COUNTING
     MPI_Finalize();
     return 77;
 #else

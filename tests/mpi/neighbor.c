@@ -12,31 +12,11 @@
 
 #include "check.h"
 
-/* Allocations counted while `counting` (not under AddressSanitizer, which
- * owns malloc): MPI_Start and MPI_Startall of a persistent neighbourhood
- * collective allocate nothing.  (The waits are not counted: the
- * tag-matched protocol keeps records of unexpected messages on a free list
- * that grows when more are outstanding than ever before.) */
-#if !defined(__SANITIZE_ADDRESS__)
-#define COUNT_ALLOCATIONS 1
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-static int counting;
-static long allocations;
-void *malloc(size_t n)
-{
-    allocations += counting;
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size)
-{
-    allocations += counting;
-    return __libc_calloc(n, size);
-}
-#define STOP_COUNTING() (counting = 0)
-#else
-#define STOP_COUNTING() ((void)0)
-#endif
+/* MPI_Start and MPI_Startall of a persistent neighbourhood collective
+ * allocate nothing (counted outside AddressSanitizer).  (The waits are not
+ * counted: the tag-matched protocol keeps records of unexpected messages
+ * on a free list that grows when more are outstanding than ever before.) */
+#include "alloc_count.h"
 
 #define SENTINEL (-7)
 #define MAXN 16
@@ -250,15 +230,14 @@ static void persistent(MPI_Comm c, const hood *h)
     /* inactive: completes at once */
     CHECK_OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
     CHECK(rq[0] != MPI_REQUEST_NULL, "inactive persistent request freed");
+    long in_starts = 0;
     for (int it = 0; it < ITERS; it++) {
         fill_send(sbuf, h, CNT, it);
         reset(rbuf, MAXN * CNT);
-#ifdef COUNT_ALLOCATIONS
-        counting = it > 0;
-#endif
+        long before = alloc_count();
         if (it % 2 == 0) {
             CHECK_OK(MPI_Start(&rq[0]));
-            STOP_COUNTING();
+            in_starts += it > 0 ? alloc_count() - before : 0;
             if (it == 0)
                 CHECK_CLASS(MPI_Request_free(&rq[0]), MPI_ERR_REQUEST);
             CHECK_OK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
@@ -266,17 +245,15 @@ static void persistent(MPI_Comm c, const hood *h)
             for (int k = 0; k < CNT; k++)
                 gsend[k] = value(rank, 0, k, it);
             reset(gbuf, MAXN * CNT);
+            before = alloc_count();
             CHECK_OK(MPI_Startall(2, rq));
-            STOP_COUNTING();
+            in_starts += alloc_count() - before;
             CHECK_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
             check_recv(gbuf, h, CNT, it, 1, "persistent allgather");
         }
         check_recv(rbuf, h, CNT, it, 0, "persistent alltoall");
     }
-#ifdef COUNT_ALLOCATIONS
-    counting = 0;
-    CHECK(allocations == 0, "%ld allocations in persistent starts", allocations);
-#endif
+    CHECK(in_starts == 0, "%ld allocations in persistent starts", in_starts);
     CHECK_OK(MPI_Request_free(&rq[0]));
     CHECK_OK(MPI_Request_free(&rq[1]));
     CHECK(rq[0] == MPI_REQUEST_NULL, "freed request not null");

@@ -15,42 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-#ifndef UNDER_ASAN
-/* Count every allocation in the process, the library's included: the
- * program's definitions come first in symbol lookup. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static long allocs;
-void *malloc(size_t n)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t n)
-{
-    __atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
-    return __libc_realloc(p, n);
-}
-static long alloc_count(void) { return __atomic_load_n(&allocs, __ATOMIC_RELAXED); }
-#define COUNTING 1
-#else
-static long alloc_count(void) { return 0; }
-#define COUNTING 0
-#endif
+#include "alloc_count.h"
 
 static int rank, size;
 
@@ -377,7 +342,7 @@ int main(int argc, char **argv)
     long loop_small, loop_large;
     long start_small = pingpong(8, &loop_small);     /* eager */
     long start_large = pingpong(16384, &loop_large); /* 64 KiB: rendezvous */
-    if (COUNTING) {
+    if (ALLOC_COUNTING) {
         EXPECT(start_small == 0 && start_large == 0,
                "MPI_Start allocated %ld (eager) and %ld (rendezvous) times after warm-up",
                start_small, start_large);
@@ -392,7 +357,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi persistent ok on %d ranks (malloc counted: %s)\n", size,
-               COUNTING ? "yes, none in MPI_Start" : "no, AddressSanitizer");
+               ALLOC_COUNTING ? "yes, none in MPI_Start" : "no, AddressSanitizer");
     MPI_Finalize();
     return 0;
 }

@@ -21,9 +21,10 @@
  * read on every communicator: they cannot be set, deleted or freed.
  *
  * Windows (win.c) cache attributes the same way: a keyval is made for one
- * kind of object (keyval.object) and the functions below work on any
- * object's list given its handle; a window's predefined attributes
- * (MPI_WIN_BASE ...) are answered by win.c before it comes here. */
+ * kind of object (keyval.object), and the functions below work on any kind
+ * given its fmpl_mpi_attr_kind (where its lists are, which attributes are
+ * predefined: MPI_WIN_BASE ... for windows); FMPL_MPI_ATTR_BINDINGS makes
+ * the MPI functions of each kind. */
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
@@ -138,21 +139,6 @@ int fmpl_mpi_keyval_free(int *k, int object, const char *func)
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state)
-{
-    return fmpl_mpi_keyval_create(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval,
-                                  extra_state, FMPL_HK_COMM, "MPI_Comm_create_keyval");
-}
-FMPL_MPI_WEAK(Comm_create_keyval)
-
-int PMPI_Comm_free_keyval(int *comm_keyval)
-{
-    return fmpl_mpi_keyval_free(comm_keyval, FMPL_HK_COMM, "MPI_Comm_free_keyval");
-}
-FMPL_MPI_WEAK(Comm_free_keyval)
-
 /* ------------------------------------------------------------ attributes */
 
 static attr **find(attr **list, int k)
@@ -249,53 +235,70 @@ int fmpl_mpi_attr_copy_all(fmpl_mpi_comm *oldc, fmpl_mpi_comm *newc)
     return rc;
 }
 
-#define GET_COMM(comm, c, func)                                                    \
-    FMPL_MPI_CHECK_READY(comm);                                                    \
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);                                    \
-    if (!c)                                                                        \
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,                  \
-                              "invalid communicator 0x%x", (unsigned)(comm))
-
-int fmpl_mpi_attr_set(int comm, int object, attr **list, int k, void *value, const char *func)
+/* The checks of setting (or deleting) attribute k: a valid handle, k not
+ * predefined, k a keyval of this kind (and, to set, not freed).  *kv,
+ * *list: its keyval and the object's list. */
+static int change_begin(const fmpl_mpi_attr_kind *kind, int handle, int k, int setting,
+                        const char *func, keyval **kv, attr ***list)
 {
-    if (object == FMPL_HK_COMM && predefined(k))
-        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
-                              "predefined attribute 0x%x cannot be set", (unsigned)k);
-    keyval *kv = keyval_get(k, object);
-    if (!kv || kv->freed)
-        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    void *pre;
+    int rc = kind->list(handle, func, list);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (kind->predefined(handle, k, &pre))
+        return fmpl_mpi_error(handle, MPI_ERR_KEYVAL, func,
+                              "predefined attribute 0x%x cannot be %s", (unsigned)k,
+                              setting ? "set" : "deleted");
+    *kv = keyval_get(k, kind->object);
+    if (!*kv || ((*kv)->freed && setting))
+        return fmpl_mpi_error(handle, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    return MPI_SUCCESS;
+}
+
+int fmpl_mpi_attr_set(const fmpl_mpi_attr_kind *kind, int handle, int k, void *value,
+                      const char *func)
+{
+    keyval *kv;
+    attr **list;
+    int rc = change_begin(kind, handle, k, 1, func, &kv, &list);
+    if (rc != MPI_SUCCESS)
+        return rc;
     attr **p = find(list, k);
     if (*p) { /* replace: the old value's delete callback first */
-        int rc = kv->delete_fn ? kv->delete_fn(comm, k, (*p)->value, kv->extra_state)
-                               : MPI_SUCCESS;
+        rc = kv->delete_fn ? kv->delete_fn(handle, k, (*p)->value, kv->extra_state)
+                           : MPI_SUCCESS;
         if (rc != MPI_SUCCESS)
-            return fmpl_mpi_error(comm, rc, func, "the delete callback of keyval 0x%x failed",
+            return fmpl_mpi_error(handle, rc, func, "the delete callback of keyval 0x%x failed",
                                   (unsigned)k);
         (*p)->value = value;
         return MPI_SUCCESS;
     }
     attr *a = malloc(sizeof *a);
     if (!a)
-        return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for an attribute");
+        return fmpl_mpi_error(handle, MPI_ERR_NO_MEM, func, "no memory for an attribute");
     *a = (attr){.keyval = k, .value = value, .next = *list};
     *list = a;
     kv->refs++;
     return MPI_SUCCESS;
 }
 
-int fmpl_mpi_attr_get(int comm, int object, attr **list, int k, void *value, int *flag,
+int fmpl_mpi_attr_get(const fmpl_mpi_attr_kind *kind, int handle, int k, void *value, int *flag,
                       const char *func)
 {
+    attr **list;
+    void *pre;
+    int rc = kind->list(handle, func, &list);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!value || !flag)
-        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "attribute_val or flag is NULL");
-    int *pre = object == FMPL_HK_COMM ? predefined(k) : NULL;
-    if (pre) {
+        return fmpl_mpi_error(handle, MPI_ERR_ARG, func, "attribute_val or flag is NULL");
+    if (kind->predefined(handle, k, &pre)) {
         *(void **)value = pre;
         *flag = 1;
         return MPI_SUCCESS;
     }
-    if (!keyval_get(k, object))
-        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    if (!keyval_get(k, kind->object))
+        return fmpl_mpi_error(handle, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
     attr *a = *find(list, k);
     *flag = a != NULL;
     if (a)
@@ -303,63 +306,50 @@ int fmpl_mpi_attr_get(int comm, int object, attr **list, int k, void *value, int
     return MPI_SUCCESS;
 }
 
-int fmpl_mpi_attr_delete(int comm, int object, attr **list, int k, const char *func)
+int fmpl_mpi_attr_delete(const fmpl_mpi_attr_kind *kind, int handle, int k, const char *func)
 {
-    if (object == FMPL_HK_COMM && predefined(k))
-        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func,
-                              "predefined attribute 0x%x cannot be deleted", (unsigned)k);
-    if (!keyval_get(k, object))
-        return fmpl_mpi_error(comm, MPI_ERR_KEYVAL, func, "invalid keyval 0x%x", (unsigned)k);
+    keyval *kv;
+    attr **list;
+    int rc = change_begin(kind, handle, k, 0, func, &kv, &list);
+    if (rc != MPI_SUCCESS)
+        return rc;
     attr **p = find(list, k);
     if (!*p)
         return MPI_SUCCESS; /* nothing cached under k: nothing to delete (as MPICH) */
     attr *a = *p;
     *p = a->next;
-    int rc = delete_one(comm, a);
+    rc = delete_one(handle, a);
     if (rc != MPI_SUCCESS) {
         a->next = *list;
         *list = a;
-        return fmpl_mpi_error(comm, rc, func, "the delete callback of keyval 0x%x failed",
+        return fmpl_mpi_error(handle, rc, func, "the delete callback of keyval 0x%x failed",
                               (unsigned)k);
     }
     return MPI_SUCCESS;
 }
 
-static int set_attr(MPI_Comm comm, int k, void *value, const char *func)
+/* ------------------------------------------------------------ communicators */
+
+static int comm_list(int comm, const char *func, attr ***list)
 {
-    GET_COMM(comm, c, func);
-    return fmpl_mpi_attr_set(comm, FMPL_HK_COMM, &c->attrs, k, value, func);
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
+    if (!c)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func, "invalid communicator 0x%x",
+                              (unsigned)comm);
+    *list = &c->attrs;
+    return MPI_SUCCESS;
 }
 
-static int get_attr(MPI_Comm comm, int k, void *value, int *flag, const char *func)
+static int comm_predefined(int comm, int k, void **value)
 {
-    GET_COMM(comm, c, func);
-    return fmpl_mpi_attr_get(comm, FMPL_HK_COMM, &c->attrs, k, value, flag, func);
+    (void)comm;
+    *value = predefined(k);
+    return *value != NULL;
 }
 
-static int delete_attr(MPI_Comm comm, int k, const char *func)
-{
-    GET_COMM(comm, c, func);
-    return fmpl_mpi_attr_delete(comm, FMPL_HK_COMM, &c->attrs, k, func);
-}
+static const fmpl_mpi_attr_kind comm_attrs = {FMPL_HK_COMM, comm_list, comm_predefined};
 
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
-{
-    return set_attr(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
-}
-FMPL_MPI_WEAK(Comm_set_attr)
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
-{
-    return get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr");
-}
-FMPL_MPI_WEAK(Comm_get_attr)
-
-int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
-{
-    return delete_attr(comm, comm_keyval, "MPI_Comm_delete_attr");
-}
-FMPL_MPI_WEAK(Comm_delete_attr)
+FMPL_MPI_ATTR_BINDINGS(Comm, MPI_Comm, &comm_attrs)
 
 /* ------------------------------------------------------------ MPI-1 names */
 
@@ -379,18 +369,21 @@ FMPL_MPI_WEAK(Keyval_free)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
-    return set_attr(comm, keyval, attribute_val, "MPI_Attr_put");
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    return fmpl_mpi_attr_set(&comm_attrs, comm, keyval, attribute_val, "MPI_Attr_put");
 }
 FMPL_MPI_WEAK(Attr_put)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    return get_attr(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    return fmpl_mpi_attr_get(&comm_attrs, comm, keyval, attribute_val, flag, "MPI_Attr_get");
 }
 FMPL_MPI_WEAK(Attr_get)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
-    return delete_attr(comm, keyval, "MPI_Attr_delete");
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    return fmpl_mpi_attr_delete(&comm_attrs, comm, keyval, "MPI_Attr_delete");
 }
 FMPL_MPI_WEAK(Attr_delete)

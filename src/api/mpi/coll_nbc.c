@@ -27,6 +27,16 @@ void fmpl_mpi_coll_copy(void *dst, const void *src, size_t bytes)
 }
 
 static void unref_step(void *arg) { fmpl_dt_unref(arg); }
+static void unhold_step(void *arg) { fmpl_mpi_type_unhold((MPI_Datatype)(uintptr_t)arg); }
+
+/* The schedule keeps a reference on t until it is freed (the caller may
+ * free the type's handle before the collective completes).  Taken only
+ * once its release is recorded: a schedule out of memory leaks nothing. */
+static void keep_type(fmpl_datatype *t)
+{
+    if (fmpl_sched_on_free(fmpl_coll_capture, unref_step, t) == FMPL_SUCCESS)
+        fmpl_dt_ref(t);
+}
 
 /* A copy of b for later steps: its byte arrays may be the body's reusable
  * scratch, so they are copied too, and its derived types are resolved and
@@ -46,8 +56,7 @@ static fmpl_mpi_blocks *keep_blocks(const fmpl_mpi_blocks *b)
         if (fmpl_mpi_is_predefined_type(t))
             continue;
         held[i] = fmpl_mpi_datatype_get(t);
-        fmpl_dt_ref(held[i]);
-        fmpl_sched_on_free(s, unref_step, held[i]);
+        keep_type(held[i]);
     }
     k->held = held;
     if (arrays) {
@@ -260,10 +269,14 @@ const fmpl_mpi_reduction *fmpl_mpi_coll_reduction(const fmpl_mpi_reduction *r)
     /* the caller may free its datatype before the collective completes */
     fmpl_datatype *types[] = {k->type, k->stream, k->ctx.derived};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (types[i]) {
-            fmpl_dt_ref(types[i]);
-            fmpl_sched_on_free(fmpl_coll_capture, unref_step, types[i]);
-        }
+        if (types[i])
+            keep_type(types[i]);
+    /* ... and a user function is still called with its handle (and may
+     * query it) */
+    if ((k->ctx.fn || k->ctx.fn_c) &&
+        fmpl_sched_on_free(fmpl_coll_capture, unhold_step,
+                           (void *)(uintptr_t)(unsigned)k->ctx.type) == FMPL_SUCCESS)
+        fmpl_mpi_type_hold(k->ctx.type);
     return k;
 }
 
@@ -288,6 +301,8 @@ int fmpl_mpi_nbc_begin(const char *func, MPI_Comm comm, MPI_Request *request)
     fmpl_mpi_nbc_func = func;
     return MPI_SUCCESS;
 }
+
+static void comm_unhold_step(void *arg) { fmpl_mpi_comm_unhold(arg); }
 
 static int nbc_complete(fmpl_mpi_request *r)
 {
@@ -315,7 +330,12 @@ int fmpl_mpi_nbc_end(const char *func, MPI_Comm comm, MPI_Request *request, int 
         return rc;
     }
     /* a body that had nothing to move still takes its instance number */
-    fmpl_sched_bind(s, fmpl_mpi_comm_get(comm)->team);
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
+    fmpl_sched_bind(s, c->team);
+    /* the communicator's teams stay until the schedule is freed, whenever
+     * the caller frees the communicator */
+    if (fmpl_sched_on_free(s, comm_unhold_step, c) == FMPL_SUCCESS)
+        fmpl_mpi_comm_hold(c);
     if (persistent) {
         fmpl_sched_prepare(s);
         r->kind = FMPL_MREQ_ASYNC;

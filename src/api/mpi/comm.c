@@ -122,15 +122,25 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = fmpl_mpi_comm_free_objects(c); /* objects.c: delete callbacks first */
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed");
+    fmpl_mpi_comm_unregister(c);
+    fmpl_mpi_comm_unhold(c); /* the handle's reference */
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_free)
+
+void fmpl_mpi_comm_hold(fmpl_mpi_comm *c) { c->refs++; }
+
+void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c)
+{
+    if (--c->refs > 0)
+        return;
     if (c->inter)
         fmpl_mpi_inter_free(c); /* intercomm.c: the teams behind it */
     else
         fmpl_team_retire(c->team); /* released once every member has freed it */
     fmpl_mpi_comm_release(c);
-    *comm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
 }
-FMPL_MPI_WEAK(Comm_free)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {

@@ -12,7 +12,11 @@
  *
  * Objects are shared: MPI_Type_free drops the handle's reference, and the
  * engine keeps the object alive while types built from it, or a pending
- * operation holding a reference, still use it (MPI 5.1.10).
+ * operation holding a reference, still use it (MPI 5.1.10).  The handle
+ * itself outlives MPI_Type_free while an operation holds it
+ * (fmpl_mpi_type_hold): a user reduction function of a pending collective
+ * is still called with it and may query it.  Such a slot is `freed`: MPI_Type_free
+ * refuses it, and it is released (and reused) with its last hold.
  * MPI_Type_get_contents returns a new handle (a new reference to the same
  * object) for every derived component, which the caller frees.
  *
@@ -48,6 +52,8 @@ typedef struct slot {
     fmpl_datatype *dt;                 /* NULL: free */
     struct fmpl_mpi_type_attr *attrs;
     int next_free;
+    int holds;                         /* fmpl_mpi_type_hold */
+    int freed;                         /* by MPI_Type_free, released with the last hold */
 } slot;
 
 static slot *slots;
@@ -119,7 +125,7 @@ static int type_register(fmpl_datatype *dt, MPI_Datatype *handle)
         }
         i = nslots++;
     }
-    slots[i] = (slot){.dt = dt, .attrs = NULL, .next_free = -1};
+    slots[i] = (slot){.dt = dt, .next_free = -1};
     *handle = fmpl_handle_make(FMPL_HK_DATATYPE, i);
     return MPI_SUCCESS;
 }
@@ -128,9 +134,23 @@ static void type_release(slot *s)
 {
     fmpl_datatype *dt = s->dt;
     int i = (int)(s - slots);
-    *s = (slot){.dt = NULL, .attrs = NULL, .next_free = free_head};
+    *s = (slot){.dt = NULL, .next_free = free_head};
     free_head = i;
     fmpl_dt_unref(dt);
+}
+
+void fmpl_mpi_type_hold(MPI_Datatype t)
+{
+    slot *s = slot_of(t);
+    if (s)
+        s->holds++;
+}
+
+void fmpl_mpi_type_unhold(MPI_Datatype t)
+{
+    slot *s = slot_of(t);
+    if (s && --s->holds == 0 && s->freed)
+        type_release(s);
 }
 
 /* The handle of an engine object returned by the engine (one reference,
@@ -766,7 +786,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func, "%s is predefined: it cannot be freed",
                               fmpl_dt_get_name(fmpl_mpi_datatype_get(t)));
     slot *s = slot_of(t);
-    if (!s)
+    if (!s || s->freed)
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func, "0x%x is %s", (unsigned)t,
                               t == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL"
                                                      : "not a datatype (invalid or freed)");
@@ -775,7 +795,11 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return fmpl_mpi_error(ERRC, rc, func,
                               "an attribute delete callback failed (%d): the type is not freed",
                               rc);
-    type_release(slot_of(t));
+    s = slot_of(t); /* the callbacks may have grown the table */
+    if (s->holds > 0)
+        s->freed = 1;
+    else
+        type_release(s);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }

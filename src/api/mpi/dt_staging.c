@@ -21,6 +21,7 @@
 #include "fabric/fabric.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static char *block;              /* FMPL_MPI_STAGE_SLOTS * FMPL_MPI_STAGE_SLOT bytes */
 static int block_failed;         /* the heap had no room: use malloc only */
@@ -81,15 +82,36 @@ void fmpl_mpi_stage_finalize(void)
 
 /* ------------------------------------------------------------ buffers of a transfer */
 
+void fmpl_mpi_buf_pack_to(const fmpl_mpi_buf *b, void *dst)
+{
+    int64_t written;
+    if (b->bytes <= 0)
+        return;
+    if (b->type)
+        fmpl_dt_pack(b->user, b->count, b->type, 0, dst, b->bytes, &written);
+    else
+        memcpy(dst, b->data, (size_t)b->bytes);
+}
+
+void fmpl_mpi_buf_unpack_from(const fmpl_mpi_buf *b, const void *src, MPI_Aint bytes)
+{
+    int64_t consumed;
+    if (bytes <= 0)
+        return;
+    if (b->type)
+        fmpl_dt_unpack(src, bytes, b->user, b->count, b->type, 0, &consumed);
+    else
+        memcpy(b->data, src, (size_t)bytes);
+}
+
 int fmpl_mpi_buf_stage_slow(fmpl_mpi_buf *b, int pack)
 {
-    b->data = fmpl_mpi_stage_get((size_t)b->bytes);
-    if (!b->data)
+    void *stage = fmpl_mpi_stage_get((size_t)b->bytes);
+    if (!stage)
         return MPI_ERR_NO_MEM;
-    if (pack) {
-        int64_t written;
-        fmpl_dt_pack(b->user, b->count, b->type, 0, b->data, b->bytes, &written);
-    }
+    if (pack)
+        fmpl_mpi_buf_pack_to(b, stage);
+    b->data = stage;
     return MPI_SUCCESS;
 }
 
@@ -97,11 +119,7 @@ void fmpl_mpi_buf_unstage_slow(fmpl_mpi_buf *b, MPI_Aint received)
 {
     if (!b->data)
         return;
-    if (received > 0) {
-        int64_t consumed;
-        fmpl_dt_unpack(b->data, received < b->bytes ? received : b->bytes, b->user, b->count,
-                       b->type, 0, &consumed);
-    }
+    fmpl_mpi_buf_unpack_from(b, b->data, received < b->bytes ? received : b->bytes);
     fmpl_mpi_stage_put(b->data);
     b->data = NULL;
 }

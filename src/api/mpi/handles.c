@@ -190,11 +190,20 @@ int fmpl_mpi_comm_register(fmpl_team *t, MPI_Comm *handle)
     return MPI_ERR_INTERN;
 }
 
+void fmpl_mpi_comm_unregister(fmpl_mpi_comm *c)
+{
+    if (c == &comm_world || c == &comm_self)
+        return;
+    int i = fmpl_handle_index(c->handle);
+    if (comms[i] == c) /* a freed handle's slot may be a newer communicator's */
+        comms[i] = NULL;
+}
+
 void fmpl_mpi_comm_release(fmpl_mpi_comm *c)
 {
     if (c == &comm_world || c == &comm_self)
         return;
-    comms[fmpl_handle_index(c->handle)] = NULL;
+    fmpl_mpi_comm_unregister(c);
     free(c);
 }
 

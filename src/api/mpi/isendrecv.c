@@ -122,41 +122,15 @@ static int isendrecv_replace(const char *func, void *buf, MPI_Count count, MPI_D
                              int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
                              MPI_Request *request)
 {
-    FMPL_MPI_CHECK_READY(comm);
-    fmpl_mpi_comm *c;
-    fmpl_mpi_buf b;
-    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &b);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    FMPL_MPI_REPLACE_BEGIN(func, comm, buf, count, type, dest, sendtag, source, recvtag, c, b);
     void *copy = malloc(b.bytes > 0 ? (size_t)b.bytes : 1);
     if (!copy)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a %ld-byte copy",
                               (long)b.bytes);
-    if (dest != MPI_PROC_NULL && b.bytes > 0) {
-        if (b.type) {
-            int64_t written;
-            fmpl_dt_pack(b.user, b.count, b.type, 0, copy, b.bytes, &written);
-        } else {
-            memcpy(copy, b.data, (size_t)b.bytes);
-        }
-    }
+    if (dest != MPI_PROC_NULL)
+        fmpl_mpi_buf_pack_to(&b, copy);
     return isendrecv(func, copy, b.bytes, MPI_BYTE, dest, sendtag, buf, count, type, source,
                      recvtag, comm, request, copy);
 }
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    return isendrecv_replace("MPI_Isendrecv_replace", buf, count, type, dest, sendtag, source,
-                             recvtag, comm, request);
-}
-FMPL_MPI_WEAK(Isendrecv_replace)
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
-                             int sendtag, int source, int recvtag, MPI_Comm comm,
-                             MPI_Request *request)
-{
-    return isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, type, dest, sendtag,
-                             source, recvtag, comm, request);
-}
-FMPL_MPI_WEAK(Isendrecv_replace_c)
+FMPL_MPI_REPLACE_FORMS(Isendrecv_replace, isendrecv_replace, MPI_Request *)

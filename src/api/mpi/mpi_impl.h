@@ -67,7 +67,8 @@ typedef struct fmpl_mpi_comm {
     fmpl_team *team;
     MPI_Errhandler errhandler;
     char name[MPI_MAX_OBJECT_NAME];
-    int refs;
+    int refs;                    /* the handle's, and one per pending operation that uses
+                                    the teams (fmpl_mpi_comm_hold) */
     /* objects layer (mpi_objects.h); zero in a new communicator */
     struct fmpl_mpi_attr *attrs; /* cached attributes, newest first (attr.c) */
     MPI_Info info;               /* hints of MPI_Comm_set_info (0: none) */
@@ -79,6 +80,15 @@ typedef struct fmpl_mpi_comm {
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
 int fmpl_mpi_comm_register(fmpl_team *t, MPI_Comm *handle);
 void fmpl_mpi_comm_release(fmpl_mpi_comm *c);
+/* MPI_Comm_free only drops the handle: a nonblocking or persistent
+ * collective, or a neighbourhood plan, still using the communicator keeps
+ * its teams (an intercommunicator's view and hidden teams too) until it is
+ * done (MPI-4.0 7.4.3: pending operations complete normally).  The last
+ * unhold retires them and frees the object (comm.c). */
+void fmpl_mpi_comm_hold(fmpl_mpi_comm *c);
+void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c);
+/* The handle no longer names c (the object itself stays). */
+void fmpl_mpi_comm_unregister(fmpl_mpi_comm *c);
 int fmpl_mpi_comms_init(void);
 void fmpl_mpi_comms_finalize(void);
 
@@ -181,6 +191,12 @@ static inline void fmpl_mpi_buf_unstage(fmpl_mpi_buf *b, MPI_Aint received)
     if (b->type)
         fmpl_mpi_buf_unstage_slow(b, received);
 }
+/* The data's bytes (the packed stream of a non-contiguous type) copied to
+ * dst, which holds b->bytes; and `bytes` (at most b->bytes) of them copied
+ * from src into the user's buffer.  The staging above, and the private
+ * copies of the replace calls (replace.c, isendrecv.c). */
+void fmpl_mpi_buf_pack_to(const fmpl_mpi_buf *b, void *dst);
+void fmpl_mpi_buf_unpack_from(const fmpl_mpi_buf *b, const void *src, MPI_Aint bytes);
 
 /* The staging pool (dt_staging.c): FMPL_MPI_STAGE_SLOTS buffers of
  * FMPL_MPI_STAGE_SLOT bytes from the shared heap, allocated at first use;
@@ -345,6 +361,40 @@ extern const char *fmpl_mpi_nbc_func;
 int fmpl_mpi_p2p_check(const char *func, MPI_Comm comm, const void *buf, MPI_Aint count,
                        MPI_Datatype type, int peer, int tag, int is_recv, fmpl_mpi_comm **c,
                        fmpl_mpi_buf *b);
+/* The replace calls (MPI_Sendrecv_replace: replace.c, MPI_Isendrecv_replace:
+ * isendrecv.c): both directions of their one buffer checked, the send's
+ * first; *b describes it. */
+int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint count,
+                           MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                           fmpl_mpi_comm **c, fmpl_mpi_buf *b);
+/* Declares c and b, checked; returns the error of a failed check. */
+#define FMPL_MPI_REPLACE_BEGIN(func, comm, buf, count, type, dest, sendtag, source, recvtag, \
+                               c, b)                                                     \
+    fmpl_mpi_comm *c;                                                                    \
+    fmpl_mpi_buf b;                                                                      \
+    do {                                                                                 \
+        int rc_ = fmpl_mpi_replace_check((func), (comm), (buf), (count), (type), (dest),  \
+                                         (sendtag), (source), (recvtag), &c, &b);        \
+        if (rc_ != MPI_SUCCESS)                                                          \
+            return rc_;                                                                  \
+    } while (0)
+/* A replace call's int and large-count (_c) bindings, on
+ * impl(func, buf, count, type, dest, sendtag, source, recvtag, comm, last). */
+#define FMPL_MPI_REPLACE_FORMS(Name, impl, Last)                                          \
+    int PMPI_##Name(void *buf, int count, MPI_Datatype type, int dest, int sendtag,         \
+                    int source, int recvtag, MPI_Comm comm, Last last)                      \
+    {                                                                                      \
+        return impl("MPI_" #Name, buf, count, type, dest, sendtag, source, recvtag, comm,   \
+                    last);                                                                 \
+    }                                                                                      \
+    FMPL_MPI_WEAK(Name)                                                                    \
+    int PMPI_##Name##_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,            \
+                        int sendtag, int source, int recvtag, MPI_Comm comm, Last last)     \
+    {                                                                                      \
+        return impl("MPI_" #Name "_c", buf, count, type, dest, sendtag, source, recvtag,    \
+                    comm, last);                                                           \
+    }                                                                                      \
+    FMPL_MPI_WEAK(Name##_c)
 /* Buffered send (bsend.c): copy (or pack) b's data into the attached buffer
  * and send from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or
  * MPI_ERR_BUFFER reported through the error handler of `comm`. */
@@ -367,6 +417,12 @@ void fmpl_mpi_bsend_finalize(void);
  * otherwise invalid handle.  The handle keeps its reference: the caller
  * takes one (fmpl_dt_ref) only to keep the object beyond MPI_Type_free. */
 fmpl_datatype *fmpl_mpi_datatype_get(MPI_Datatype t);
+
+/* Keep a derived type's handle valid past MPI_Type_free until as many
+ * unholds (a pending collective's user reduction function is called with
+ * the handle).  Nothing for predefined or invalid handles. */
+void fmpl_mpi_type_hold(MPI_Datatype t);
+void fmpl_mpi_type_unhold(MPI_Datatype t);
 
 /* What the point-to-point and collective layers need of a datatype:
  *   *size        bytes of data of one element (MPI_Type_size), which is

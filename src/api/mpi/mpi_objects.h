@@ -79,18 +79,62 @@ int fmpl_mpi_attr_delete_all(fmpl_mpi_comm *c);
 void fmpl_mpi_attr_drop_all(fmpl_mpi_comm *c);
 void fmpl_mpi_attrs_finalize(void);
 /* The same on any object's list (windows: win.c): `handle` is the object
- * (errors are reported on it, callbacks receive it), `object` its kind
- * (FMPL_HK_COMM, FMPL_HK_WIN; keyvals are made for one kind). */
+ * (errors are reported on it, callbacks receive it), `object` or `kind`
+ * its kind (FMPL_HK_COMM, FMPL_HK_WIN; keyvals are made for one kind). */
 int fmpl_mpi_keyval_create(MPI_Comm_copy_attr_function *copy_fn,
                            MPI_Comm_delete_attr_function *delete_fn, int *k, void *extra,
                            int object, const char *func);
 int fmpl_mpi_keyval_free(int *k, int object, const char *func);
-int fmpl_mpi_attr_set(int handle, int object, struct fmpl_mpi_attr **list, int k, void *value,
+/* A kind of object that caches attributes: its keyvals' kind, its list,
+ * and its predefined attributes (which cannot be set or deleted). */
+typedef struct fmpl_mpi_attr_kind {
+    int object; /* FMPL_HK_COMM, FMPL_HK_WIN */
+    /* *list: the object's list; or the invalid handle reported from func */
+    int (*list)(int handle, const char *func, struct fmpl_mpi_attr ***list);
+    /* 1 if k is predefined on the object (*value: what MPI_*_get_attr gives) */
+    int (*predefined)(int handle, int k, void **value);
+} fmpl_mpi_attr_kind;
+int fmpl_mpi_attr_set(const fmpl_mpi_attr_kind *kind, int handle, int k, void *value,
                       const char *func);
-int fmpl_mpi_attr_get(int handle, int object, struct fmpl_mpi_attr **list, int k, void *value,
-                      int *flag, const char *func);
-int fmpl_mpi_attr_delete(int handle, int object, struct fmpl_mpi_attr **list, int k,
-                         const char *func);
+int fmpl_mpi_attr_get(const fmpl_mpi_attr_kind *kind, int handle, int k, void *value, int *flag,
+                      const char *func);
+int fmpl_mpi_attr_delete(const fmpl_mpi_attr_kind *kind, int handle, int k, const char *func);
+/* MPI_<Obj>_create_keyval, _free_keyval, _set_attr, _get_attr and
+ * _delete_attr of a kind of object (Obj: Comm, Win; Handle: its handle
+ * type). */
+#define FMPL_MPI_ATTR_BINDINGS(Obj, Handle, kind)                                          \
+    int PMPI_##Obj##_create_keyval(MPI_##Obj##_copy_attr_function *copy_fn,                 \
+                                   MPI_##Obj##_delete_attr_function *delete_fn, int *keyval, \
+                                   void *extra_state)                                       \
+    {                                                                                       \
+        return fmpl_mpi_keyval_create(copy_fn, delete_fn, keyval, extra_state,              \
+                                      (kind)->object, "MPI_" #Obj "_create_keyval");        \
+    }                                                                                       \
+    FMPL_MPI_WEAK(Obj##_create_keyval)                                                      \
+    int PMPI_##Obj##_free_keyval(int *keyval)                                               \
+    {                                                                                       \
+        return fmpl_mpi_keyval_free(keyval, (kind)->object, "MPI_" #Obj "_free_keyval");    \
+    }                                                                                       \
+    FMPL_MPI_WEAK(Obj##_free_keyval)                                                        \
+    int PMPI_##Obj##_set_attr(Handle h, int keyval, void *attribute_val)                    \
+    {                                                                                       \
+        FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);                                               \
+        return fmpl_mpi_attr_set((kind), h, keyval, attribute_val, "MPI_" #Obj "_set_attr"); \
+    }                                                                                       \
+    FMPL_MPI_WEAK(Obj##_set_attr)                                                           \
+    int PMPI_##Obj##_get_attr(Handle h, int keyval, void *attribute_val, int *flag)         \
+    {                                                                                       \
+        FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);                                               \
+        return fmpl_mpi_attr_get((kind), h, keyval, attribute_val, flag,                    \
+                                 "MPI_" #Obj "_get_attr");                                  \
+    }                                                                                       \
+    FMPL_MPI_WEAK(Obj##_get_attr)                                                           \
+    int PMPI_##Obj##_delete_attr(Handle h, int keyval)                                      \
+    {                                                                                       \
+        FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);                                               \
+        return fmpl_mpi_attr_delete((kind), h, keyval, "MPI_" #Obj "_delete_attr");         \
+    }                                                                                       \
+    FMPL_MPI_WEAK(Obj##_delete_attr)
 int fmpl_mpi_attr_list_delete_all(int handle, struct fmpl_mpi_attr **list);
 void fmpl_mpi_attr_list_drop(struct fmpl_mpi_attr **list);
 /* The value of the MPI_LASTUSEDCODE attribute (errhandler.c). */

@@ -94,6 +94,8 @@ void fmpl_nbr_plan_free(fmpl_nbr_plan *p)
     for (int i = 0; i < p->nrecv + p->nsend; i++)
         if (p->msg[i].buf.type)
             fmpl_dt_unref(p->msg[i].buf.type);
+    if (p->held)
+        fmpl_mpi_comm_unhold(p->held);
     free(p);
 }
 
@@ -118,7 +120,9 @@ int fmpl_nbr_plan_make(const fmpl_nbr_args *a, MPI_Comm comm, const char *func,
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for %d messages", n);
     p->msg = (fmpl_nbr_msg *)(p + 1);
     p->comm = comm;
-    p->team = fmpl_mpi_comm_get(comm)->team;
+    p->held = fmpl_mpi_comm_get(comm);
+    fmpl_mpi_comm_hold(p->held);
+    p->team = p->held->team;
     p->nrecv = t->indegree;
     p->nsend = t->outdegree;
     unsigned seq = t->neighbor_seq & ((1u << 22) - 1); /* taken below, once made */

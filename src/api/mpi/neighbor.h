@@ -47,6 +47,7 @@ typedef struct fmpl_nbr_msg {
 typedef struct fmpl_nbr_plan {
     fmpl_async async;   /* first: the engine's handle */
     MPI_Comm comm;
+    fmpl_mpi_comm *held; /* its teams stay while the plan exists, even past MPI_Comm_free */
     fmpl_team *team;
     int nrecv, nsend;
     fmpl_nbr_msg *msg;  /* nrecv receives, then nsend sends */

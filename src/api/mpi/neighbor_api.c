@@ -22,7 +22,7 @@ static int complete_keep(fmpl_mpi_request *r) { return ((fmpl_nbr_plan *)r->asyn
 static int restart(fmpl_mpi_request *r, const char *func, fmpl_async **a)
 {
     fmpl_nbr_plan *p = r->async_state;
-    if (!fmpl_mpi_comm_get(p->comm))
+    if (fmpl_mpi_comm_get(p->comm) != p->held)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func,
                               "the communicator of request 0x%x was freed", (unsigned)r->handle);
     *a = &p->async;

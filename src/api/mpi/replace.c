@@ -30,18 +30,22 @@ static void *scratch_get(size_t bytes)
     return p;
 }
 
+int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint count,
+                           MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                           fmpl_mpi_comm **c, fmpl_mpi_buf *b)
+{
+    FMPL_MPI_CHECK_READY(comm);
+    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, c, b);
+    if (rc == MPI_SUCCESS)
+        rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, c, b);
+    return rc;
+}
+
 static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Datatype type,
                             int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
                             MPI_Status *status)
 {
-    FMPL_MPI_CHECK_READY(comm);
-    fmpl_mpi_comm *c;
-    fmpl_mpi_buf b;
-    int rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, dest, sendtag, 0, &c, &b);
-    if (rc == MPI_SUCCESS)
-        rc = fmpl_mpi_p2p_check(func, comm, buf, count, type, source, recvtag, 1, &c, &b);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    FMPL_MPI_REPLACE_BEGIN(func, comm, buf, count, type, dest, sendtag, source, recvtag, c, b);
     MPI_Aint bytes = b.bytes;
     fmpl_tm_req rr, sr;
     rr.complete = sr.complete = 1;
@@ -73,13 +77,7 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
         return MPI_SUCCESS;
     }
     int err = rr.st_error == FMPL_SUCCESS ? MPI_SUCCESS : fmpl_mpi_error_class_of(rr.st_error);
-    if (rr.st_bytes > 0) {
-        int64_t moved;
-        if (b.type) /* the scratch buffer holds the packed stream */
-            fmpl_dt_unpack(tmp, rr.st_bytes, buf, count, b.type, 0, &moved);
-        else
-            memcpy(b.data, tmp, (size_t)rr.st_bytes);
-    }
+    fmpl_mpi_buf_unpack_from(&b, tmp, rr.st_bytes); /* tmp holds the packed stream */
     if (status != MPI_STATUS_IGNORE)
         fmpl_mpi_status_set(status, rr.st_source, rr.st_tag, rr.st_bytes, 0);
     if (err != MPI_SUCCESS)
@@ -89,19 +87,4 @@ static int sendrecv_replace(const char *func, void *buf, MPI_Aint count, MPI_Dat
     return MPI_SUCCESS;
 }
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    return sendrecv_replace("MPI_Sendrecv_replace", buf, count, type, dest, sendtag, source,
-                            recvtag, comm, status);
-}
-FMPL_MPI_WEAK(Sendrecv_replace)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Status *status)
-{
-    return sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, type, dest, sendtag, source,
-                            recvtag, comm, status);
-}
-FMPL_MPI_WEAK(Sendrecv_replace_c)
+FMPL_MPI_REPLACE_FORMS(Sendrecv_replace, sendrecv_replace, MPI_Status *)

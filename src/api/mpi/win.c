@@ -524,75 +524,34 @@ FMPL_MPI_WEAK(Win_get_info)
 
 /* ------------------------------------------------------------ attributes */
 
-int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
-                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
-                           void *extra_state)
-{
-    return fmpl_mpi_keyval_create(win_copy_attr_fn, win_delete_attr_fn, win_keyval,
-                                  extra_state, FMPL_HK_WIN, "MPI_Win_create_keyval");
-}
-FMPL_MPI_WEAK(Win_create_keyval)
-
-int PMPI_Win_free_keyval(int *win_keyval)
-{
-    return fmpl_mpi_keyval_free(win_keyval, FMPL_HK_WIN, "MPI_Win_free_keyval");
-}
-FMPL_MPI_WEAK(Win_free_keyval)
-
 /* The predefined window attributes: C gets a pointer to the value, except
- * MPI_WIN_BASE, whose value is the base itself.  NULL: not predefined. */
-static void *predefined(fmpl_mpi_win *w, int k)
+ * MPI_WIN_BASE, whose value is the base itself. */
+static int win_predefined(int win, int k, void **value)
 {
+    fmpl_mpi_win *w = fmpl_mpi_win_lookup(win);
     switch (k) {
-    case MPI_WIN_BASE: return w->base;
-    case MPI_WIN_SIZE: return &w->size;
-    case MPI_WIN_DISP_UNIT: return &w->disp_unit;
-    case MPI_WIN_CREATE_FLAVOR: return &w->flavor;
-    case MPI_WIN_MODEL: return &w->model;
-    default: return NULL;
+    case MPI_WIN_BASE: *value = w->base; return 1;
+    case MPI_WIN_SIZE: *value = &w->size; return 1;
+    case MPI_WIN_DISP_UNIT: *value = &w->disp_unit; return 1;
+    case MPI_WIN_CREATE_FLAVOR: *value = &w->flavor; return 1;
+    case MPI_WIN_MODEL: *value = &w->model; return 1;
+    default: return 0;
     }
 }
 
-static int is_predefined(int k)
+static int win_list(int win, const char *func, struct fmpl_mpi_attr ***list)
 {
-    return k == MPI_WIN_BASE || k == MPI_WIN_SIZE || k == MPI_WIN_DISP_UNIT ||
-           k == MPI_WIN_CREATE_FLAVOR || k == MPI_WIN_MODEL;
+    fmpl_mpi_win *w = fmpl_mpi_win_lookup(win);
+    if (!w)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_WIN, func, "invalid window 0x%x",
+                              (unsigned)win);
+    *list = &w->attrs;
+    return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
-{
-    FMPL_GET_WIN(win, w, "MPI_Win_set_attr");
-    if (is_predefined(win_keyval))
-        return fmpl_mpi_error(win, MPI_ERR_KEYVAL, "MPI_Win_set_attr",
-                              "predefined attribute 0x%x cannot be set", (unsigned)win_keyval);
-    return fmpl_mpi_attr_set(win, FMPL_HK_WIN, &w->attrs, win_keyval, attribute_val,
-                             "MPI_Win_set_attr");
-}
-FMPL_MPI_WEAK(Win_set_attr)
+static const fmpl_mpi_attr_kind win_attrs = {FMPL_HK_WIN, win_list, win_predefined};
 
-int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
-{
-    FMPL_GET_WIN(win, w, "MPI_Win_get_attr");
-    if (is_predefined(win_keyval) && attribute_val && flag) {
-        *(void **)attribute_val = predefined(w, win_keyval);
-        *flag = 1;
-        return MPI_SUCCESS;
-    }
-    return fmpl_mpi_attr_get(win, FMPL_HK_WIN, &w->attrs, win_keyval, attribute_val, flag,
-                             "MPI_Win_get_attr");
-}
-FMPL_MPI_WEAK(Win_get_attr)
-
-int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
-{
-    FMPL_GET_WIN(win, w, "MPI_Win_delete_attr");
-    if (is_predefined(win_keyval))
-        return fmpl_mpi_error(win, MPI_ERR_KEYVAL, "MPI_Win_delete_attr",
-                              "predefined attribute 0x%x cannot be deleted",
-                              (unsigned)win_keyval);
-    return fmpl_mpi_attr_delete(win, FMPL_HK_WIN, &w->attrs, win_keyval, "MPI_Win_delete_attr");
-}
-FMPL_MPI_WEAK(Win_delete_attr)
+FMPL_MPI_ATTR_BINDINGS(Win, MPI_Win, &win_attrs)
 
 /* ------------------------------------------------------------ error handlers */
 
