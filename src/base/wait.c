@@ -15,17 +15,19 @@ FMPL_TUNABLE(tunable_spin, "FMPL_SPIN_COUNT", "auto",
              "auto: 4000 when every rank has a core, 16 when ranks outnumber cores");
 
 unsigned fmpl_spin_count = 4000;
+int fmpl_oversubscribed;
 
 void fmpl_wait_init(int local_ranks)
 {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    fmpl_oversubscribed = cores > 0 && local_ranks > cores;
     const char *v = fmpl_tunable_string(&tunable_spin);
     if (strcmp(v, "auto") != 0) {
         long long n = fmpl_tunable_long(&tunable_spin);
         fmpl_spin_count = n < 0 ? 0 : (unsigned)n;
         return;
     }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    fmpl_spin_count = (cores > 0 && local_ranks > cores) ? 16 : 4000;
+    fmpl_spin_count = fmpl_oversubscribed ? 16 : 4000;
     fmpl_log_info("%d local ranks on %ld cores: waits spin %u polls before yielding",
                   local_ranks, cores, fmpl_spin_count);
 }

@@ -10,6 +10,9 @@
 #include <sched.h>
 
 extern unsigned fmpl_spin_count;   /* set once at init from FMPL_SPIN_COUNT */
+/* This host runs more ranks of the job than it has cores (set at init; the
+ * same on every rank of the host). */
+extern int fmpl_oversubscribed;
 
 typedef struct fmpl_waiter {
     unsigned polls;

@@ -33,6 +33,8 @@
  *                  (and of every earlier one) from other members' blocks
  *   bc_produced    broadcast: chunks of the global chunk sequence I published
  *   bc_consumed    broadcast: chunks of the global chunk sequence I copied out
+ *   arrived        member 0's only: arrivals at the central barrier (every
+ *                  member adds 1 per barrier; epoch e is complete at e * P)
  *   retired, reclaimed   member 0's only: how many members have freed the
  *                  team, and how many others have released their state
  *                  since (deferred reclamation, runtime/team_build.c)
@@ -97,6 +99,7 @@ typedef struct fmpl_coll_scratch {
     fmpl_line finished;
     fmpl_line bc_produced;
     fmpl_line bc_consumed;
+    fmpl_line arrived;   /* member 0's: central barrier arrivals */
     fmpl_line retired;   /* member 0's: members that freed the team (team_build.c) */
     fmpl_line reclaimed; /* member 0's: other members that released their state */
     fmpl_line areas;     /* packed address of my areas block, 0 until allocated */

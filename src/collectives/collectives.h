@@ -120,6 +120,7 @@ typedef struct fmpl_barrier_run {
 } fmpl_barrier_run;
 void fmpl_barrier_dissemination_setup(fmpl_barrier_run *st, fmpl_team *t);
 void fmpl_barrier_binomial_setup(fmpl_barrier_run *st, fmpl_team *t);
+void fmpl_barrier_central_setup(fmpl_barrier_run *st, fmpl_team *t);
 
 typedef struct fmpl_bcast_ring {
     fmpl_coll_algo a;

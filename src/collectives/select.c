@@ -19,7 +19,7 @@
 #include <string.h>
 
 FMPL_TUNABLE(tunable_barrier_algo, "FMPL_BARRIER_ALGO", "auto",
-             "barrier algorithm: auto, dissemination or binomial");
+             "barrier algorithm: auto, dissemination, binomial or central");
 FMPL_TUNABLE(tunable_bcast_algo, "FMPL_BCAST_ALGO", "auto",
              "broadcast algorithm: auto, binomial (point-to-point tree) or shm_pipelined");
 FMPL_TUNABLE(tunable_reduce_algo, "FMPL_REDUCE_ALGO", "auto",
@@ -43,11 +43,12 @@ FMPL_TUNABLE(tunable_exscan_algo, "FMPL_EXSCAN_ALGO", "auto",
              "exscan algorithm: auto, recursive_doubling (point-to-point) or shm");
 
 enum { ALGO_AUTO = 0 };
-enum { BARRIER_DISSEMINATION = 1, BARRIER_BINOMIAL };
+enum { BARRIER_DISSEMINATION = 1, BARRIER_BINOMIAL, BARRIER_CENTRAL };
 enum { BCAST_BINOMIAL = 1, BCAST_SHM_PIPELINED, BCAST_SHM_DIRECT };
 enum { REDUCE_BINOMIAL = 1, REDUCE_SHM_FLAT, REDUCE_SHM_SLICES };
 
-static const char *const barrier_names[] = {"auto", "dissemination", "binomial", NULL};
+static const char *const barrier_names[] = {"auto", "dissemination", "binomial", "central",
+                                            NULL};
 static const char *const bcast_names[] = {"auto", "binomial", "shm_pipelined", "shm_direct",
                                           NULL};
 static const char *const reduce_names[] = {"auto", "binomial", "shm_flat", "shm_slices", NULL};
@@ -64,6 +65,9 @@ typedef struct rule {
     int algo;
 } rule;
 
+/* With more ranks than cores on the node (fmpl_oversubscribed, the same on
+ * every member: one node today) the central counter wins: 4 ranks on 2
+ * cores, 4.1 against 5.5-6.1 us by dissemination (Open MPI: 6.4-7.0). */
 static const rule barrier_table[] = {
     {INT_MAX, INT64_MAX, BARRIER_DISSEMINATION},
 };
@@ -200,10 +204,12 @@ int fmpl_coll_barrier(fmpl_team *t)
         return FMPL_SUCCESS;
     int algo = forced(&forced_barrier, &tunable_barrier_algo, barrier_names);
     if (algo == ALGO_AUTO)
-        algo = LOOKUP(barrier_table, t->size, 0);
+        algo = fmpl_oversubscribed ? BARRIER_CENTRAL : LOOKUP(barrier_table, t->size, 0);
     fmpl_barrier_run st;
     if (algo == BARRIER_BINOMIAL)
         fmpl_barrier_binomial_setup(&st, t);
+    else if (algo == BARRIER_CENTRAL)
+        fmpl_barrier_central_setup(&st, t);
     else
         fmpl_barrier_dissemination_setup(&st, t);
     return run_algo(&st.a, sizeof st);
@@ -517,7 +523,7 @@ const char *fmpl_coll_describe_selection(void)
 {
     static char text[1024];
     snprintf(text, sizeof text,
-             "barrier: dissemination; bcast: shm_pipelined, shm_direct from 64 KiB; "
+             "barrier: dissemination (central counter when ranks outnumber cores); bcast: shm_pipelined, shm_direct from 64 KiB; "
              "reduce/allreduce: shm_flat up to "
              "%lld bytes, shm_slices above (a rooted reduce on up to 4 members: binomial "
              "from 32 KiB to 2 MiB);\n  gather(v), scatter(v), allgather(v), "
