@@ -1,7 +1,6 @@
 /* Collective scratch blocks: allocation, exchange of their addresses,
  * pre-built barrier flag writes.  See coll_team.h for the layout. */
 #include "collectives/coll_team.h"
-#include "progress/progress.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"

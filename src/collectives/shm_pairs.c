@@ -51,7 +51,6 @@
  * Resumable (coll_run.h): the body returns wherever step 1 or step 5 would
  * wait; the plan (layouts included) is a copy in the run's state. */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 #include "base/error.h"
 #include "base/tunable.h"
 
