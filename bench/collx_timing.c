@@ -45,7 +45,9 @@ typedef int (*run_fn)(void);
 static int r_gather_shm(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_gatherv_shm(T, sbuf, cur, rbuf, &l, 0, 0);
+    fmpl_pairs_run st;
+    fmpl_gatherv_shm_setup(&st, T, sbuf, cur, rbuf, &l, 0, 0);
+    return fmpl_coll_run(&st.a);
 }
 static int r_gather_linear(void)
 {
@@ -55,7 +57,9 @@ static int r_gather_linear(void)
 static int r_scatter_shm(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_scatterv_shm(T, sbuf, &l, rbuf, cur, 0, 0);
+    fmpl_pairs_run st;
+    fmpl_scatterv_shm_setup(&st, T, sbuf, &l, rbuf, cur, 0, 0);
+    return fmpl_coll_run(&st.a);
 }
 static int r_scatter_linear(void)
 {
@@ -65,7 +69,9 @@ static int r_scatter_linear(void)
 static int r_allgather_shm(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_allgatherv_shm(T, sbuf, rbuf, &l, 0);
+    fmpl_pairs_run st;
+    fmpl_allgatherv_shm_setup(&st, T, sbuf, rbuf, &l, 0);
+    return fmpl_coll_run(&st.a);
 }
 static int r_allgather_ring(void)
 {
@@ -75,7 +81,9 @@ static int r_allgather_ring(void)
 static int r_alltoall_shm(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_alltoallv_shm(T, sbuf, &l, rbuf, &l);
+    fmpl_pairs_run st;
+    fmpl_alltoallv_shm_setup(&st, T, sbuf, &l, rbuf, &l);
+    return fmpl_coll_run(&st.a);
 }
 static int r_alltoall_pairwise(void)
 {
@@ -85,10 +93,9 @@ static int r_alltoall_pairwise(void)
 static int64_t rs_counts[256];
 static int r_rsb_shm(void)
 {
-    fmpl_coll_team *c = T->coll;
-    for (int q = 0; q <= P; q++)
-        c->offs[q] = (int64_t)q * (cur / 4);
-    return fmpl_reduce_scatter_shm(T, sbuf, rbuf, rs_counts, fmpl_isum, 0);
+    fmpl_reduce_scatter_run st;
+    fmpl_reduce_scatter_shm_setup(&st, T, sbuf, rbuf, NULL, cur / 4, fmpl_isum, 0);
+    return fmpl_coll_run(&st.a);
 }
 static int r_rsb_pairwise(void)
 {
@@ -97,7 +104,12 @@ static int r_rsb_pairwise(void)
         c->offs[q] = (int64_t)q * (cur / 4);
     return fmpl_reduce_scatter_pairwise(T, sbuf, rbuf, rs_counts, fmpl_isum, 0);
 }
-static int r_scan_shm(void) { return fmpl_scan_shm(T, sbuf, rbuf, cur / 4, fmpl_isum, 0, 0); }
+static int r_scan_shm(void)
+{
+    fmpl_scan_run st;
+    fmpl_scan_shm_setup(&st, T, sbuf, rbuf, cur / 4, fmpl_isum, 0, 0);
+    return fmpl_coll_run(&st.a);
+}
 static int r_scan_rd(void)
 {
     return fmpl_scan_recursive_doubling(T, sbuf, rbuf, cur / 4, fmpl_isum, 0, 0);

@@ -16,11 +16,11 @@
  * Every member does its own copies, so the copying runs on all cores. */
 #include "collectives/collectives.h"
 
-int fmpl_allgatherv_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                        const fmpl_coll_layout *l, int flags)
+void fmpl_allgatherv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                               void *recvbuf, const fmpl_coll_layout *l, int flags)
 {
     fmpl_pairs_plan x = {.kind = FMPL_PAIRS_ALLGATHER,
                          .in_place = (flags & FMPL_COLL_IN_PLACE) != 0,
-                         .sbuf = sendbuf, .rbuf = recvbuf, .rl = l};
-    return fmpl_shm_pairs(t, &x);
+                         .sbuf = sendbuf, .rbuf = recvbuf, .rl = *l};
+    fmpl_shm_pairs_setup(st, t, &x);
 }

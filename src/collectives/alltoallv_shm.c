@@ -16,10 +16,11 @@
  * Every member advances all its pairs in one polling loop. */
 #include "collectives/collectives.h"
 
-int fmpl_alltoallv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
-                       void *recvbuf, const fmpl_coll_layout *rl)
+void fmpl_alltoallv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                              const fmpl_coll_layout *sl, void *recvbuf,
+                              const fmpl_coll_layout *rl)
 {
     fmpl_pairs_plan x = {.kind = FMPL_PAIRS_ALLTOALL, .sbuf = sendbuf, .rbuf = recvbuf,
-                         .sl = sl, .rl = rl};
-    return fmpl_shm_pairs(t, &x);
+                         .sl = *sl, .rl = *rl};
+    fmpl_shm_pairs_setup(st, t, &x);
 }

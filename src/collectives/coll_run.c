@@ -25,13 +25,6 @@ int fmpl_coll_run(fmpl_coll_algo *a)
     return rc;
 }
 
-void fmpl_coll_turn_begin(fmpl_team *t)
-{
-    fmpl_coll_team *c = t->coll;
-    uint64_t ticket = c->run_tickets++;
-    FMPL_WAIT_UNTIL(c->run_turn == ticket);
-}
-
 int fmpl_coll_all_reached(fmpl_team *t, size_t field_offset, uint64_t value, int *cursor)
 {
     for (; *cursor < t->size; ++*cursor) {

@@ -102,12 +102,6 @@ int fmpl_coll_algo_poll(fmpl_coll_algo *a);
 /* Blocking: take a ticket, wait for the turn, run to completion. */
 int fmpl_coll_run(fmpl_coll_algo *a);
 
-/* A blocking algorithm not (yet) written resumable, but using the team's
- * counters: take a ticket and wait for the turn before it, pass the turn
- * on after it. */
-void fmpl_coll_turn_begin(fmpl_team *t);
-static inline void fmpl_coll_turn_end(fmpl_team *t) { t->coll->run_turn++; }
-
 /* Resumable waits over every other member's line at `field_offset`:
  * nonzero once all have reached `value`.  *cursor (0 at the start of the
  * wait) remembers the members already seen there. */

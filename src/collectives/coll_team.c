@@ -1,7 +1,6 @@
 /* Collective scratch blocks: allocation, exchange of their addresses,
  * pre-built barrier flag writes.  See coll_team.h for the layout. */
 #include "collectives/coll_team.h"
-#include "progress/progress.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -140,32 +139,6 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     free(t->coll->fin_seen);
     free(t->coll);
     t->coll = NULL;
-}
-
-void fmpl_coll_wait_all(fmpl_team *t, size_t field_offset, uint64_t value)
-{
-    for (int p = 0; p < t->size; p++) {
-        if (p == t->rank)
-            continue;
-        const fmpl_line *l = (const fmpl_line *)((char *)t->coll->peer[p] + field_offset);
-        FMPL_WAIT_UNTIL(fmpl_line_get(l) >= value);
-    }
-}
-
-void fmpl_coll_exchange_begin(fmpl_team *t, uint64_t s)
-{
-    fmpl_coll_team *c = t->coll;
-    uint64_t need = s > 2 ? s - 2 : 0;
-    if (c->exchange_full > need)
-        need = c->exchange_full;
-    if (!need)
-        return;
-    for (int p = 0; p < t->size; p++) {
-        if (p == t->rank || c->fin_seen[p] >= need)
-            continue;
-        const fmpl_line *l = &c->peer[p]->finished;
-        FMPL_WAIT_UNTIL((c->fin_seen[p] = fmpl_line_get(l)) >= need);
-    }
 }
 
 char *fmpl_coll_tmp(fmpl_team *t)

@@ -61,7 +61,7 @@
  * on every member):
  *  - A sequence s either uses "half s % 2" (input half s % 2, output half
  *    s % 2, posted[s % 2]'s spare bytes, table[s % 2]) and starts with
- *    fmpl_coll_exchange_begin(s), or uses the whole input and output areas:
+ *    fmpl_coll_exchange_ready(s) (coll_run.h), or uses the whole input and output areas:
  *    it then waits until every member's finished >= s - 1 and sets
  *    exchange_full = s.
  *  - A member sets finished = s only when it will read nothing more of
@@ -225,18 +225,9 @@ static inline void fmpl_line_set(fmpl_line *l, uint64_t v)
     atomic_store_explicit(&l->v, v, memory_order_release);
 }
 
-/* Step 1 of an exchange of sequence s that uses input half s % 2: wait until
- * nobody reads that half any more. */
-void fmpl_coll_exchange_begin(fmpl_team *t, uint64_t s);
-
 int fmpl_coll_init(void);
 int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine);
 int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch);
 void fmpl_coll_team_destroy(fmpl_team *t);
-
-/* Wait until every other member's line `field` reaches `value`. */
-void fmpl_coll_wait_all(fmpl_team *t, size_t field_offset, uint64_t value);
-#define FMPL_COLL_WAIT_ALL(t, field, value)                                         \
-    fmpl_coll_wait_all((t), offsetof(fmpl_coll_scratch, field), (value))
 
 #endif

@@ -171,36 +171,28 @@ void fmpl_reduce_shm_slices_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, 
                                   const fmpl_op *op, int root);
 
 /* Gather/scatter/allgather/alltoall: `l` describes the v-form arrays (NULL
- * arrays for the regular forms); arguments as in the entry points. */
+ * arrays for the regular forms); arguments as in the entry points.  The
+ * point-to-point algorithms are blocking (their nonblocking forms are the
+ * schedules of sched_coll.h). */
 int fmpl_gatherv_linear(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
                         const fmpl_coll_layout *l, int root, int flags);
-int fmpl_gatherv_shm(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
-                     const fmpl_coll_layout *l, int root, int flags);
 int fmpl_scatterv_linear(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
                          void *recvbuf, int64_t recvbytes, int root, int flags);
-int fmpl_scatterv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
-                      void *recvbuf, int64_t recvbytes, int root, int flags);
 int fmpl_allgatherv_ring(fmpl_team *t, const void *sendbuf, void *recvbuf,
                          const fmpl_coll_layout *l, int flags);
-int fmpl_allgatherv_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                        const fmpl_coll_layout *l, int flags);
 int fmpl_alltoallv_pairwise(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
                             void *recvbuf, const fmpl_coll_layout *rl);
-int fmpl_alltoallv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
-                       void *recvbuf, const fmpl_coll_layout *rl);
 /* Reduce-scatter: c->offs holds the block offsets (elements) on entry. */
 int fmpl_reduce_scatter_pairwise(fmpl_team *t, const void *sendbuf, void *recvbuf,
                                  const int64_t *counts, const fmpl_op *op, int flags);
-int fmpl_reduce_scatter_shm(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                            const int64_t *counts, const fmpl_op *op, int flags);
 /* Scans: exclusive = 1 for exscan. */
 int fmpl_scan_recursive_doubling(fmpl_team *t, const void *sendbuf, void *recvbuf,
                                  int64_t count, const fmpl_op *op, int flags, int exclusive);
-int fmpl_scan_shm(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,
-                  const fmpl_op *op, int flags, int exclusive);
 
 /* The pairwise shared-memory engine behind the *_shm data movers
- * (shm_pairs.c).  Which blocks go where follows from `kind`. */
+ * (shm_pairs.c), resumable.  Which blocks go where follows from `kind`.
+ * The layouts are copies; the arrays they point to are the caller's and
+ * must stay valid until the run completes. */
 enum { FMPL_PAIRS_GATHER, FMPL_PAIRS_SCATTER, FMPL_PAIRS_ALLGATHER, FMPL_PAIRS_ALLTOALL };
 typedef struct fmpl_pairs_plan {
     int kind;
@@ -210,12 +202,67 @@ typedef struct fmpl_pairs_plan {
     char *rbuf;
     int64_t sbytes;               /* gather: my block */
     int64_t rbytes;               /* scatter: my block */
-    const fmpl_coll_layout *sl;   /* scatter (root), alltoall: send blocks */
-    const fmpl_coll_layout *rl;   /* gather (root), allgather, alltoall: receive blocks */
+    fmpl_coll_layout sl;          /* scatter (root), alltoall: send blocks */
+    fmpl_coll_layout rl;          /* gather (root), allgather, alltoall: receive blocks */
 } fmpl_pairs_plan;
-int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x);
+typedef struct fmpl_pairs_run {
+    fmpl_coll_algo a;
+    fmpl_pairs_plan x;
+    /* progress of the run (shm_pairs.c) */
+    uint64_t s, base;             /* exchange sequence, s << 32 */
+    int nchan, err, cursor;
+    int pull;                     /* both buffers shared: the receiver copies */
+    int cma_pull;                 /* both private: the receiver makes the CMA call */
+    int64_t slot, eager;
+    int bc_state;                 /* allgather stream: 0 none/done, 1 modes unknown, 2 staging */
+    int64_t bc_n;
+    uint64_t bc_next, bc_nchunks;
+} fmpl_pairs_run;
+void fmpl_shm_pairs_setup(fmpl_pairs_run *st, fmpl_team *t, const fmpl_pairs_plan *x);
 /* The staging slots of `kind` on this team are large enough (>= 64 bytes). */
 int fmpl_shm_pairs_usable(const fmpl_team *t, int kind);
+void fmpl_gatherv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                            int64_t sendbytes, void *recvbuf, const fmpl_coll_layout *l,
+                            int root, int flags);
+void fmpl_scatterv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                             const fmpl_coll_layout *l, void *recvbuf, int64_t recvbytes,
+                             int root, int flags);
+void fmpl_allgatherv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                               void *recvbuf, const fmpl_coll_layout *l, int flags);
+void fmpl_alltoallv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                              const fmpl_coll_layout *sl, void *recvbuf,
+                              const fmpl_coll_layout *rl);
+
+/* Reduce-scatter in shared memory (resumable): counts[p] elements for
+ * member p, or `block` each when counts is NULL (reduce_scatter_block).
+ * counts must stay valid until the run completes. */
+typedef struct fmpl_reduce_scatter_run {
+    fmpl_coll_algo a;
+    const char *in;
+    char *out;
+    const int64_t *counts;
+    int64_t block;
+    fmpl_op op;
+    int64_t maxc, stride, q, lo;
+    uint64_t s;
+    int cursor;
+} fmpl_reduce_scatter_run;
+void fmpl_reduce_scatter_shm_setup(fmpl_reduce_scatter_run *st, fmpl_team *t,
+                                   const void *sendbuf, void *recvbuf, const int64_t *counts,
+                                   int64_t block, const fmpl_op *op, int flags);
+
+/* Scan and exscan in shared memory (resumable). */
+typedef struct fmpl_scan_run {
+    fmpl_coll_algo a;
+    const char *in;
+    char *out;
+    int64_t count, off;
+    fmpl_op op;
+    int in_place, exclusive, k, cursor;
+    uint64_t s;
+} fmpl_scan_run;
+void fmpl_scan_shm_setup(fmpl_scan_run *st, fmpl_team *t, const void *sendbuf, void *recvbuf,
+                         int64_t count, const fmpl_op *op, int flags, int exclusive);
 
 /* Names for logs, fmpl_info and the environment overrides. */
 const char *fmpl_coll_describe_selection(void);

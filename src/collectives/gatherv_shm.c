@@ -16,13 +16,14 @@
  * Senders push in parallel; the root's only work is its own waits. */
 #include "collectives/collectives.h"
 
-int fmpl_gatherv_shm(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
-                     const fmpl_coll_layout *l, int root, int flags)
+void fmpl_gatherv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                            int64_t sendbytes, void *recvbuf, const fmpl_coll_layout *l,
+                            int root, int flags)
 {
     fmpl_pairs_plan x = {.kind = FMPL_PAIRS_GATHER, .root = root,
                          .in_place = (flags & FMPL_COLL_IN_PLACE) != 0,
-                         .sbuf = sendbuf, .rbuf = recvbuf, .sbytes = sendbytes, .rl = l};
+                         .sbuf = sendbuf, .rbuf = recvbuf, .sbytes = sendbytes, .rl = *l};
     if (x.in_place && t->rank == root)
         x.sbytes = 0;
-    return fmpl_shm_pairs(t, &x);
+    fmpl_shm_pairs_setup(st, t, &x);
 }

@@ -4,7 +4,7 @@
  *   member, sequence s:
  *     1. wait until every member's `finished` >= s - 2 (nobody still reads
  *        my input buffer of the same parity), or >= the last sequence that
- *        used the whole input area (fmpl_coll_exchange_begin)
+ *        used the whole input area (fmpl_coll_exchange_ready)
  *     2. copy buf into posted[s % 2]'s spare bytes (<= 56 bytes: one cache
  *        line carries data and flag) or into input half s % 2; release-store
  *        posted[s % 2] = s

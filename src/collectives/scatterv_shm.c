@@ -17,11 +17,12 @@
  * Receivers pull in parallel, so the root's copies are not serialised. */
 #include "collectives/collectives.h"
 
-int fmpl_scatterv_shm(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
-                      void *recvbuf, int64_t recvbytes, int root, int flags)
+void fmpl_scatterv_shm_setup(fmpl_pairs_run *st, fmpl_team *t, const void *sendbuf,
+                             const fmpl_coll_layout *l, void *recvbuf, int64_t recvbytes,
+                             int root, int flags)
 {
     fmpl_pairs_plan x = {.kind = FMPL_PAIRS_SCATTER, .root = root,
                          .in_place = (flags & FMPL_COLL_IN_PLACE) != 0,
-                         .sbuf = sendbuf, .rbuf = recvbuf, .rbytes = recvbytes, .sl = l};
-    return fmpl_shm_pairs(t, &x);
+                         .sbuf = sendbuf, .rbuf = recvbuf, .rbytes = recvbytes, .sl = *l};
+    fmpl_shm_pairs_setup(st, t, &x);
 }

@@ -291,16 +291,64 @@ static int pick(int *cache, const fmpl_tunable *tun, const char *const *names,
     pick(&forced_##coll, &tunable_##coll##_algo, names, coll##_table,                   \
          sizeof coll##_table / sizeof coll##_table[0], procs, bytes)
 
+/* While capturing, *a (n entries, if any) becomes a copy owned by the
+ * schedule: the MPI binding passes arrays of its reusable scratch, which its
+ * next call rewrites while the run still needs them. */
+static int keep_array(const int64_t **a, int n)
+{
+    fmpl_sched *s = fmpl_coll_capture;
+    if (!s || !*a)
+        return FMPL_SUCCESS;
+    int64_t *k = fmpl_sched_alloc(s, (size_t)n * sizeof *k);
+    if (!k)
+        return s->error;
+    memcpy(k, *a, (size_t)n * sizeof *k);
+    *a = k;
+    return FMPL_SUCCESS;
+}
+
+static int keep_layout(fmpl_coll_layout *l, int n)
+{
+    int rc = l ? keep_array(&l->counts, n) : FMPL_SUCCESS;
+    return rc == FMPL_SUCCESS && l ? keep_array(&l->displs, n) : rc;
+}
+
+/* A resumable shared-memory algorithm (run_algo).  With FMPL_COLL_SCHEDULES=1
+ * a blocking call runs it as the RUN step of a schedule of its own, as its
+ * nonblocking form does. */
+static int run_resumable(fmpl_coll_algo *a, size_t size)
+{
+    fmpl_sched *s = schedule_target();
+    if (!s || s == fmpl_coll_capture)
+        return run_algo(a, size);
+    fmpl_coll_capture = s;
+    int rc = run_algo(a, size);
+    fmpl_coll_capture = NULL;
+    return scheduled(s, rc);
+}
+
+/* The pairwise engine, with the layouts it reads (`keep`, NULL: none) kept. */
+static int run_pairs(fmpl_pairs_run *st, fmpl_coll_layout *keep1, fmpl_coll_layout *keep2)
+{
+    int n = st->a.team->size, rc = keep_layout(keep1, n);
+    if (rc == FMPL_SUCCESS)
+        rc = keep_layout(keep2, n);
+    return rc == FMPL_SUCCESS ? run_resumable(&st->a, sizeof *st) : rc;
+}
+
 static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
                        const fmpl_coll_layout *l, int root, int flags, int64_t bytes)
 {
+    int algo = PICK(gather, gather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_GATHER)) {
+        fmpl_pairs_run st;
+        fmpl_gatherv_shm_setup(&st, t, sendbuf, sendbytes, recvbuf, l, root, flags);
+        return run_pairs(&st, t->rank == root ? &st.x.rl : NULL, NULL);
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_gatherv(s, t, sendbuf, sendbytes, recvbuf, l, root,
                                                     flags));
-    int algo = PICK(gather, gather_names, t->size, bytes);
-    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_GATHER))
-        return fmpl_gatherv_shm(t, sendbuf, sendbytes, recvbuf, l, root, flags);
     return fmpl_gatherv_linear(t, sendbuf, sendbytes, recvbuf, l, root, flags);
 }
 
@@ -323,13 +371,16 @@ int fmpl_coll_gather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t b
 static int run_scatterv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
                         void *recvbuf, int64_t recvbytes, int root, int flags, int64_t bytes)
 {
+    int algo = PICK(scatter, gather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_SCATTER)) {
+        fmpl_pairs_run st;
+        fmpl_scatterv_shm_setup(&st, t, sendbuf, l, recvbuf, recvbytes, root, flags);
+        return run_pairs(&st, t->rank == root ? &st.x.sl : NULL, NULL);
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_scatterv(s, t, sendbuf, l, recvbuf, recvbytes, root,
                                                      flags));
-    int algo = PICK(scatter, gather_names, t->size, bytes);
-    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_SCATTER))
-        return fmpl_scatterv_shm(t, sendbuf, l, recvbuf, recvbytes, root, flags);
     return fmpl_scatterv_linear(t, sendbuf, l, recvbuf, recvbytes, root, flags);
 }
 
@@ -353,12 +404,15 @@ int fmpl_coll_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t 
 static int run_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
                           const fmpl_coll_layout *l, int flags, int64_t bytes)
 {
+    int algo = PICK(allgather, allgather_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLGATHER)) {
+        fmpl_pairs_run st;
+        fmpl_allgatherv_shm_setup(&st, t, sendbuf, recvbuf, l, flags);
+        return run_pairs(&st, &st.x.rl, NULL);
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_allgatherv(s, t, sendbuf, recvbuf, l, flags));
-    int algo = PICK(allgather, allgather_names, t->size, bytes);
-    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLGATHER))
-        return fmpl_allgatherv_shm(t, sendbuf, recvbuf, l, flags);
     return fmpl_allgatherv_ring(t, sendbuf, recvbuf, l, flags);
 }
 
@@ -386,15 +440,19 @@ int fmpl_coll_allgather(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_
 static int run_alltoallv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
                          void *recvbuf, const fmpl_coll_layout *rl, int flags, int64_t bytes)
 {
+    int algo = PICK(alltoall, alltoall_names, t->size, bytes);
+    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLTOALL) &&
+        !(flags & FMPL_COLL_IN_PLACE)) {
+        fmpl_pairs_run st;
+        fmpl_alltoallv_shm_setup(&st, t, sendbuf, sl, recvbuf, rl);
+        return run_pairs(&st, &st.x.sl, &st.x.rl);
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_alltoallv(s, t, sendbuf, sl, recvbuf, rl, flags));
     if (flags & FMPL_COLL_IN_PLACE)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                           "alltoall in place: pass a copy of the receive buffer as sendbuf");
-    int algo = PICK(alltoall, alltoall_names, t->size, bytes);
-    if (algo == X_SHM && t->size > 1 && fmpl_shm_pairs_usable(t, FMPL_PAIRS_ALLTOALL))
-        return fmpl_alltoallv_shm(t, sendbuf, sl, recvbuf, rl);
     return fmpl_alltoallv_pairwise(t, sendbuf, sl, recvbuf, rl);
 }
 
@@ -417,34 +475,59 @@ int fmpl_coll_alltoall(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t
 
 /* ------------------------------------------------ reduce-scatter, scans */
 
-int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                             const int64_t *counts, const fmpl_op *op, int flags)
+/* counts NULL: reduce_scatter_block (block elements each); total: the
+ * elements of the whole vector. */
+static int run_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                              const int64_t *counts, int64_t block, int64_t total,
+                              const fmpl_op *op, int flags)
 {
+    fmpl_coll_team *c = t->coll;
+    int p = t->size;
+    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    if (total > 0 && p > 1) {
+        int algo = PICK(reduce_scatter, alltoall_names, p, total * es / p);
+        /* The shm rounds need a 64-byte stride per member holding an element. */
+        if (algo == X_SHM && ((fmpl_coll_half() / p) & ~63ll) >= es) {
+            int rc = keep_array(&counts, p);
+            if (rc != FMPL_SUCCESS)
+                return rc;
+            fmpl_reduce_scatter_run st;
+            fmpl_reduce_scatter_shm_setup(&st, t, sendbuf, recvbuf, counts, block, op, flags);
+            return run_resumable(&st.a, sizeof st);
+        }
+    }
+    if (!counts) {
+        for (int q = 0; q < p; q++)
+            c->bcounts[q] = block;
+        counts = c->bcounts;
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, counts, op,
                                                            flags));
-    fmpl_coll_team *c = t->coll;
-    int64_t es = (int64_t)fmpl_op_elem_size(op);
-    c->offs[0] = 0;
-    for (int p = 0; p < t->size; p++)
-        c->offs[p + 1] = c->offs[p] + counts[p];
-    int64_t total = c->offs[t->size];
     if (total == 0)
         return FMPL_SUCCESS;
-    if (t->size == 1) {
+    if (p == 1) {
         if (!(flags & FMPL_COLL_IN_PLACE))
             memcpy(recvbuf, sendbuf, (size_t)(counts[0] * es));
         return FMPL_SUCCESS;
     }
-    int algo = PICK(reduce_scatter, alltoall_names, t->size, total * es / t->size);
-    /* The shm rounds need a 64-byte stride per member holding an element. */
-    if (algo == X_SHM && ((fmpl_coll_half() / t->size) & ~63ll) >= es)
-        return fmpl_reduce_scatter_shm(t, sendbuf, recvbuf, counts, op, flags);
     if (es > fmpl_coll_half())
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
                           (long long)es);
+    c->offs[0] = 0;
+    for (int q = 0; q < p; q++)
+        c->offs[q + 1] = c->offs[q] + counts[q];
     return fmpl_reduce_scatter_pairwise(t, sendbuf, recvbuf, counts, op, flags);
+}
+
+int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
+                             const int64_t *counts, const fmpl_op *op, int flags)
+{
+    int64_t total = 0;
+    for (int p = 0; p < t->size; p++)
+        total += counts[p];
+    return run_reduce_scatter(t, sendbuf, recvbuf, counts, 0, total, op, flags);
 }
 
 int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recvbuf,
@@ -452,45 +535,26 @@ int fmpl_coll_reduce_scatter_block(fmpl_team *t, const void *sendbuf, void *recv
 {
     if (count == 0)
         return FMPL_SUCCESS;
-    fmpl_coll_team *c = t->coll;
-    int p = t->size;
-    int64_t es = (int64_t)fmpl_op_elem_size(op);
-    fmpl_sched *s = schedule_target();
-    if (s) {
-        for (int q = 0; q < p; q++)
-            c->bcounts[q] = count;
-        return scheduled(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, c->bcounts,
-                                                           op, flags));
-    }
-    if (p == 1) {
-        if (!(flags & FMPL_COLL_IN_PLACE))
-            memcpy(recvbuf, sendbuf, (size_t)(count * es));
-        return FMPL_SUCCESS;
-    }
-    for (int q = 0; q <= p; q++) {
-        c->offs[q] = (int64_t)q * count;
-        if (q < p)
-            c->bcounts[q] = count;
-    }
-    int algo = PICK(reduce_scatter, alltoall_names, p, count * es);
-    if (algo == X_SHM && ((fmpl_coll_half() / p) & ~63ll) >= es)
-        return fmpl_reduce_scatter_shm(t, sendbuf, recvbuf, c->bcounts, op, flags);
-    if (es > fmpl_coll_half())
-        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
-                          (long long)es);
-    return fmpl_reduce_scatter_pairwise(t, sendbuf, recvbuf, c->bcounts, op, flags);
+    return run_reduce_scatter(t, sendbuf, recvbuf, NULL, count, count * t->size, op, flags);
 }
 
 static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const void *sendbuf,
                     void *recvbuf, int64_t count, const fmpl_op *op, int flags, int exclusive)
 {
+    int64_t es = (int64_t)fmpl_op_elem_size(op);
+    if (count > 0 && t->size > 1 && es <= fmpl_coll_half() &&
+        pick(cache, tun, scan_names, scan_table, sizeof scan_table / sizeof scan_table[0],
+             t->size, count * es) == X_SHM) {
+        fmpl_scan_run st;
+        fmpl_scan_shm_setup(&st, t, sendbuf, recvbuf, count, op, flags, exclusive);
+        return run_resumable(&st.a, sizeof st);
+    }
     fmpl_sched *s = schedule_target();
     if (s)
         return scheduled(s, fmpl_sched_coll_scan(s, t, sendbuf, recvbuf, count, op, flags,
                                                  exclusive));
     if (count == 0)
         return FMPL_SUCCESS;
-    int64_t es = (int64_t)fmpl_op_elem_size(op);
     if (t->size == 1) {
         if (!exclusive && !(flags & FMPL_COLL_IN_PLACE))
             memcpy(recvbuf, sendbuf, (size_t)(count * es));
@@ -499,10 +563,6 @@ static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const voi
     if (es > fmpl_coll_half())
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
                           (long long)es);
-    int algo = pick(cache, tun, scan_names, scan_table, sizeof scan_table / sizeof scan_table[0],
-                    t->size, count * es);
-    if (algo == X_SHM)
-        return fmpl_scan_shm(t, sendbuf, recvbuf, count, op, flags, exclusive);
     return fmpl_scan_recursive_doubling(t, sendbuf, recvbuf, count, op, flags, exclusive);
 }
 

@@ -3,7 +3,7 @@
  * moved in the way its two buffers allow, with one exchange sequence s for
  * the whole call.  Sequence of member `me` (half s % 2 of its scratch):
  *
- *   1. fmpl_coll_exchange_begin(s): nobody reads half s % 2 of my scratch
+ *   1. fmpl_coll_exchange_ready(s): nobody reads half s % 2 of my scratch
  *      from sequence s - 2 any more.
  *   2. Eager blocks (a pair of at most FMPL_COLL_EAGER bytes, and at most one
  *      staging slot): I copy each of my outgoing ones into slot 0 of its
@@ -47,9 +47,10 @@
  * one per destination (scatter, alltoall).  Large blocks therefore move in
  * bounded rounds, and no call allocates.  The mode of a pair depends on
  * where its buffers are, which only the two members of the pair need to
- * know: the algorithm and the sequence of s are the same on every member. */
+ * know: the algorithm and the sequence of s are the same on every member.
+ * Resumable (coll_run.h): the body returns wherever step 1 or step 5 would
+ * wait; the plan (layouts included) is a copy in the run's state. */
 #include "collectives/collectives.h"
-#include "progress/progress.h"
 #include "base/error.h"
 #include "base/tunable.h"
 
@@ -79,20 +80,16 @@ typedef struct pair_desc {
 } pair_desc;
 _Static_assert(sizeof(pair_desc) <= FMPL_LINE_DATA, "descriptor must fit in a line");
 
+/* The run's view during one call of its body: the team's (the per-pair
+ * states are the team's, serialised by the turns of coll_run.h) and the
+ * state that survives between calls (fmpl_pairs_run, collectives.h). */
 typedef struct engine {
     fmpl_team *t;
     fmpl_coll_team *c;
-    const fmpl_pairs_plan *x;
-    uint64_t s, base;
-    int me, P, nchan, err;
-    int pull;         /* both buffers shared: the receiver copies (else the sender) */
-    int cma_pull;     /* both private: the receiver makes the CMA call (else the sender) */
-    int64_t slot, eager;
+    fmpl_pairs_run *r;
+    const fmpl_pairs_plan *x; /* &r->x */
+    int me, P;
     fmpl_pair_state *out, *in;
-    /* allgather: my block's stream, staged once for every staged reader */
-    int64_t bc_n;
-    uint64_t bc_next, bc_nchunks;
-    int bc_state;     /* 0 none/done, 1 modes not all known, 2 staging */
 } engine;
 
 static int64_t eager_limit = -1;
@@ -116,24 +113,24 @@ int fmpl_shm_pairs_usable(const fmpl_team *t, int kind)
  * owner allocates it when it first stages, before publishing). */
 static char *slot_ptr(const engine *e, int owner, int chan, uint64_t k)
 {
-    uint64_t spp = 2 * (uint64_t)e->nchan; /* slots per half */
+    uint64_t spp = 2 * (uint64_t)e->r->nchan; /* slots per half */
     uint64_t g = (uint64_t)chan * SLOTS + k % SLOTS;
     char *areas = fmpl_coll_areas(e->c, owner);
-    char *piece = g < spp ? fmpl_coll_input_half(areas, e->s) : fmpl_coll_output_half(areas, e->s);
-    return piece + (g % spp) * (uint64_t)e->slot;
+    char *piece = g < spp ? fmpl_coll_input_half(areas, e->r->s) : fmpl_coll_output_half(areas, e->r->s);
+    return piece + (g % spp) * (uint64_t)e->r->slot;
 }
 
 static int chan_of(const engine *e, int d)
 {
-    return e->nchan == 1 ? 0 : d;
+    return e->r->nchan == 1 ? 0 : d;
 }
 
 /* Where an eager block of n bytes is: inside the owner's descriptor when
  * it has a single channel and the block fits, else in slot 0. */
 static char *eager_ptr(const engine *e, int owner, int chan, int64_t n)
 {
-    if (e->nchan == 1 && n <= PAIR_INLINE)
-        return ((pair_desc *)fmpl_line_data(&e->c->peer[owner]->posted[e->s % 2]))->data;
+    if (e->r->nchan == 1 && n <= PAIR_INLINE)
+        return ((pair_desc *)fmpl_line_data(&e->c->peer[owner]->posted[e->r->s % 2]))->data;
     return slot_ptr(e, owner, chan, 0);
 }
 
@@ -146,11 +143,11 @@ static int64_t out_bytes(const engine *e, int d)
     case FMPL_PAIRS_GATHER:
         return e->me != x->root && d == x->root ? x->sbytes : 0;
     case FMPL_PAIRS_SCATTER:
-        return e->me == x->root ? fmpl_layout_count(x->sl, d) : 0;
+        return e->me == x->root ? fmpl_layout_count(&x->sl, d) : 0;
     case FMPL_PAIRS_ALLGATHER:
-        return fmpl_layout_count(x->rl, e->me);
+        return fmpl_layout_count(&x->rl, e->me);
     default:
-        return fmpl_layout_count(x->sl, d);
+        return fmpl_layout_count(&x->sl, d);
     }
 }
 
@@ -158,7 +155,7 @@ static const char *send_base(const engine *e)
 {
     const fmpl_pairs_plan *x = e->x;
     if (x->kind == FMPL_PAIRS_ALLGATHER && x->in_place)
-        return fmpl_layout_count(x->rl, e->me) > 0 ? x->rbuf + fmpl_layout_displ(x->rl, e->me)
+        return fmpl_layout_count(&x->rl, e->me) > 0 ? x->rbuf + fmpl_layout_displ(&x->rl, e->me)
                                                    : NULL;
     return x->sbuf;
 }
@@ -167,7 +164,7 @@ static const char *out_ptr(const engine *e, int d)
 {
     const fmpl_pairs_plan *x = e->x;
     if (x->kind == FMPL_PAIRS_SCATTER || x->kind == FMPL_PAIRS_ALLTOALL)
-        return x->sbuf + fmpl_layout_displ(x->sl, d);
+        return x->sbuf + fmpl_layout_displ(&x->sl, d);
     return send_base(e);
 }
 
@@ -176,11 +173,11 @@ static int64_t in_bytes(const engine *e, int q)
     const fmpl_pairs_plan *x = e->x;
     switch (x->kind) {
     case FMPL_PAIRS_GATHER:
-        return e->me == x->root ? fmpl_layout_count(x->rl, q) : 0;
+        return e->me == x->root ? fmpl_layout_count(&x->rl, q) : 0;
     case FMPL_PAIRS_SCATTER:
         return e->me != x->root && q == x->root ? x->rbytes : 0;
     default:
-        return fmpl_layout_count(x->rl, q);
+        return fmpl_layout_count(&x->rl, q);
     }
 }
 
@@ -189,19 +186,19 @@ static char *in_ptr(const engine *e, int q)
     const fmpl_pairs_plan *x = e->x;
     if (x->kind == FMPL_PAIRS_SCATTER)
         return x->rbuf;
-    return x->rbuf + fmpl_layout_displ(x->rl, q);
+    return x->rbuf + fmpl_layout_displ(&x->rl, q);
 }
 
 /* ------------------------------------------------ peers' published state */
 
 static int peer_ready(const engine *e, int p)
 {
-    return fmpl_line_get(&e->c->peer[p]->posted[e->s % 2]) >= e->s;
+    return fmpl_line_get(&e->c->peer[p]->posted[e->r->s % 2]) >= e->r->s;
 }
 
 static const pair_desc *desc_of(const engine *e, int p)
 {
-    return (const pair_desc *)fmpl_line_data(&e->c->peer[p]->posted[e->s % 2]);
+    return (const pair_desc *)fmpl_line_data(&e->c->peer[p]->posted[e->r->s % 2]);
 }
 
 static int shared(uint64_t packed) { return (uint32_t)(packed >> 62) == FMPL_MEM_SHARED; }
@@ -209,17 +206,17 @@ static int shared(uint64_t packed) { return (uint32_t)(packed >> 62) == FMPL_MEM
 /* Who moves the block of pair (sender sd -> receiver rd) of n bytes. */
 static int pair_mode(const engine *e, int64_t n, const pair_desc *sd, const pair_desc *rd)
 {
-    if (n <= e->eager)
+    if (n <= e->r->eager)
         return PAIR_EAGER;
     int ss = shared(sd->send), rs = shared(rd->recv);
     if (ss && rs)
-        return e->pull ? PAIR_PULL : PAIR_PUSH;
+        return e->r->pull ? PAIR_PULL : PAIR_PUSH;
     if (rs)
         return PAIR_PUSH;
     if (ss)
         return PAIR_PULL;
     if (n >= PAIR_CMA_MIN) {
-        if (e->cma_pull)
+        if (e->r->cma_pull)
             return rd->cma ? PAIR_PULL : sd->cma ? PAIR_PUSH : PAIR_STAGED;
         return sd->cma ? PAIR_PUSH : rd->cma ? PAIR_PULL : PAIR_STAGED;
     }
@@ -235,12 +232,12 @@ static fmpl_raddr push_target(const engine *e, int d, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_GATHER:
     case FMPL_PAIRS_ALLTOALL: {
-        if (fmpl_layout_uniform(x->rl)) { /* the regular forms: no table */
-            r.addr += (uint64_t)fmpl_layout_displ(x->rl, e->me);
-            *limit = x->rl->block;
+        if (fmpl_layout_uniform(&x->rl)) { /* the regular forms: no table */
+            r.addr += (uint64_t)fmpl_layout_displ(&x->rl, e->me);
+            *limit = x->rl.block;
             break;
         }
-        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[d], e->P, e->s, 1) + e->me;
+        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[d], e->P, e->r->s, 1) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
         break;
@@ -249,8 +246,8 @@ static fmpl_raddr push_target(const engine *e, int d, int64_t *limit)
         *limit = dd->rbytes;
         break;
     default:
-        r.addr += (uint64_t)fmpl_layout_displ(x->rl, e->me);
-        *limit = fmpl_layout_count(x->rl, e->me);
+        r.addr += (uint64_t)fmpl_layout_displ(&x->rl, e->me);
+        *limit = fmpl_layout_count(&x->rl, e->me);
     }
     return r;
 }
@@ -264,12 +261,12 @@ static fmpl_raddr pull_source(const engine *e, int q, int64_t *limit)
     switch (x->kind) {
     case FMPL_PAIRS_SCATTER:
     case FMPL_PAIRS_ALLTOALL: {
-        if (fmpl_layout_uniform(x->sl)) {
-            r.addr += (uint64_t)fmpl_layout_displ(x->sl, e->me);
-            *limit = x->sl->block;
+        if (fmpl_layout_uniform(&x->sl)) {
+            r.addr += (uint64_t)fmpl_layout_displ(&x->sl, e->me);
+            *limit = x->sl.block;
             break;
         }
-        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[q], e->P, e->s, 0) + e->me;
+        const fmpl_coll_entry *en = fmpl_coll_table(e->c->peer[q], e->P, e->r->s, 0) + e->me;
         r.addr += (uint64_t)en->displ;
         *limit = en->count;
         break;
@@ -278,21 +275,21 @@ static fmpl_raddr pull_source(const engine *e, int q, int64_t *limit)
         *limit = qd->sbytes;
         break;
     default:
-        *limit = fmpl_layout_count(x->rl, q);
+        *limit = fmpl_layout_count(&x->rl, q);
     }
     return r;
 }
 
 static int64_t chunk_len(const engine *e, int64_t n, uint64_t k)
 {
-    int64_t off = (int64_t)k * e->slot;
-    return n - off < e->slot ? n - off : e->slot;
+    int64_t off = (int64_t)k * e->r->slot;
+    return n - off < e->r->slot ? n - off : e->r->slot;
 }
 
 static void note(engine *e, int rc)
 {
-    if (rc != FMPL_SUCCESS && e->err == FMPL_SUCCESS)
-        e->err = rc;
+    if (rc != FMPL_SUCCESS && e->r->err == FMPL_SUCCESS)
+        e->r->err = rc;
 }
 
 /* ------------------------------------------------ one step of a pair */
@@ -305,7 +302,7 @@ static int advance_out(engine *e, int d)
     if (ps->mode == PAIR_WAIT) {
         /* d may already have pulled: a DONE of sequence s in its cons[me]
          * can mean nothing else, and saves reading its descriptor. */
-        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) >= (e->r->base | FMPL_PAIR_DONE)) {
             ps->mode = PAIR_DONE;
             return 1;
         }
@@ -322,12 +319,12 @@ static int advance_out(engine *e, int d)
         int64_t n = ps->n < limit ? ps->n : limit;
         if (n > 0)
             note(e, fmpl_fab_put(ps->local, (size_t)n, r));
-        fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->base | FMPL_PAIR_DONE);
+        fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->r->base | FMPL_PAIR_DONE);
         ps->mode = PAIR_DONE;
         return 1;
     }
     case PAIR_PULL:
-        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) < (e->base | FMPL_PAIR_DONE))
+        if (fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) < (e->r->base | FMPL_PAIR_DONE))
             return 0;
         ps->mode = PAIR_DONE;
         return 1;
@@ -338,11 +335,11 @@ static int advance_out(engine *e, int d)
         const fmpl_line *cons = fmpl_coll_cons(e->c->peer[d], e->P, e->me);
         while (ps->next < ps->nchunks) {
             uint64_t k = ps->next;
-            if (k >= SLOTS && fmpl_line_get(cons) < e->base + k - SLOTS + 1)
+            if (k >= SLOTS && fmpl_line_get(cons) < e->r->base + k - SLOTS + 1)
                 break;
-            memcpy(slot_ptr(e, e->me, chan_of(e, d), k), ps->local + (int64_t)k * e->slot,
+            memcpy(slot_ptr(e, e->me, chan_of(e, d), k), ps->local + (int64_t)k * e->r->slot,
                    (size_t)chunk_len(e, ps->n, k));
-            fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->base + k + 1);
+            fmpl_line_set(fmpl_coll_prod(mine, e->P, d), e->r->base + k + 1);
             ps->next++;
             moved = 1;
         }
@@ -358,7 +355,7 @@ static int advance_out(engine *e, int d)
 /* Allgather: my block staged once for every reader whose pair is STAGED. */
 static int advance_stream(engine *e)
 {
-    if (e->bc_state == 1) {
+    if (e->r->bc_state == 1) {
         int staged = 0;
         for (int d = 0; d < e->P; d++) {
             if (d == e->me)
@@ -367,34 +364,34 @@ static int advance_stream(engine *e)
                 return 0;
             staged |= e->out[d].mode == PAIR_STAGED;
         }
-        e->bc_state = staged ? 2 : 0;
+        e->r->bc_state = staged ? 2 : 0;
         if (!staged)
             return 1;
     }
-    if (e->bc_state != 2)
+    if (e->r->bc_state != 2)
         return 0;
     int moved = 0;
     fmpl_coll_scratch *mine = e->c->mine;
-    while (e->bc_next < e->bc_nchunks) {
-        uint64_t k = e->bc_next;
+    while (e->r->bc_next < e->r->bc_nchunks) {
+        uint64_t k = e->r->bc_next;
         if (k >= SLOTS) {
             int free_slot = 1;
             for (int d = 0; d < e->P && free_slot; d++)
                 if (d != e->me && e->out[d].mode == PAIR_STAGED &&
                     fmpl_line_get(fmpl_coll_cons(e->c->peer[d], e->P, e->me)) <
-                        e->base + k - SLOTS + 1)
+                        e->r->base + k - SLOTS + 1)
                     free_slot = 0;
             if (!free_slot)
                 break;
         }
-        memcpy(slot_ptr(e, e->me, 0, k), send_base(e) + (int64_t)k * e->slot,
-               (size_t)chunk_len(e, e->bc_n, k));
-        fmpl_line_set(fmpl_coll_prod(mine, e->P, e->me), e->base + k + 1);
-        e->bc_next++;
+        memcpy(slot_ptr(e, e->me, 0, k), send_base(e) + (int64_t)k * e->r->slot,
+               (size_t)chunk_len(e, e->r->bc_n, k));
+        fmpl_line_set(fmpl_coll_prod(mine, e->P, e->me), e->r->base + k + 1);
+        e->r->bc_next++;
         moved = 1;
     }
-    if (e->bc_next == e->bc_nchunks) {
-        e->bc_state = 0;
+    if (e->r->bc_next == e->r->bc_nchunks) {
+        e->r->bc_state = 0;
         for (int d = 0; d < e->P; d++)
             if (d != e->me && e->out[d].mode == PAIR_STAGED)
                 e->out[d].mode = PAIR_DONE;
@@ -410,7 +407,7 @@ static int advance_in(engine *e, int q)
     int chan = allgather ? 0 : chan_of(e, e->me);
     if (ps->mode == PAIR_WAIT) {
         /* q may already have pushed (see advance_out). */
-        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) >= (e->base | FMPL_PAIR_DONE)) {
+        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) >= (e->r->base | FMPL_PAIR_DONE)) {
             ps->mode = PAIR_DONE;
             return 1;
         }
@@ -429,12 +426,12 @@ static int advance_in(engine *e, int q)
         int64_t n = ps->n < limit ? ps->n : limit;
         if (n > 0)
             note(e, fmpl_fab_get(ps->local, (size_t)n, r));
-        fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->base | FMPL_PAIR_DONE);
+        fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->r->base | FMPL_PAIR_DONE);
         ps->mode = PAIR_DONE;
         return 1;
     }
     case PAIR_PUSH:
-        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) < (e->base | FMPL_PAIR_DONE))
+        if (fmpl_line_get(fmpl_coll_prod(qs, e->P, e->me)) < (e->r->base | FMPL_PAIR_DONE))
             return 0;
         ps->mode = PAIR_DONE;
         return 1;
@@ -443,11 +440,11 @@ static int advance_in(engine *e, int q)
         const fmpl_line *prod = fmpl_coll_prod(qs, e->P, allgather ? q : e->me);
         while (ps->next < ps->nchunks) {
             uint64_t k = ps->next;
-            if (fmpl_line_get(prod) < e->base + k + 1)
+            if (fmpl_line_get(prod) < e->r->base + k + 1)
                 break;
-            memcpy(ps->local + (int64_t)k * e->slot, slot_ptr(e, q, chan, k),
+            memcpy(ps->local + (int64_t)k * e->r->slot, slot_ptr(e, q, chan, k),
                    (size_t)chunk_len(e, ps->n, k));
-            fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->base + k + 1);
+            fmpl_line_set(fmpl_coll_cons(e->c->mine, e->P, q), e->r->base + k + 1);
             ps->next++;
             moved = 1;
         }
@@ -471,21 +468,21 @@ static void local_copy(const engine *e)
         return;
     switch (x->kind) {
     case FMPL_PAIRS_GATHER:
-        if (me == x->root && (n = fmpl_layout_count(x->rl, me)) > 0)
-            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me), x->sbuf, (size_t)n);
+        if (me == x->root && (n = fmpl_layout_count(&x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(&x->rl, me), x->sbuf, (size_t)n);
         break;
     case FMPL_PAIRS_SCATTER:
-        if (me == x->root && (n = fmpl_layout_count(x->sl, me)) > 0)
-            memcpy(x->rbuf, x->sbuf + fmpl_layout_displ(x->sl, me), (size_t)n);
+        if (me == x->root && (n = fmpl_layout_count(&x->sl, me)) > 0)
+            memcpy(x->rbuf, x->sbuf + fmpl_layout_displ(&x->sl, me), (size_t)n);
         break;
     case FMPL_PAIRS_ALLGATHER:
-        if ((n = fmpl_layout_count(x->rl, me)) > 0)
-            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me), x->sbuf, (size_t)n);
+        if ((n = fmpl_layout_count(&x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(&x->rl, me), x->sbuf, (size_t)n);
         break;
     default:
-        if ((n = fmpl_layout_count(x->rl, me)) > 0)
-            memcpy(x->rbuf + fmpl_layout_displ(x->rl, me),
-                   x->sbuf + fmpl_layout_displ(x->sl, me), (size_t)n);
+        if ((n = fmpl_layout_count(&x->rl, me)) > 0)
+            memcpy(x->rbuf + fmpl_layout_displ(&x->rl, me),
+                   x->sbuf + fmpl_layout_displ(&x->sl, me), (size_t)n);
     }
 }
 
@@ -496,122 +493,138 @@ static void publish(engine *e)
     int P = e->P, me = e->me, k = x->kind;
     int root_tables = (k == FMPL_PAIRS_GATHER || k == FMPL_PAIRS_SCATTER) && me == x->root;
     if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_SCATTER)) &&
-        !fmpl_layout_uniform(x->sl)) {
-        fmpl_coll_entry *st = fmpl_coll_table(mine, P, e->s, 0);
+        !fmpl_layout_uniform(&x->sl)) {
+        fmpl_coll_entry *st = fmpl_coll_table(mine, P, e->r->s, 0);
         for (int p = 0; p < P; p++)
-            st[p] = (fmpl_coll_entry){fmpl_layout_displ(x->sl, p), fmpl_layout_count(x->sl, p)};
+            st[p] = (fmpl_coll_entry){fmpl_layout_displ(&x->sl, p), fmpl_layout_count(&x->sl, p)};
     }
     if ((k == FMPL_PAIRS_ALLTOALL || (root_tables && k == FMPL_PAIRS_GATHER)) &&
-        !fmpl_layout_uniform(x->rl)) {
-        fmpl_coll_entry *rt = fmpl_coll_table(mine, P, e->s, 1);
+        !fmpl_layout_uniform(&x->rl)) {
+        fmpl_coll_entry *rt = fmpl_coll_table(mine, P, e->r->s, 1);
         for (int p = 0; p < P; p++)
-            rt[p] = (fmpl_coll_entry){fmpl_layout_displ(x->rl, p), fmpl_layout_count(x->rl, p)};
+            rt[p] = (fmpl_coll_entry){fmpl_layout_displ(&x->rl, p), fmpl_layout_count(&x->rl, p)};
     }
-    pair_desc *d = (pair_desc *)fmpl_line_data(&mine->posted[e->s % 2]);
+    pair_desc *d = (pair_desc *)fmpl_line_data(&mine->posted[e->r->s % 2]);
     d->send = fmpl_raddr_pack(fmpl_fab_raddr(send_base(e)));
     d->recv = fmpl_raddr_pack(fmpl_fab_raddr(x->rbuf));
-    d->sbytes = k == FMPL_PAIRS_ALLGATHER ? fmpl_layout_count(x->rl, me) : x->sbytes;
+    d->sbytes = k == FMPL_PAIRS_ALLGATHER ? fmpl_layout_count(&x->rl, me) : x->sbytes;
     d->rbytes = x->rbytes;
     d->cma = (uint32_t)e->c->cma_all;
     d->pad = 0;
-    fmpl_line_set(&mine->posted[e->s % 2], e->s);
+    fmpl_line_set(&mine->posted[e->r->s % 2], e->r->s);
 }
 
-static int run_fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
+/* One sweep over every pair: nonzero while some pair is not complete.
+ * Sweeps again while any pair moves, so a poll returns only when nothing
+ * moved (a staged stream keeps flowing without a round through the driver). */
+static int pending(engine *e)
 {
+    for (;;) {
+        int moved = 0, left = e->r->bc_state != 0;
+        for (int p = 0; p < e->P; p++) {
+            if (p == e->me)
+                continue;
+            if (e->out[p].mode != PAIR_IDLE && e->out[p].mode != PAIR_DONE) {
+                moved |= advance_out(e, p);
+                left |= e->out[p].mode != PAIR_DONE;
+            }
+            if (e->in[p].mode == PAIR_EAGER && !peer_ready(e, p)) {
+                left = 1;
+                continue;
+            }
+            if (e->in[p].mode != PAIR_IDLE && e->in[p].mode != PAIR_DONE) {
+                moved |= advance_in(e, p);
+                left |= e->in[p].mode != PAIR_DONE;
+            }
+        }
+        if (e->r->bc_state)
+            moved |= advance_stream(e);
+        if (!left || !moved)
+            return left;
+    }
+}
+
+/* Sets up every pair of sequence r->s and publishes (steps 2 to 4). */
+static void start(engine *e)
+{
+    fmpl_pairs_run *r = e->r;
+    const fmpl_pairs_plan *x = e->x;
+    int allgather = x->kind == FMPL_PAIRS_ALLGATHER;
+    for (int p = 0; p < e->P; p++) {
+        fmpl_pair_state *o = &e->out[p], *i = &e->in[p];
+        *o = (fmpl_pair_state){0};
+        *i = (fmpl_pair_state){0};
+        if (p == e->me)
+            continue;
+        o->n = out_bytes(e, p);
+        o->local = o->n > 0 ? (char *)out_ptr(e, p) : NULL;
+        o->nchunks = (uint64_t)((o->n + r->slot - 1) / r->slot);
+        o->mode = o->n > 0 ? PAIR_WAIT : PAIR_IDLE;
+        i->n = in_bytes(e, p);
+        i->local = i->n > 0 ? in_ptr(e, p) : NULL;
+        i->nchunks = (uint64_t)((i->n + r->slot - 1) / r->slot);
+        i->mode = i->n > 0 ? PAIR_WAIT : PAIR_IDLE;
+        if (i->n > 0 && i->n <= r->eager)
+            i->mode = PAIR_EAGER; /* still waits for posted: see advance_in */
+        if (o->n > 0 && o->n <= r->eager) {
+            o->mode = PAIR_DONE;
+            if (!allgather)
+                memcpy(eager_ptr(e, e->me, chan_of(e, p), o->n), o->local, (size_t)o->n);
+        }
+    }
+    r->bc_state = 0;
+    r->bc_next = 0;
+    if (allgather) {
+        r->bc_n = fmpl_layout_count(&x->rl, e->me);
+        r->bc_nchunks = (uint64_t)((r->bc_n + r->slot - 1) / r->slot);
+        if (r->bc_n > 0 && r->bc_n <= r->eager && e->P > 1)
+            memcpy(eager_ptr(e, e->me, 0, r->bc_n), send_base(e), (size_t)r->bc_n);
+        else if (r->bc_n > 0)
+            r->bc_state = 1;
+    }
+    publish(e);
+    local_copy(e);
+}
+
+static int body(fmpl_coll_algo *a)
+{
+    fmpl_pairs_run *r = (fmpl_pairs_run *)a;
+    fmpl_team *t = a->team;
     fmpl_coll_team *c = t->coll;
-    engine e = {.t = t, .c = c, .x = x, .me = t->rank, .P = t->size, .err = FMPL_SUCCESS};
+    engine e = {.t = t, .c = c, .r = r, .x = &r->x, .me = t->rank, .P = t->size,
+                .out = c->pairs, .in = c->pairs + t->size};
+    FMPL_RUN_BEGIN(a);
     if (eager_limit < 0)
         eager_limit = fmpl_tunable_long(&tunable_coll_eager) < 0
                           ? 0
                           : fmpl_tunable_long(&tunable_coll_eager);
-    e.nchan = nchan_of(x->kind, e.P);
-    e.slot = slot_bytes(e.nchan);
-    if (e.slot < 64)
+    r->nchan = nchan_of(r->x.kind, e.P);
+    r->slot = slot_bytes(r->nchan);
+    if (r->slot < 64)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "shared-memory pairs: %d members leave no staging "
                           "slot (raise FMPL_COLL_AREA)", e.P);
-    e.eager = eager_limit < e.slot ? eager_limit : e.slot;
+    r->eager = eager_limit < r->slot ? eager_limit : r->slot;
     /* Shared buffers: senders copy in gather (in parallel), receivers in the
      * others.  CMA: process_vm_writev is the faster direction here, except
      * that scatter's receivers pulling in parallel beat a root writing to
      * each in turn (collx-timing, 2 cores). */
-    e.pull = x->kind != FMPL_PAIRS_GATHER;
-    e.cma_pull = x->kind == FMPL_PAIRS_SCATTER;
-    e.out = c->pairs;
-    e.in = c->pairs + e.P;
-    e.s = ++c->exchange_seq;
-    e.base = e.s << 32;
-    fmpl_coll_exchange_begin(t, e.s);
-
-    int allgather = x->kind == FMPL_PAIRS_ALLGATHER;
-    for (int p = 0; p < e.P; p++) {
-        fmpl_pair_state *o = &e.out[p], *i = &e.in[p];
-        *o = (fmpl_pair_state){0};
-        *i = (fmpl_pair_state){0};
-        if (p == e.me)
-            continue;
-        o->n = out_bytes(&e, p);
-        o->local = o->n > 0 ? (char *)out_ptr(&e, p) : NULL;
-        o->nchunks = (uint64_t)((o->n + e.slot - 1) / e.slot);
-        o->mode = o->n > 0 ? PAIR_WAIT : PAIR_IDLE;
-        i->n = in_bytes(&e, p);
-        i->local = i->n > 0 ? in_ptr(&e, p) : NULL;
-        i->nchunks = (uint64_t)((i->n + e.slot - 1) / e.slot);
-        i->mode = i->n > 0 ? PAIR_WAIT : PAIR_IDLE;
-        if (i->n > 0 && i->n <= e.eager)
-            i->mode = PAIR_EAGER; /* still waits for posted: see advance_in */
-        if (o->n > 0 && o->n <= e.eager) {
-            o->mode = PAIR_DONE;
-            if (!allgather)
-                memcpy(eager_ptr(&e, e.me, chan_of(&e, p), o->n), o->local, (size_t)o->n);
-        }
-    }
-    if (allgather) {
-        e.bc_n = fmpl_layout_count(x->rl, e.me);
-        e.bc_nchunks = (uint64_t)((e.bc_n + e.slot - 1) / e.slot);
-        if (e.bc_n > 0 && e.bc_n <= e.eager && e.P > 1)
-            memcpy(eager_ptr(&e, e.me, 0, e.bc_n), send_base(&e), (size_t)e.bc_n);
-        else if (e.bc_n > 0)
-            e.bc_state = 1;
-    }
-    publish(&e);
-    local_copy(&e);
-
-    fmpl_waiter w = FMPL_WAITER_INIT;
-    for (;;) {
-        int moved = 0, pending = e.bc_state != 0;
-        for (int p = 0; p < e.P; p++) {
-            if (p == e.me)
-                continue;
-            if (e.out[p].mode != PAIR_IDLE && e.out[p].mode != PAIR_DONE) {
-                moved |= advance_out(&e, p);
-                pending |= e.out[p].mode != PAIR_DONE;
-            }
-            if (e.in[p].mode == PAIR_EAGER && !peer_ready(&e, p)) {
-                pending = 1;
-                continue;
-            }
-            if (e.in[p].mode != PAIR_IDLE && e.in[p].mode != PAIR_DONE) {
-                moved |= advance_in(&e, p);
-                pending |= e.in[p].mode != PAIR_DONE;
-            }
-        }
-        if (e.bc_state)
-            moved |= advance_stream(&e);
-        if (!pending)
-            break;
-        if (!moved && !fmpl_progress())
-            fmpl_wait_once(&w);
-    }
-    fmpl_line_set(&c->mine->finished, e.s);
-    return e.err;
+    r->pull = r->x.kind != FMPL_PAIRS_GATHER;
+    r->cma_pull = r->x.kind == FMPL_PAIRS_SCATTER;
+    r->err = FMPL_SUCCESS;
+    r->s = ++c->exchange_seq;
+    r->base = r->s << 32;
+    r->cursor = 0;
+    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, r->s, &r->cursor));
+    start(&e);
+    FMPL_RUN_AWAIT(a, !pending(&e));
+    fmpl_line_set(&c->mine->finished, r->s);
+    if (r->err != FMPL_SUCCESS)
+        return r->err;
+    FMPL_RUN_END(a);
 }
 
-/* Legacy blocking body: in the team's order of runs (coll_run.h). */
-int fmpl_shm_pairs(fmpl_team *t, const fmpl_pairs_plan *x)
+void fmpl_shm_pairs_setup(fmpl_pairs_run *st, fmpl_team *t, const fmpl_pairs_plan *x)
 {
-    fmpl_coll_turn_begin(t);
-    int rc = run_fmpl_shm_pairs(t, x);
-    fmpl_coll_turn_end(t);
-    return rc;
+    fmpl_coll_algo_init(&st->a, body, t);
+    st->x = *x;
 }
