@@ -17,6 +17,7 @@
  * the minimum keep other load on the machine out of the figures. */
 #include "fmpl.h"
 #include "collectives/collectives.h"
+#include "collectives/sched_coll.h"
 #include "protocols/team.h"
 
 #include <stdio.h>
@@ -42,6 +43,21 @@ static int nsizes = 3;
 
 typedef int (*run_fn)(void);
 
+/* A point-to-point algorithm: its schedule built and run, as a blocking
+ * call does (select.c). */
+static int run_schedule(fmpl_sched *s, int rc)
+{
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_sched_run(s);
+    fmpl_sched_free(s);
+    return rc;
+}
+#define SCHEDULE(s, build)                                                         \
+    do {                                                                           \
+        fmpl_sched *s = fmpl_sched_new();                                          \
+        return s ? run_schedule(s, build) : FMPL_ERR_NO_MEMORY;                    \
+    } while (0)
+
 static int r_gather_shm(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
@@ -52,7 +68,7 @@ static int r_gather_shm(void)
 static int r_gather_linear(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_gatherv_linear(T, sbuf, cur, rbuf, &l, 0, 0);
+    SCHEDULE(s, fmpl_sched_coll_gatherv(s, T, sbuf, cur, rbuf, &l, 0, 0));
 }
 static int r_scatter_shm(void)
 {
@@ -64,7 +80,7 @@ static int r_scatter_shm(void)
 static int r_scatter_linear(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_scatterv_linear(T, sbuf, &l, rbuf, cur, 0, 0);
+    SCHEDULE(s, fmpl_sched_coll_scatterv(s, T, sbuf, &l, rbuf, cur, 0, 0));
 }
 static int r_allgather_shm(void)
 {
@@ -76,7 +92,7 @@ static int r_allgather_shm(void)
 static int r_allgather_ring(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_allgatherv_ring(T, sbuf, rbuf, &l, 0);
+    SCHEDULE(s, fmpl_sched_coll_allgatherv(s, T, sbuf, rbuf, &l, 0));
 }
 static int r_alltoall_shm(void)
 {
@@ -88,7 +104,7 @@ static int r_alltoall_shm(void)
 static int r_alltoall_pairwise(void)
 {
     fmpl_coll_layout l = {NULL, NULL, cur};
-    return fmpl_alltoallv_pairwise(T, sbuf, &l, rbuf, &l);
+    SCHEDULE(s, fmpl_sched_coll_alltoallv(s, T, sbuf, &l, rbuf, &l, 0));
 }
 static int64_t rs_counts[256];
 static int r_rsb_shm(void)
@@ -99,10 +115,10 @@ static int r_rsb_shm(void)
 }
 static int r_rsb_pairwise(void)
 {
-    fmpl_coll_team *c = T->coll;
-    for (int q = 0; q <= P; q++)
-        c->offs[q] = (int64_t)q * (cur / 4);
-    return fmpl_reduce_scatter_pairwise(T, sbuf, rbuf, rs_counts, fmpl_isum, 0);
+    for (int q = 0; q < P; q++)
+        rs_counts[q] = cur / 4;
+    SCHEDULE(s, fmpl_sched_coll_reduce_scatter(s, T, sbuf, rbuf, rs_counts, fmpl_isum, 0,
+                                               fmpl_coll_tmp(T)));
 }
 static int r_scan_shm(void)
 {
@@ -112,7 +128,7 @@ static int r_scan_shm(void)
 }
 static int r_scan_rd(void)
 {
-    return fmpl_scan_recursive_doubling(T, sbuf, rbuf, cur / 4, fmpl_isum, 0, 0);
+    SCHEDULE(s, fmpl_sched_coll_scan(s, T, sbuf, rbuf, cur / 4, fmpl_isum, 0, 0, fmpl_coll_tmp(T)));
 }
 
 typedef struct algo {

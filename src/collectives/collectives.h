@@ -37,6 +37,11 @@ static inline int fmpl_layout_uniform(const fmpl_coll_layout *l)
     return l && !l->counts && l->block > 0;
 }
 
+static inline int64_t fmpl_clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 /* memcpy of n >= 0 bytes where a pointer may be NULL when n == 0 (MPI allows
  * it); callers never form `NULL + offset` either. */
 static inline void fmpl_coll_copy(void *dst, const void *src, int64_t n)
@@ -169,25 +174,6 @@ void fmpl_reduce_shm_flat_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, in
                                 const fmpl_op *op, int root);
 void fmpl_reduce_shm_slices_setup(fmpl_reduce_run *st, fmpl_team *t, void *buf, int64_t count,
                                   const fmpl_op *op, int root);
-
-/* Gather/scatter/allgather/alltoall: `l` describes the v-form arrays (NULL
- * arrays for the regular forms); arguments as in the entry points.  The
- * point-to-point algorithms are blocking (their nonblocking forms are the
- * schedules of sched_coll.h). */
-int fmpl_gatherv_linear(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
-                        const fmpl_coll_layout *l, int root, int flags);
-int fmpl_scatterv_linear(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *l,
-                         void *recvbuf, int64_t recvbytes, int root, int flags);
-int fmpl_allgatherv_ring(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                         const fmpl_coll_layout *l, int flags);
-int fmpl_alltoallv_pairwise(fmpl_team *t, const void *sendbuf, const fmpl_coll_layout *sl,
-                            void *recvbuf, const fmpl_coll_layout *rl);
-/* Reduce-scatter: c->offs holds the block offsets (elements) on entry. */
-int fmpl_reduce_scatter_pairwise(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                                 const int64_t *counts, const fmpl_op *op, int flags);
-/* Scans: exclusive = 1 for exscan. */
-int fmpl_scan_recursive_doubling(fmpl_team *t, const void *sendbuf, void *recvbuf,
-                                 int64_t count, const fmpl_op *op, int flags, int exclusive);
 
 /* The pairwise shared-memory engine behind the *_shm data movers
  * (shm_pairs.c), resumable.  Which blocks go where follows from `kind`.

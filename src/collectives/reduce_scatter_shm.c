@@ -12,7 +12,7 @@
  * Every member combines its own block, so all members compute at once;
  * rounds are ceil(max count / q), the same on every member.  Resumable
  * (coll_run.h). */
-#include "collectives/p2p_util.h"
+#include "collectives/collectives.h"
 #include "base/error.h"
 
 #include <string.h>

@@ -42,11 +42,13 @@ int fmpl_sched_coll_allgatherv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
 int fmpl_sched_coll_alltoallv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                               const fmpl_coll_layout *sl, void *recvbuf,
                               const fmpl_coll_layout *rl, int flags);
+/* work (reduce-scatter, scan): NULL, or the team's work area
+ * (fmpl_coll_tmp) for a blocking run. */
 int fmpl_sched_coll_reduce_scatter(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                                    void *recvbuf, const int64_t *counts, const fmpl_op *op,
-                                   int flags);
+                                   int flags, char *work);
 int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
-                         int64_t count, const fmpl_op *op, int flags, int exclusive);
+                         int64_t count, const fmpl_op *op, int flags, int exclusive, char *work);
 
 /* The catalogue. */
 int fmpl_sched_barrier_dissemination(fmpl_sched *s, fmpl_team *t);

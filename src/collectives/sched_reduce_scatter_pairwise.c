@@ -18,11 +18,6 @@
 #include "collectives/sched_coll.h"
 #include "base/error.h"
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
 int fmpl_sched_reduce_scatter_pairwise(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                                        void *recvbuf, const int64_t *counts, int flags,
                                        char *work)
@@ -42,13 +37,13 @@ int fmpl_sched_reduce_scatter_pairwise(fmpl_sched *s, fmpl_team *t, const void *
     const char *in = (flags & FMPL_COLL_IN_PLACE) ? (const char *)recvbuf : (const char *)sendbuf;
     int round = 0;
     for (int64_t lo = 0; lo < maxc; lo += q) {
-        int64_t mine = clamp64(counts[r] - lo, 0, q);
+        int64_t mine = fmpl_clamp64(counts[r] - lo, 0, q);
         char *acc = work, *rb = work + stride, *spare = work + 2 * stride, *hi = NULL;
         if (mine > 0)
             fmpl_sched_copy(s, round, acc, in + (off[r] + lo) * es, mine * es);
         for (int i = 1; i < p; i++) {
             int dst = (r + i) % p, src = (r - i + p) % p;
-            int64_t nd = clamp64(counts[dst] - lo, 0, q);
+            int64_t nd = fmpl_clamp64(counts[dst] - lo, 0, q);
             if (nd > 0)
                 fmpl_sched_send(s, round, in + (off[dst] + lo) * es, nd * es, dst);
             if (mine > 0)

@@ -117,22 +117,22 @@ int fmpl_sched_coll_alltoallv(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
 
 int fmpl_sched_coll_reduce_scatter(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                                    void *recvbuf, const int64_t *counts, const fmpl_op *op,
-                                   int flags)
+                                   int flags, char *work)
 {
     begin(s, t, op);
     int64_t *offs = t->coll->offs;
     offs[0] = 0;
     for (int p = 0; p < t->size; p++)
         offs[p + 1] = offs[p] + counts[p];
-    return fmpl_sched_reduce_scatter_pairwise(s, t, sendbuf, recvbuf, counts, flags, NULL);
+    return fmpl_sched_reduce_scatter_pairwise(s, t, sendbuf, recvbuf, counts, flags, work);
 }
 
 int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void *recvbuf,
-                         int64_t count, const fmpl_op *op, int flags, int exclusive)
+                         int64_t count, const fmpl_op *op, int flags, int exclusive, char *work)
 {
     begin(s, t, op);
     if (count == 0)
         return s->error;
     return fmpl_sched_scan_recursive_doubling(s, t, sendbuf, recvbuf, count, flags, exclusive,
-                                              NULL);
+                                              work);
 }

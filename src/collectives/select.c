@@ -128,24 +128,13 @@ static int forced_gather = -1, forced_scatter = -1, forced_allgather = -1, force
 static int forced_reduce_scatter = -1, forced_scan = -1, forced_exscan = -1;
 
 FMPL_TUNABLE(tunable_schedules, "FMPL_COLL_SCHEDULES", "0",
-             "1: the blocking collectives run the schedules of the nonblocking ones "
-             "(sched_coll.h) instead of the algorithms below");
+             "1 (a test mode): the blocking calls of the shared-memory algorithms run "
+             "them as the RUN step of a schedule of their own, as the nonblocking forms do");
 
-/* Where an entry point builds a schedule: the one being captured (a
- * nonblocking or persistent collective), a fresh one when the blocking
- * collectives run as schedules, or NULL (run the algorithm). */
-static fmpl_sched *schedule_target(void)
-{
-    static int use = -1;
-    if (fmpl_coll_capture)
-        return fmpl_coll_capture;
-    if (use < 0)
-        use = fmpl_tunable_long(&tunable_schedules) > 0;
-    return use ? fmpl_sched_new() : NULL;
-}
-
-/* Where a point-to-point schedule algorithm builds: the schedule being
- * captured, else a fresh one that the blocking call runs (NULL: no memory). */
+/* Where a point-to-point algorithm (a schedule builder, sched_coll.h)
+ * builds: the schedule being captured (a nonblocking or persistent
+ * collective), else a fresh one that the blocking call runs (NULL: no
+ * memory). */
 static fmpl_sched *p2p_schedule(void)
 {
     return fmpl_coll_capture ? fmpl_coll_capture : fmpl_sched_new();
@@ -181,14 +170,9 @@ static int forced(int *cache, const fmpl_tunable *t, const char *const *names)
     return *cache;
 }
 
-/* A resumable algorithm (coll_run.h) whose state is in `a` (size bytes):
- * while capturing, a RUN step of the schedule holding a copy of the state;
- * else run to completion here. */
-static int run_algo(fmpl_coll_algo *a, size_t size)
+/* A RUN step holding a copy of the state `a` (size bytes) in s. */
+static int add_run(fmpl_sched *s, fmpl_coll_algo *a, size_t size)
 {
-    fmpl_sched *s = fmpl_coll_capture;
-    if (!s)
-        return fmpl_coll_run(a);
     fmpl_sched_bind(s, a->team);
     fmpl_sched_phase(s);
     fmpl_coll_algo *copy = fmpl_sched_alloc(s, size);
@@ -197,6 +181,31 @@ static int run_algo(fmpl_coll_algo *a, size_t size)
     memcpy(copy, a, size);
     return fmpl_sched_run_algo(s, 0, copy);
 }
+
+/* A resumable algorithm (coll_run.h) whose state is in `a`: while
+ * capturing, a RUN step of the captured schedule; else run to completion
+ * here (with FMPL_COLL_SCHEDULES=1 through a schedule of its own). */
+static int run_algo(fmpl_coll_algo *a, size_t size)
+{
+    static int as_schedule = -1;
+    if (fmpl_coll_capture)
+        return add_run(fmpl_coll_capture, a, size);
+    if (as_schedule < 0)
+        as_schedule = fmpl_tunable_long(&tunable_schedules) > 0;
+    if (!as_schedule)
+        return fmpl_coll_run(a);
+    fmpl_sched *s = fmpl_sched_new();
+    return scheduled(s, s ? add_run(s, a, size) : FMPL_ERR_NO_MEMORY);
+}
+
+/* A point-to-point algorithm: `build` (an expression using the schedule
+ * `s`) appends its steps to the captured schedule, or to a fresh one that
+ * this blocking call runs to completion. */
+#define RUN_P2P(s, build)                                                              \
+    do {                                                                               \
+        fmpl_sched *s = p2p_schedule();                                                \
+        return scheduled(s, s ? (build) : FMPL_ERR_NO_MEMORY);                         \
+    } while (0)
 
 int fmpl_coll_barrier(fmpl_team *t)
 {
@@ -224,11 +233,8 @@ int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(bcast_table, t->size, size);
-    if (algo == BCAST_BINOMIAL) {
-        fmpl_sched *s = p2p_schedule();
-        return scheduled(s, s ? fmpl_sched_coll_bcast(s, t, buf, size, root)
-                              : FMPL_ERR_NO_MEMORY);
-    }
+    if (algo == BCAST_BINOMIAL)
+        RUN_P2P(s, fmpl_sched_coll_bcast(s, t, buf, size, root));
     if (algo == BCAST_SHM_DIRECT) {
         fmpl_bcast_run st;
         fmpl_bcast_shm_direct_setup(&st, t, buf, size, root);
@@ -252,12 +258,9 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
      * falls through to the slices. */
     if (algo == REDUCE_SHM_FLAT && bytes > fmpl_coll_area / 2)
         algo = REDUCE_SHM_SLICES;
-    if (algo == REDUCE_BINOMIAL) {
-        fmpl_sched *s = p2p_schedule();
-        return scheduled(s, s ? fmpl_sched_coll_reduce(s, t, buf, count, op, root,
-                                                       s == fmpl_coll_capture ? NULL : work)
-                              : FMPL_ERR_NO_MEMORY);
-    }
+    if (algo == REDUCE_BINOMIAL)
+        RUN_P2P(s, fmpl_sched_coll_reduce(s, t, buf, count, op, root,
+                                          s == fmpl_coll_capture ? NULL : work));
     fmpl_reduce_run st;
     if (algo == REDUCE_SHM_FLAT)
         fmpl_reduce_shm_flat_setup(&st, t, buf, count, op, root);
@@ -313,27 +316,13 @@ static int keep_layout(fmpl_coll_layout *l, int n)
     return rc == FMPL_SUCCESS && l ? keep_array(&l->displs, n) : rc;
 }
 
-/* A resumable shared-memory algorithm (run_algo).  With FMPL_COLL_SCHEDULES=1
- * a blocking call runs it as the RUN step of a schedule of its own, as its
- * nonblocking form does. */
-static int run_resumable(fmpl_coll_algo *a, size_t size)
-{
-    fmpl_sched *s = schedule_target();
-    if (!s || s == fmpl_coll_capture)
-        return run_algo(a, size);
-    fmpl_coll_capture = s;
-    int rc = run_algo(a, size);
-    fmpl_coll_capture = NULL;
-    return scheduled(s, rc);
-}
-
 /* The pairwise engine, with the layouts it reads (`keep`, NULL: none) kept. */
 static int run_pairs(fmpl_pairs_run *st, fmpl_coll_layout *keep1, fmpl_coll_layout *keep2)
 {
     int n = st->a.team->size, rc = keep_layout(keep1, n);
     if (rc == FMPL_SUCCESS)
         rc = keep_layout(keep2, n);
-    return rc == FMPL_SUCCESS ? run_resumable(&st->a, sizeof *st) : rc;
+    return rc == FMPL_SUCCESS ? run_algo(&st->a, sizeof *st) : rc;
 }
 
 static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
@@ -345,11 +334,7 @@ static int run_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, voi
         fmpl_gatherv_shm_setup(&st, t, sendbuf, sendbytes, recvbuf, l, root, flags);
         return run_pairs(&st, t->rank == root ? &st.x.rl : NULL, NULL);
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_gatherv(s, t, sendbuf, sendbytes, recvbuf, l, root,
-                                                    flags));
-    return fmpl_gatherv_linear(t, sendbuf, sendbytes, recvbuf, l, root, flags);
+    RUN_P2P(s, fmpl_sched_coll_gatherv(s, t, sendbuf, sendbytes, recvbuf, l, root, flags));
 }
 
 int fmpl_coll_gatherv(fmpl_team *t, const void *sendbuf, int64_t sendbytes, void *recvbuf,
@@ -377,11 +362,7 @@ static int run_scatterv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layou
         fmpl_scatterv_shm_setup(&st, t, sendbuf, l, recvbuf, recvbytes, root, flags);
         return run_pairs(&st, t->rank == root ? &st.x.sl : NULL, NULL);
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_scatterv(s, t, sendbuf, l, recvbuf, recvbytes, root,
-                                                     flags));
-    return fmpl_scatterv_linear(t, sendbuf, l, recvbuf, recvbytes, root, flags);
+    RUN_P2P(s, fmpl_sched_coll_scatterv(s, t, sendbuf, l, recvbuf, recvbytes, root, flags));
 }
 
 int fmpl_coll_scatterv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
@@ -410,10 +391,7 @@ static int run_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
         fmpl_allgatherv_shm_setup(&st, t, sendbuf, recvbuf, l, flags);
         return run_pairs(&st, &st.x.rl, NULL);
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_allgatherv(s, t, sendbuf, recvbuf, l, flags));
-    return fmpl_allgatherv_ring(t, sendbuf, recvbuf, l, flags);
+    RUN_P2P(s, fmpl_sched_coll_allgatherv(s, t, sendbuf, recvbuf, l, flags));
 }
 
 int fmpl_coll_allgatherv(fmpl_team *t, const void *sendbuf, void *recvbuf,
@@ -447,13 +425,7 @@ static int run_alltoallv(fmpl_team *t, const void *sendbuf, const fmpl_coll_layo
         fmpl_alltoallv_shm_setup(&st, t, sendbuf, sl, recvbuf, rl);
         return run_pairs(&st, &st.x.sl, &st.x.rl);
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_alltoallv(s, t, sendbuf, sl, recvbuf, rl, flags));
-    if (flags & FMPL_COLL_IN_PLACE)
-        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
-                          "alltoall in place: pass a copy of the receive buffer as sendbuf");
-    return fmpl_alltoallv_pairwise(t, sendbuf, sl, recvbuf, rl);
+    RUN_P2P(s, fmpl_sched_coll_alltoallv(s, t, sendbuf, sl, recvbuf, rl, flags));
 }
 
 int fmpl_coll_alltoallv(fmpl_team *t, const void *sendbuf, const int64_t *sendcounts,
@@ -493,7 +465,7 @@ static int run_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
                 return rc;
             fmpl_reduce_scatter_run st;
             fmpl_reduce_scatter_shm_setup(&st, t, sendbuf, recvbuf, counts, block, op, flags);
-            return run_resumable(&st.a, sizeof st);
+            return run_algo(&st.a, sizeof st);
         }
     }
     if (!counts) {
@@ -501,24 +473,8 @@ static int run_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
             c->bcounts[q] = block;
         counts = c->bcounts;
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, counts, op,
-                                                           flags));
-    if (total == 0)
-        return FMPL_SUCCESS;
-    if (p == 1) {
-        if (!(flags & FMPL_COLL_IN_PLACE))
-            memcpy(recvbuf, sendbuf, (size_t)(counts[0] * es));
-        return FMPL_SUCCESS;
-    }
-    if (es > fmpl_coll_half())
-        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
-                          (long long)es);
-    c->offs[0] = 0;
-    for (int q = 0; q < p; q++)
-        c->offs[q + 1] = c->offs[q] + counts[q];
-    return fmpl_reduce_scatter_pairwise(t, sendbuf, recvbuf, counts, op, flags);
+    RUN_P2P(s, fmpl_sched_coll_reduce_scatter(s, t, sendbuf, recvbuf, counts, op, flags,
+                                              s == fmpl_coll_capture ? NULL : fmpl_coll_tmp(t)));
 }
 
 int fmpl_coll_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
@@ -547,23 +503,10 @@ static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const voi
              t->size, count * es) == X_SHM) {
         fmpl_scan_run st;
         fmpl_scan_shm_setup(&st, t, sendbuf, recvbuf, count, op, flags, exclusive);
-        return run_resumable(&st.a, sizeof st);
+        return run_algo(&st.a, sizeof st);
     }
-    fmpl_sched *s = schedule_target();
-    if (s)
-        return scheduled(s, fmpl_sched_coll_scan(s, t, sendbuf, recvbuf, count, op, flags,
-                                                 exclusive));
-    if (count == 0)
-        return FMPL_SUCCESS;
-    if (t->size == 1) {
-        if (!exclusive && !(flags & FMPL_COLL_IN_PLACE))
-            memcpy(recvbuf, sendbuf, (size_t)(count * es));
-        return FMPL_SUCCESS;
-    }
-    if (es > fmpl_coll_half())
-        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "elements of %lld bytes exceed FMPL_COLL_AREA / 2",
-                          (long long)es);
-    return fmpl_scan_recursive_doubling(t, sendbuf, recvbuf, count, op, flags, exclusive);
+    RUN_P2P(s, fmpl_sched_coll_scan(s, t, sendbuf, recvbuf, count, op, flags, exclusive,
+                                    s == fmpl_coll_capture ? NULL : fmpl_coll_tmp(t)));
 }
 
 int fmpl_coll_scan(fmpl_team *t, const void *sendbuf, void *recvbuf, int64_t count,

@@ -9,12 +9,12 @@
 /* Matching indices above the user's `count` are the library's own:
  *   count + 0   the FMPL_TAG_ANY slot (one outstanding ANY receive per pair)
  *   count + 1   rendezvous of large any-source messages
- *   count + 2   collectives over point-to-point (trees)
- * (Team creation talks tag-matched on library tags: protocols/tag_match.h.) */
+ *   count + 2 .. 5  spare
+ * (Collectives over point-to-point and team creation talk tag-matched, on
+ * library tags: protocols/tag_match.h.) */
 enum {
     FMPL_IDX_ANY = 0,
     FMPL_IDX_ANY_RNDV = 1,
-    FMPL_IDX_COLL = 2,
     FMPL_IDX_INTERNAL = 6 /* internal indices per pair */
 };
 
