@@ -3,9 +3,12 @@
  * algorithm.  FMPL_<COLL>_ALGO=<name> overrides the table.  Selection uses
  * only values every member shares (size of the team, bytes, never buffer
  * locations), so all members always run the same algorithm.
- * While fmpl_coll_capture is set (sched_coll.h), every entry point builds
- * its schedule there instead of running; with FMPL_COLL_SCHEDULES=1 the
- * blocking calls build a schedule and run it to completion.
+ * The same algorithm serves every form: while fmpl_coll_capture is set (a
+ * nonblocking or persistent collective, sched_coll.h) an entry point adds
+ * it to the captured schedule (a RUN step of a resumable algorithm,
+ * coll_run.h, or a point-to-point builder's steps); otherwise it runs it to
+ * completion (resumable: on the stack; point-to-point: a schedule built
+ * for the call).
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
