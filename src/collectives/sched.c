@@ -21,9 +21,26 @@
 #define SCHED_TAG_BASE (-16)
 #define SCHED_TAG_SPAN (1 << 28)
 
+/* Freed schedules kept for reuse (each with its steps array): a
+ * nonblocking collective's schedule then costs no allocation. */
+#define SCHED_KEEP 8
+#define SCHED_KEEP_STEPS 256
+static fmpl_sched *kept;
+static int nkept;
+
 fmpl_sched *fmpl_sched_new(void)
 {
-    return calloc(1, sizeof(fmpl_sched));
+    fmpl_sched *s = kept;
+    if (!s)
+        return calloc(1, sizeof(fmpl_sched));
+    kept = s->next_free;
+    nkept--;
+    fmpl_step *steps = s->steps;
+    int cap = s->cap;
+    memset(s, 0, offsetof(fmpl_sched, arena));
+    s->steps = steps;
+    s->cap = cap;
+    return s;
 }
 
 static void add_lane(fmpl_sched *s, fmpl_team *t, fmpl_team *numbering)
@@ -186,6 +203,14 @@ static fmpl_sched_block *add_block(fmpl_sched *s, size_t bytes)
 
 void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes)
 {
+    size_t align = _Alignof(max_align_t);
+    size_t rounded = (bytes + align - 1) / align * align;
+    if (rounded <= sizeof s->arena - s->arena_used) {
+        void *p = s->arena + s->arena_used;
+        s->arena_used += rounded;
+        memset(p, 0, bytes);
+        return p;
+    }
     fmpl_sched_block *b = add_block(s, bytes);
     return b ? b->data : NULL;
 }
@@ -344,6 +369,12 @@ void fmpl_sched_free(fmpl_sched *s)
         if (b->release)
             b->release(b->arg);
         free(b);
+    }
+    if (nkept < SCHED_KEEP && s->cap <= SCHED_KEEP_STEPS) {
+        s->next_free = kept;
+        kept = s;
+        nkept++;
+        return;
     }
     free(s->steps);
     free(s);

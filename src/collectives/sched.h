@@ -56,6 +56,7 @@
 #ifndef FMPL_COLLECTIVES_SCHED_H
 #define FMPL_COLLECTIVES_SCHED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collectives/op.h"
@@ -121,9 +122,15 @@ typedef struct fmpl_sched {
     int cur, issued;      /* executor: first step of the current round; issued? */
     fmpl_op op;           /* the reduction operation (copied in) */
     fmpl_sched_block *blocks;
+    size_t arena_used;    /* bytes of `arena` handed out by fmpl_sched_alloc */
+    struct fmpl_sched *next_free; /* on the list of schedules kept for reuse */
+    /* Small allocations (a RUN step's state, a few arrays) come from here,
+     * so that a schedule taken from the reuse list costs no allocation. */
+    _Alignas(max_align_t) char arena[768];
 } fmpl_sched;
 
-/* Build. */
+/* Build.  A new schedule comes from a short list of freed ones (with their
+ * step arrays) when it can, else from calloc; NULL: no memory. */
 fmpl_sched *fmpl_sched_new(void);
 /* The messages added next travel on team t.  The first team bound is the
  * schedule's own; each team's tags are drawn from its counter when the

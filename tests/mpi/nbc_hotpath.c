@@ -1,4 +1,6 @@
-/* MPI_Start of a persistent collective allocates nothing: after *_init and
+/* MPI_Start of a persistent collective allocates nothing, and neither do
+ * small nonblocking collectives once warm (their schedules are reused):
+ * after *_init and
  * two warm-up instances, 200 Start/Wait rounds of persistent Barrier, Bcast
  * (eager and rendezvous sizes), Allreduce, Allgather, Alltoall and a
  * vector-typed (staged) Bcast run with malloc, calloc and realloc counted
@@ -73,12 +75,35 @@ int main(int argc, char **argv)
     CHECK(during == 0, "%ld allocations in 200 rounds of Start/Wait", during);
     for (int k = 0; k < NREQ; k++)
         CHECK_OK(MPI_Request_free(&req[k]));
+
+    /* Nonblocking small collectives reuse their schedules: after a warm-up
+     * no allocation either. */
+    for (int n = 0; n < 202; n++) {
+        if (n == 2)
+            before = alloc_count();
+        for (int i = 0; i < SMALL; i++) {
+            small[i] = me == 0 ? n + i : -1;
+            in[i] = me + n + i;
+        }
+        MPI_Request r3[3];
+        CHECK_OK(MPI_Ibarrier(MPI_COMM_WORLD, &r3[0]));
+        CHECK_OK(MPI_Ibcast(small, SMALL, MPI_INT, 0, MPI_COMM_WORLD, &r3[1]));
+        CHECK_OK(MPI_Iallreduce(in, out, SMALL, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r3[2]));
+        CHECK_OK(MPI_Waitall(3, r3, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < SMALL; i++) {
+            CHECK(small[i] == n + i, "ibcast");
+            CHECK(out[i] == np * (n + i) + np * (np - 1) / 2, "iallreduce");
+        }
+    }
+    during = alloc_count() - before;
+    CHECK(during == 0, "%ld allocations in 200 rounds of Ibarrier, Ibcast, Iallreduce", during);
     MPI_Type_free(&vt);
     free(ag);
     free(a2s);
     free(a2r);
     if (me == 0)
-        printf("mpi_nbc_hotpath ok on %d ranks: no allocation in Start/Wait\n", np);
+        printf("mpi_nbc_hotpath ok on %d ranks: no allocation in Start/Wait nor in "
+               "Ibarrier/Ibcast/Iallreduce\n", np);
     MPI_Finalize();
     return 0;
 #endif
