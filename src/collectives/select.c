@@ -69,8 +69,10 @@ typedef struct rule {
 } rule;
 
 /* With more ranks than cores on the node (fmpl_oversubscribed, the same on
- * every member: one node today) the central counter wins: 4 ranks on 2
- * cores, 4.1 against 5.5-6.1 us by dissemination (Open MPI: 6.4-7.0). */
+ * every member: one node today) the central counter: 4 ranks on 2 cores,
+ * barrier 5.9-7.3 us (dissemination 5.5-6.1, Open MPI 6.1-7.7), and a
+ * broadcast after it 0.12-0.14 us against 2.6-3.3 after dissemination
+ * (barrier_central.c says why). */
 static const rule barrier_table[] = {
     {INT_MAX, INT64_MAX, BARRIER_DISSEMINATION},
 };
