@@ -337,14 +337,20 @@ void fmpl_sched_start(fmpl_sched *s)
 {
     /* The instance's place in its teams' order of shared-memory runs:
      * taken now, in start order, whichever round the runs are in. */
-    for (int i = 0; i < s->nsteps; i++)
+    int messages = 0;
+    for (int i = 0; i < s->nsteps; i++) {
         if (s->steps[i].kind == FMPL_STEP_RUN)
             fmpl_coll_algo_enqueue(s->steps[i].algo);
+        messages |= s->steps[i].kind == FMPL_STEP_SEND || s->steps[i].kind == FMPL_STEP_RECV;
+    }
     s->cur = 0;
     s->issued = 0;
     s->active = 1;
     s->error = FMPL_SUCCESS;
     fmpl_async_start(&s->async, sched_poll);
+    /* Without messages only its own polls advance it (its shared-memory
+     * runs): a wait for it may poll it alone. */
+    s->async.self_driven = !messages;
 }
 
 int fmpl_sched_run(fmpl_sched *s)

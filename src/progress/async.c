@@ -14,6 +14,7 @@ void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a))
     a->poll = poll;
     a->next = NULL;
     a->done = 0;
+    a->self_driven = 0;
     *tail = a;
     tail = &a->next;
     fmpl_async_progress();
@@ -40,6 +41,27 @@ int fmpl_async_progress(void)
     }
     polling = 0;
     return finished;
+}
+
+int fmpl_async_poll_one(fmpl_async *a)
+{
+    if (a->done)
+        return 1;
+    if (polling)
+        return 0;
+    polling = 1;
+    int finished = a->poll(a);
+    polling = 0;
+    if (!finished)
+        return 0;
+    fmpl_async **link = &fmpl_async_head;
+    while (*link != a)
+        link = &(*link)->next;
+    *link = a->next;
+    if (tail == &a->next)
+        tail = link;
+    a->done = 1;
+    return 1;
 }
 
 void fmpl_async_wait(fmpl_async *a)

@@ -20,6 +20,8 @@ typedef struct fmpl_async {
     int (*poll)(struct fmpl_async *a); /* advance; nonzero once finished */
     struct fmpl_async *next;           /* the engine's list (start order) */
     int done;                          /* set by the engine after the last poll */
+    int self_driven;                   /* polling it alone advances it (no message
+                                          of its own needs the engine) */
 } fmpl_async;
 
 /* Append `a` to the engine's list and poll it once. */
@@ -28,6 +30,9 @@ void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a));
  * fmpl_progress. */
 int fmpl_async_progress(void);
 extern fmpl_async *fmpl_async_head; /* for the engine's idle test */
+/* Poll `a` alone, out of turn (its owner waits for it): nonzero once done.
+ * Only for an operation whose polls do not depend on the others' order. */
+int fmpl_async_poll_one(fmpl_async *a);
 /* Spin-then-yield until `a` is done, progressing everything meanwhile. */
 void fmpl_async_wait(fmpl_async *a);
 
