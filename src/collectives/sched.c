@@ -25,8 +25,10 @@
  * nonblocking collective's schedule then costs no allocation. */
 #define SCHED_KEEP 8
 #define SCHED_KEEP_STEPS 256
+#define SCHED_KEEP_SCRATCH (32u << 20) /* bytes of scratch blocks kept in all */
 static fmpl_sched *kept;
 static int nkept;
+static size_t kept_scratch;
 
 fmpl_sched *fmpl_sched_new(void)
 {
@@ -37,9 +39,14 @@ fmpl_sched *fmpl_sched_new(void)
     nkept--;
     fmpl_step *steps = s->steps;
     int cap = s->cap;
+    void *scratch = s->scratch;
+    size_t scratch_cap = s->scratch_cap;
+    kept_scratch -= scratch_cap;
     memset(s, 0, offsetof(fmpl_sched, arena));
     s->steps = steps;
     s->cap = cap;
+    s->scratch = scratch;
+    s->scratch_cap = scratch_cap;
     return s;
 }
 
@@ -215,6 +222,25 @@ void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes)
     return b ? b->data : NULL;
 }
 
+void *fmpl_sched_scratch(fmpl_sched *s, size_t bytes)
+{
+    if (s->scratch_used)
+        return fmpl_sched_alloc(s, bytes);
+    if (s->scratch_cap < bytes) {
+        free(s->scratch);
+        s->scratch_cap = 0;
+        if (!(s->scratch = malloc(bytes ? bytes : 1))) {
+            if (!s->error)
+                s->error = FMPL_ERROR(FMPL_ERR_NO_MEMORY,
+                                      "no memory for a collective schedule (%zu bytes)", bytes);
+            return NULL;
+        }
+        s->scratch_cap = bytes;
+    }
+    s->scratch_used = 1;
+    return s->scratch;
+}
+
 int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg)
 {
     fmpl_sched_block *b = add_block(s, 0);
@@ -377,11 +403,18 @@ void fmpl_sched_free(fmpl_sched *s)
         free(b);
     }
     if (nkept < SCHED_KEEP && s->cap <= SCHED_KEEP_STEPS) {
+        if (kept_scratch + s->scratch_cap > SCHED_KEEP_SCRATCH) {
+            free(s->scratch);
+            s->scratch = NULL;
+            s->scratch_cap = 0;
+        }
+        kept_scratch += s->scratch_cap;
         s->next_free = kept;
         kept = s;
         nkept++;
         return;
     }
+    free(s->scratch);
     free(s->steps);
     free(s);
 }

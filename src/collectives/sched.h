@@ -123,6 +123,9 @@ typedef struct fmpl_sched {
     fmpl_op op;           /* the reduction operation (copied in) */
     fmpl_sched_block *blocks;
     size_t arena_used;    /* bytes of `arena` handed out by fmpl_sched_alloc */
+    void *scratch;        /* fmpl_sched_scratch's block, kept across reuse */
+    size_t scratch_cap;
+    int scratch_used;
     struct fmpl_sched *next_free; /* on the list of schedules kept for reuse */
     /* Small allocations (a RUN step's state, a few arrays) come from here,
      * so that a schedule taken from the reuse list costs no allocation. */
@@ -154,6 +157,11 @@ int fmpl_sched_run_algo(fmpl_sched *s, int round, struct fmpl_coll_algo *a);
 void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op);
 /* Zeroed memory owned by the schedule, or NULL. */
 void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes);
+/* Uninitialised memory owned by the schedule, or NULL: the block a reused
+ * schedule kept from its previous collective when large enough (so a
+ * repeated nonblocking reduction neither allocates nor clears its work
+ * vector), else a new one. */
+void *fmpl_sched_scratch(fmpl_sched *s, size_t bytes);
 /* Run release(arg) when the schedule is freed. */
 int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg);
 /* A step could not be added (no memory): the schedule is unusable. */

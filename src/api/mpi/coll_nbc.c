@@ -253,7 +253,7 @@ void fmpl_mpi_coll_stage_put(void *p)
 
 void *fmpl_mpi_coll_scratch(size_t bytes)
 {
-    return fmpl_coll_capture ? fmpl_sched_alloc(fmpl_coll_capture, bytes ? bytes : 1) : NULL;
+    return fmpl_coll_capture ? fmpl_sched_scratch(fmpl_coll_capture, bytes) : NULL;
 }
 
 const fmpl_mpi_reduction *fmpl_mpi_coll_reduction(const fmpl_mpi_reduction *r)
