@@ -26,42 +26,10 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HAVE_COUNTING_MALLOC 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HAVE_COUNTING_MALLOC 0
-#endif
-#endif
-#ifndef HAVE_COUNTING_MALLOC
-#define HAVE_COUNTING_MALLOC 1
-#endif
-
-static unsigned long n_alloc __attribute__((unused));
-
-#if HAVE_COUNTING_MALLOC
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-
-void *malloc(size_t s)
-{
-    __atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
-    return __libc_malloc(s);
-}
-
-void *calloc(size_t a, size_t b)
-{
-    __atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
-    return __libc_calloc(a, b);
-}
-
-void *realloc(void *p, size_t s)
-{
-    __atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
-    return __libc_realloc(p, s);
-}
-#endif
+/* The counting malloc of the MPI hot-path tests (nothing under
+ * AddressSanitizer). */
+#include "../mpi/alloc_count.h"
+#define HAVE_COUNTING_MALLOC ALLOC_COUNTING
 
 static fmpl_datatype *B(fmpl_basic_type bt) { return fmpl_dt_basic(bt); }
 
@@ -414,7 +382,7 @@ static void test_no_malloc(void)
     char *dst = calloc(1, (size_t)(hi - lo));
     char *base = buf - lo, *dbase = dst - lo;
     fmpl_dt_cursor c;
-    unsigned long before = __atomic_load_n(&n_alloc, __ATOMIC_RELAXED);
+    unsigned long before = (unsigned long)alloc_count();
     CHECK_OK(fmpl_dt_pack(base, 3, r->t, 0, pk, total, &got));
     CHECK_OK(fmpl_dt_pack(base, 3, r->t, total / 3, pk, total, &got));
     CHECK_OK(fmpl_dt_unpack(pk, total, dbase, 3, r->t, 0, &got));
@@ -423,11 +391,11 @@ static void test_no_malloc(void)
     CHECK_OK(fmpl_dt_cursor_pack(&c, pk, total, &got));
     CHECK_OK(fmpl_dt_copy(base, 3, r->t, dbase, 3, r->t, &got));
     CHECK_OK(fmpl_dt_copy(base, 3, r->t, pk, total, B(FMPL_BT_BYTE), &got));
-    unsigned long after = __atomic_load_n(&n_alloc, __ATOMIC_RELAXED);
+    unsigned long after = (unsigned long)alloc_count();
     CHECK(after == before, "%lu allocations while moving data", after - before);
     void *volatile probe = malloc(1);
     free(probe);
-    CHECK(__atomic_load_n(&n_alloc, __ATOMIC_RELAXED) > after, "the counting malloc is live");
+    CHECK((unsigned long)alloc_count() > after, "the counting malloc is live");
     free(buf);
     free(dst);
     free(pk);
