@@ -4,14 +4,19 @@
 #   make demo       install what is missing, build, run the FMPL benchmark
 #   make bench      FMPL, Open MPI and MPICH side by side (bench/compare --quick;
 #                   report, plots and JSON in build/bench-report/)
-#   make install    install to PREFIX (default /usr/local)
+#   make install    install to PREFIX (default /usr/local; DESTDIR stages)
+#   make builds     every build type with gcc and clang, LTO, static (build only;
+#                   what CI checks so that none of them breaks)
+# Warnings are errors in the test builds (make test, CI: FMPL_WERROR=ON), never
+# in a user's `make` / `make install`.
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 BUILD := build
 BUILD_SAN := build-sanitize
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all build build-sanitize test test-release test-sanitize demo bench deps install clean
+.PHONY: all build build-sanitize build-werror test test-release test-sanitize demo bench deps \
+        install builds clean
 
 all: build
 
@@ -22,7 +27,7 @@ $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 
 $(BUILD_SAN)/CMakeCache.txt:
-	cmake -S . -B $(BUILD_SAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DFMPL_SANITIZE=ON
+	cmake -S . -B $(BUILD_SAN) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DFMPL_SANITIZE=ON -DFMPL_WERROR=ON
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -30,13 +35,20 @@ build: $(BUILD)/CMakeCache.txt
 build-sanitize: $(BUILD_SAN)/CMakeCache.txt
 	cmake --build $(BUILD_SAN) -j $(JOBS)
 
+# The test build is the user's build with warnings as errors (reconfigured
+# only when it is not so already).
+build-werror: $(BUILD)/CMakeCache.txt
+	@grep -q '^FMPL_WERROR:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DFMPL_WERROR=ON >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
 # The sanitizer run goes first so that the suite's last lines are the
 # summary of the release build.
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1
 
-test-release: build
+test-release: build-werror
 	cd $(BUILD) && ctest --output-on-failure -j 1
 
 test: test-sanitize test-release
@@ -56,6 +68,10 @@ bench: build
 # (the installed mpicc, mpicxx and fmpl.pc follow the prefix installed to).
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# BUILDS_ARGS adds options, e.g. BUILDS_ARGS="--only gcc-Release".
+builds:
+	tools/build-matrix.sh $(BUILDS_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)

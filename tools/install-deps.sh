@@ -4,8 +4,12 @@
 # Optional: libpmix-dev (PMIx, so that jobs started by Open MPI's mpirun
 # work; without it FMPL builds without PMIx support).  As root it is
 # installed with the rest; other users are only told about it.
+# --builds: also clang, for `make builds` (tools/build-matrix.sh).
 set -e
 need=""
+if [ "${1:-}" = --builds ]; then
+    command -v clang >/dev/null 2>&1 || need="$need clang"
+fi
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v ninja >/dev/null 2>&1 || need="$need ninja-build"

@@ -25,10 +25,61 @@
  * nonblocking collective's schedule then costs no allocation. */
 #define SCHED_KEEP 8
 #define SCHED_KEEP_STEPS 256
-#define SCHED_KEEP_SCRATCH (32u << 20) /* bytes of scratch blocks kept in all */
 static fmpl_sched *kept;
 static int nkept;
-static size_t kept_scratch;
+
+/* Freed scratch blocks, kept apart from the schedules: a schedule takes the
+ * smallest kept block that fits, whichever schedule had it before (several
+ * collectives outstanding at once get their schedules from the kept list in
+ * any order). */
+#define SCRATCH_KEEP 8
+#define SCRATCH_KEEP_BYTES (32u << 20) /* bytes of scratch blocks kept in all */
+static struct {
+    void *p;
+    size_t cap;
+} kept_scratch[SCRATCH_KEEP];
+static int nkept_scratch;
+static size_t kept_scratch_bytes;
+
+static void *scratch_take(size_t bytes, size_t *cap)
+{
+    int best = -1;
+    for (int i = 0; i < nkept_scratch; i++)
+        if (kept_scratch[i].cap >= bytes && (best < 0 || kept_scratch[i].cap < kept_scratch[best].cap))
+            best = i;
+    if (best < 0)
+        return NULL;
+    void *p = kept_scratch[best].p;
+    *cap = kept_scratch[best].cap;
+    kept_scratch_bytes -= *cap;
+    kept_scratch[best] = kept_scratch[--nkept_scratch];
+    return p;
+}
+
+static void scratch_give_back(void *p, size_t cap)
+{
+    if (!p)
+        return;
+    if (nkept_scratch == SCRATCH_KEEP || kept_scratch_bytes + cap > SCRATCH_KEEP_BYTES) {
+        /* Full: keep the larger block, which serves more requests. */
+        int smallest = -1;
+        for (int i = 0; i < nkept_scratch; i++)
+            if (smallest < 0 || kept_scratch[i].cap < kept_scratch[smallest].cap)
+                smallest = i;
+        if (smallest < 0 || kept_scratch[smallest].cap >= cap ||
+            kept_scratch_bytes - kept_scratch[smallest].cap + cap > SCRATCH_KEEP_BYTES) {
+            free(p);
+            return;
+        }
+        free(kept_scratch[smallest].p);
+        kept_scratch_bytes -= kept_scratch[smallest].cap;
+        kept_scratch[smallest] = kept_scratch[--nkept_scratch];
+    }
+    kept_scratch[nkept_scratch].p = p;
+    kept_scratch[nkept_scratch].cap = cap;
+    nkept_scratch++;
+    kept_scratch_bytes += cap;
+}
 
 fmpl_sched *fmpl_sched_new(void)
 {
@@ -39,14 +90,9 @@ fmpl_sched *fmpl_sched_new(void)
     nkept--;
     fmpl_step *steps = s->steps;
     int cap = s->cap;
-    void *scratch = s->scratch;
-    size_t scratch_cap = s->scratch_cap;
-    kept_scratch -= scratch_cap;
     memset(s, 0, offsetof(fmpl_sched, arena));
     s->steps = steps;
     s->cap = cap;
-    s->scratch = scratch;
-    s->scratch_cap = scratch_cap;
     return s;
 }
 
@@ -224,12 +270,13 @@ void *fmpl_sched_alloc(fmpl_sched *s, size_t bytes)
 
 void *fmpl_sched_scratch(fmpl_sched *s, size_t bytes)
 {
-    if (s->scratch_used)
+    if (s->scratch)
         return fmpl_sched_alloc(s, bytes);
-    if (s->scratch_cap < bytes) {
-        free(s->scratch);
-        s->scratch_cap = 0;
-        if (!(s->scratch = malloc(bytes ? bytes : 1))) {
+    if (bytes == 0)
+        bytes = 1;
+    s->scratch = scratch_take(bytes, &s->scratch_cap);
+    if (!s->scratch) {
+        if (!(s->scratch = malloc(bytes))) {
             if (!s->error)
                 s->error = FMPL_ERROR(FMPL_ERR_NO_MEMORY,
                                       "no memory for a collective schedule (%zu bytes)", bytes);
@@ -237,17 +284,18 @@ void *fmpl_sched_scratch(fmpl_sched *s, size_t bytes)
         }
         s->scratch_cap = bytes;
     }
-    s->scratch_used = 1;
     return s->scratch;
 }
 
 int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg)
 {
-    fmpl_sched_block *b = add_block(s, 0);
-    if (!b)
+    fmpl_sched_release *r = fmpl_sched_alloc(s, sizeof *r);
+    if (!r)
         return s->error;
-    b->release = release;
-    b->arg = arg;
+    r->fn = release;
+    r->arg = arg;
+    r->next = s->releases;
+    s->releases = r;
     return FMPL_SUCCESS;
 }
 
@@ -395,26 +443,25 @@ void fmpl_sched_free(fmpl_sched *s)
         if (s->steps[i].kind == FMPL_STEP_SEND && fmpl_teams[l->team_id] == l->team)
             fmpl_tm_cancel_recv(&s->steps[i].ready);
     }
+    /* Latest first, as before: a release may depend on an earlier one's
+     * object still being there. */
+    for (fmpl_sched_release *r = s->releases; r; r = r->next)
+        r->fn(r->arg);
+    s->releases = NULL;
     while (s->blocks) {
         fmpl_sched_block *b = s->blocks;
         s->blocks = b->next;
-        if (b->release)
-            b->release(b->arg);
         free(b);
     }
+    scratch_give_back(s->scratch, s->scratch_cap);
+    s->scratch = NULL;
+    s->scratch_cap = 0;
     if (nkept < SCHED_KEEP && s->cap <= SCHED_KEEP_STEPS) {
-        if (kept_scratch + s->scratch_cap > SCHED_KEEP_SCRATCH) {
-            free(s->scratch);
-            s->scratch = NULL;
-            s->scratch_cap = 0;
-        }
-        kept_scratch += s->scratch_cap;
         s->next_free = kept;
         kept = s;
         nkept++;
         return;
     }
-    free(s->scratch);
     free(s->steps);
     free(s);
 }

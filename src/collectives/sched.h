@@ -91,13 +91,19 @@ typedef struct fmpl_step {
     fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token */
 } fmpl_step;
 
-/* Memory a schedule owns (freed with it). */
+/* Memory a schedule owns beyond its arena (freed with it). */
 typedef struct fmpl_sched_block {
     struct fmpl_sched_block *next;
-    void (*release)(void *arg); /* or NULL: the block's own bytes */
-    void *arg;
     max_align_t data[];
 } fmpl_sched_block;
+
+/* A call made when the schedule is freed (fmpl_sched_on_free); records
+ * live in the arena, so registering one allocates nothing. */
+typedef struct fmpl_sched_release {
+    struct fmpl_sched_release *next;
+    void (*fn)(void *arg);
+    void *arg;
+} fmpl_sched_release;
 
 /* A team the schedule's messages travel on, and their tags there. */
 typedef struct fmpl_sched_lane {
@@ -122,10 +128,10 @@ typedef struct fmpl_sched {
     int cur, issued;      /* executor: first step of the current round; issued? */
     fmpl_op op;           /* the reduction operation (copied in) */
     fmpl_sched_block *blocks;
+    fmpl_sched_release *releases;
     size_t arena_used;    /* bytes of `arena` handed out by fmpl_sched_alloc */
-    void *scratch;        /* fmpl_sched_scratch's block, kept across reuse */
+    void *scratch;        /* fmpl_sched_scratch's block (from the kept ones) */
     size_t scratch_cap;
-    int scratch_used;
     struct fmpl_sched *next_free; /* on the list of schedules kept for reuse */
     /* Small allocations (a RUN step's state, a few arrays) come from here,
      * so that a schedule taken from the reuse list costs no allocation. */

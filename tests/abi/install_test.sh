@@ -19,9 +19,24 @@ prefix=$work/prefix
 "$cmake" --install "$build" --prefix "$prefix" >install.log 2>&1 || { cat install.log; fail "install"; }
 libdir=$(dirname "$(find "$prefix" -name libmpi.so.12 | head -n 1)")
 [ -n "$libdir" ] && [ "$libdir" != . ] || fail "libmpi.so.12 was not installed"
-for f in include/mpi.h include/fmpl.h bin/mpicc bin/mpicxx bin/mpirun bin/mpiexec bin/fmplrun; do
+for f in include/mpi.h include/fmpl.h bin/mpicc bin/mpicxx bin/mpirun bin/mpiexec bin/fmplrun \
+         bin/fmpl_info bin/fmpl-bench bin/mpi-suite \
+         share/man/man1/fmplrun.1 share/man/man1/mpirun.1 share/man/man1/mpiexec.1 \
+         share/man/man1/mpicc.1 share/man/man1/mpicxx.1 share/man/man1/fmpl_info.1 \
+         share/doc/fmpl/README.md share/doc/fmpl/architecture.md share/doc/fmpl/examples/pingpong.c; do
     [ -e "$prefix/$f" ] || fail "$f was not installed"
 done
+# The man pages are the tools' --help texts.
+grep -q '^\.SH OPTIONS' "$prefix/share/man/man1/fmplrun.1" || fail "fmplrun.1 has no OPTIONS section"
+grep -q 'tag\\-output' "$prefix/share/man/man1/fmplrun.1" || fail "fmplrun.1 lacks --tag-output"
+grep -q '^\.so man1/fmplrun.1' "$prefix/share/man/man1/mpirun.1" || fail "mpirun.1 is not fmplrun.1"
+grep -q 'compile\\-info' "$prefix/share/man/man1/mpicc.1" || fail "mpicc.1 lacks -compile-info"
+# fmpl_info runs from the installation and tells its version.
+fmpl "$prefix/bin/fmpl_info" --version >version.txt 2>&1 || { cat version.txt; fail "fmpl_info --version"; }
+grep -q "^FMPL Version: *$(sed -n 's/^#define FMPL_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/fmpl.h")\$" version.txt ||
+    { cat version.txt; fail "fmpl_info --version does not print fmpl.h's version"; }
+fmpl "$prefix/bin/fmpl_info" -t | grep -q FMPL_HEAP_SIZE || fail "fmpl_info -t lists no tunables"
+if fmpl "$prefix/bin/fmpl_info" --bogus >/dev/null 2>&1; then fail "fmpl_info accepted --bogus"; fi
 for f in libmpich.so.12 libmpich.so libmpi.so libfmpl.so pkgconfig/fmpl.pc \
          cmake/FMPL/FMPLConfig.cmake cmake/FMPL/FMPLConfigVersion.cmake cmake/FMPL/FMPLTargets.cmake; do
     [ -e "$libdir/$f" ] || fail "$libdir/$f was not installed"
@@ -66,10 +81,34 @@ command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
 "$cmake" --build cmake_consumer/build >>cmake_consumer.log 2>&1 || { cat cmake_consumer.log; fail "FMPL::mpi build"; }
 fmpl cmake_consumer/build/client_cmake | grep -q '^library: FMPL' || fail "FMPL::mpi program"
 
-# DESTDIR staging: files under DESTDIR, paths inside them without it.
+# Relocation: the whole tree moved (and reached through a symbolic link to
+# the wrapper) still builds and runs programs; mpicc points into the new place.
+moved=$work/moved/fmpl
+mkdir -p "$work/moved"
+cp -a "$prefix" "$moved"
+rm -rf "$prefix"
+ln -s "$moved/bin/mpicc" "$work/mpicc-link"
+mlibdir=$moved/${libdir#"$prefix"/}
+shown=$("$work/mpicc-link" -show client.c)
+case $shown in
+    *"-I$moved/include client.c -L$mlibdir -lmpi -Wl,-rpath,$mlibdir") ;;
+    *) fail "moved mpicc (through a link) -show: $shown" ;;
+esac
+"$work/mpicc-link" -o client_moved "$src/mpi_version_client.c"
+fmpl "$moved/bin/mpirun" -n 2 ./client_moved | grep -q '^library: FMPL' || fail "moved installation"
+if command -v pkg-config >/dev/null 2>&1; then
+    incdir=$(PKG_CONFIG_PATH=$mlibdir/pkgconfig pkg-config --cflags-only-I fmpl | sed 's/^-I//; s/ *$//')
+    [ "$(cd "$incdir" 2>/dev/null && pwd -P)" = "$(cd "$moved/include" && pwd -P)" ] ||
+        fail "moved fmpl.pc names $incdir"
+fi
+
+# DESTDIR staging: files under DESTDIR, paths inside them without it (the
+# link targets are relative, the pkg-config file relative to itself).
 DESTDIR=$work/stage "$cmake" --install "$build" --prefix /opt/fmpl-test >stage.log 2>&1 ||
     { cat stage.log; fail "DESTDIR install"; }
-grep -q "^libdir='/opt/fmpl-test/" "$work/stage/opt/fmpl-test/bin/mpicc" ||
-    fail "DESTDIR leaked into the staged mpicc"
+[ -x "$work/stage/opt/fmpl-test/bin/mpicc" ] || fail "staged mpicc missing"
 [ -L "$work/stage/opt/fmpl-test/bin/mpiexec" ] || fail "staged mpiexec link missing"
-echo "PASS: install to $prefix"
+! grep -rq "$work/stage" "$work/stage/opt/fmpl-test/bin/mpicc" "$work/stage/opt/fmpl-test/lib" 2>/dev/null ||
+    fail "DESTDIR leaked into the staged files"
+[ ! -e /opt/fmpl-test ] || fail "a DESTDIR install wrote to /opt/fmpl-test"
+echo "PASS: install to $prefix, moved to $moved, staged in $work/stage"

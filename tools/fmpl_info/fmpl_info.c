@@ -1,8 +1,11 @@
 /* fmpl_info: what FMPL finds on this machine and every tunable it reads.
  *   fmpl_info            version, backends, launchers, tunables
  *   fmpl_info -t         tunables only (name, default, current value, meaning)
+ *   fmpl_info --version  how this FMPL was built (like mpichversion)
  * CMA is probed the way the library does it, against a child process. */
 #include "fmpl.h"
+#include "mpi.h"
+#include "fmpl_build_info.h"
 #include "base/tunable.h"
 #include "bootstrap/bootstrap.h"
 #include "collectives/collectives.h"
@@ -78,14 +81,58 @@ static int on_path(const char *prog)
     return system(cmd) == 0;
 }
 
+/* Also the source of fmpl_info.1 (tools/man). */
+static const char usage_text[] =
+    "usage: fmpl_info [-t | --version | --help]\n"
+    "\n"
+    "Without options: FMPL's version, the backends and launchers it finds on this\n"
+    "machine (shared memory, single-copy CMA between processes, mpiexec.hydra,\n"
+    "Open MPI's mpirun with PMIx), the collective algorithms it selects, and\n"
+    "every tunable (environment variable) with its default, its value when set,\n"
+    "and what it does.\n"
+    "\n"
+    "options:\n"
+    "  -t          the tunables only\n"
+    "  --version   how this FMPL was built: version, MPI standard and ABI,\n"
+    "              compiler, build type, options, installation prefix\n"
+    "  -h, --help  this text\n"
+    "\n"
+    "exit status:\n"
+    "  0  success\n"
+    "  2  usage error\n";
+
+/* Like mpichversion: one "FMPL <what>: <value>" line each. */
+static void print_version(void)
+{
+    printf("FMPL Version:       %s\n", FMPL_VERSION_STRING);
+    printf("FMPL MPI standard:  %d.%d (C API)\n", MPI_VERSION, MPI_SUBVERSION);
+    printf("FMPL ABI:           MPICH (libmpi.so.12, also named libmpich.so.12)\n");
+    printf("FMPL Source:        %s\n", FMPL_BUILD_SOURCE);
+    printf("FMPL Build type:    %s\n", FMPL_BUILD_TYPE);
+    printf("FMPL CC:            %s\n", FMPL_BUILD_CC);
+    printf("FMPL CFLAGS:        %s\n", FMPL_BUILD_CFLAGS);
+    printf("FMPL Options:       %s\n", FMPL_BUILD_OPTIONS);
+    printf("FMPL Prefix:        %s\n", FMPL_BUILD_PREFIX);
+    printf("FMPL Backends:      shared memory%s\n",
+           fmpl_bootstrap_has_pmix() ? "; bootstraps: PMI-1, PMIx" : "; bootstraps: PMI-1");
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "-t") == 0) {
+    if (argc == 2 && strcmp(argv[1], "-t") == 0) {
         print_tunables();
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        print_version();
+        return 0;
+    }
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
     if (argc > 1) {
-        fprintf(stderr, "usage: fmpl_info [-t]\n");
+        fprintf(stderr, "fmpl_info: unknown argument '%s'\n%s", argv[1], usage_text);
         return 2;
     }
     printf("FMPL %s\n\nBackends:\n", FMPL_VERSION_STRING);

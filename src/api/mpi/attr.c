@@ -241,6 +241,8 @@ int fmpl_mpi_attr_copy_all(fmpl_mpi_comm *oldc, fmpl_mpi_comm *newc)
 static int change_begin(const fmpl_mpi_attr_kind *kind, int handle, int k, int setting,
                         const char *func, keyval **kv, attr ***list)
 {
+    *kv = NULL; /* set on every path: callers read them only on success */
+    *list = NULL;
     void *pre;
     int rc = kind->list(handle, func, list);
     if (rc != MPI_SUCCESS)

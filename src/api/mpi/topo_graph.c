@@ -116,6 +116,7 @@ FMPL_MPI_WEAK(Graph_get)
 static int node_edges(MPI_Comm comm, const char *func, const fmpl_mpi_topo *t, int rank,
                       int *first, int *n)
 {
+    *first = *n = 0; /* set on every path: callers read them only on success */
     if (rank < 0 || rank >= t->nnodes)
         return fmpl_mpi_error(comm, MPI_ERR_RANK, func, "rank %d is not a node in [0, %d)",
                               rank, t->nnodes);

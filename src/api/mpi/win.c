@@ -84,6 +84,7 @@ static int agree(int rc, MPI_Comm comm)
 static int win_begin(MPI_Comm comm, MPI_Info info, int flavor, MPI_Win *win, const char *func,
                      fmpl_mpi_win **out)
 {
+    *out = NULL; /* set on every path: callers read it only on success */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)

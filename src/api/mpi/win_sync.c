@@ -78,6 +78,7 @@ static int epoch_check(const fmpl_mpi_win *w, sync_call c, const char *func)
 static int sync_begin(MPI_Win win, sync_call c, int assert, const char *func,
                       fmpl_mpi_win **out)
 {
+    *out = NULL; /* set on every path: callers read it only on success */
     FMPL_GET_WIN(win, w, func);
     int rc = check_assert(win, assert, sync_asserts[c], func);
     if (rc == MPI_SUCCESS)

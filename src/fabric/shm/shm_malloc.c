@@ -122,19 +122,24 @@ static void *heap_alloc(size_t n, size_t align)
     return p;
 }
 
+/* Weak, so that a program (or a test) with an allocator of its own still
+ * links against libmpi.a: its definitions win, as they do over libmpi.so's
+ * at run time, and the shared heap then serves only fmpl_alloc. */
+#define FMPL_MALLOC_WEAK __attribute__((weak))
+
 static void heap_free(void *p)
 {
     if (fmpl_heap_free(heap, p) == 0)
         live--;
 }
 
-void *malloc(size_t n)
+FMPL_MALLOC_WEAK void *malloc(size_t n)
 {
     void *p = heap_alloc(n, 64);
     return p ? p : __libc_malloc(n);
 }
 
-void free(void *p)
+FMPL_MALLOC_WEAK void free(void *p)
 {
     if (in_heap(p))
         heap_free(p);
@@ -142,7 +147,7 @@ void free(void *p)
         __libc_free(p);
 }
 
-void *calloc(size_t n, size_t m)
+FMPL_MALLOC_WEAK void *calloc(size_t n, size_t m)
 {
     size_t bytes;
     if (__builtin_mul_overflow(n, m, &bytes)) {
@@ -155,7 +160,7 @@ void *calloc(size_t n, size_t m)
     return memset(p, 0, bytes); /* the heap recycles blocks: not zero */
 }
 
-size_t malloc_usable_size(void *p)
+FMPL_MALLOC_WEAK size_t malloc_usable_size(void *p)
 {
     if (!p)
         return 0;
@@ -164,7 +169,7 @@ size_t malloc_usable_size(void *p)
     return libc_usable_size(p);
 }
 
-void *realloc(void *p, size_t n)
+FMPL_MALLOC_WEAK void *realloc(void *p, size_t n)
 {
     if (!p)
         return malloc(n);
@@ -198,7 +203,7 @@ static void *aligned(size_t align, size_t n)
     return p ? p : __libc_memalign(align, n);
 }
 
-int posix_memalign(void **out, size_t align, size_t n)
+FMPL_MALLOC_WEAK int posix_memalign(void **out, size_t align, size_t n)
 {
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
@@ -209,7 +214,7 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
-void *aligned_alloc(size_t align, size_t n)
+FMPL_MALLOC_WEAK void *aligned_alloc(size_t align, size_t n)
 {
     if (align == 0 || (align & (align - 1))) {
         errno = EINVAL;
@@ -218,10 +223,10 @@ void *aligned_alloc(size_t align, size_t n)
     return aligned(align, n);
 }
 
-void *memalign(size_t align, size_t n) { return aligned(align, n); }
+FMPL_MALLOC_WEAK void *memalign(size_t align, size_t n) { return aligned(align, n); }
 
-void *valloc(size_t n) { return aligned(4096, n); }
+FMPL_MALLOC_WEAK void *valloc(size_t n) { return aligned(4096, n); }
 
-void *pvalloc(size_t n) { return aligned(4096, (n + 4095) & ~(size_t)4095); }
+FMPL_MALLOC_WEAK void *pvalloc(size_t n) { return aligned(4096, (n + 4095) & ~(size_t)4095); }
 
 #endif
