@@ -49,11 +49,14 @@ static int unsupported(MPI_Comm comm, const char *func)
                           "%s is not implemented by this version of FMPL", func);
 }
 
-/* The parameters are there for the signature only. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-#define FMPL_UNSUPPORTED(name, params, comm)                                                      \\
-    int PMPI_##name params { return unsupported(comm, "MPI_" #name); }                             \\
+/* The parameters are there for the signature; `unused` names them all once,
+ * as (void) casts, so the compiler sees each one used. */
+#define FMPL_UNSUPPORTED(name, params, comm, unused)                                              \\
+    int PMPI_##name params                                                                        \\
+    {                                                                                             \\
+        unused;                                                                                   \\
+        return unsupported(comm, "MPI_" #name);                                                   \\
+    }                                                                                             \\
     FMPL_MPI_WEAK(name)
 
 """
@@ -106,7 +109,9 @@ def render(names, protos):
             sys.exit(f"{LIST}: MPI_{name} returns {ret}, not an error code")
         plist = param_names(params)
         comm = next((n for t, n in plist if t == "MPI_Comm"), None)
-        parts.append(f"FMPL_UNSUPPORTED({name}, ({params}), {comm or 'MPI_COMM_WORLD'})\n")
+        unused = ", ".join(f"(void){n}" for t, n in plist if n)
+        parts.append(f"FMPL_UNSUPPORTED({name}, ({params}), {comm or 'MPI_COMM_WORLD'},\n"
+                     f"                 ({unused}))\n")
     return "".join(parts)
 
 

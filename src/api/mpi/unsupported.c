@@ -15,28 +15,49 @@ static int unsupported(MPI_Comm comm, const char *func)
                           "%s is not implemented by this version of FMPL", func);
 }
 
-/* The parameters are there for the signature only. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
-#define FMPL_UNSUPPORTED(name, params, comm)                                                      \
-    int PMPI_##name params { return unsupported(comm, "MPI_" #name); }                             \
+/* The parameters are there for the signature; `unused` names them all once,
+ * as (void) casts, so the compiler sees each one used. */
+#define FMPL_UNSUPPORTED(name, params, comm, unused)                                              \
+    int PMPI_##name params                                                                        \
+    {                                                                                             \
+        unused;                                                                                   \
+        return unsupported(comm, "MPI_" #name);                                                   \
+    }                                                                                             \
     FMPL_MPI_WEAK(name)
 
-FMPL_UNSUPPORTED(Parrived, (MPI_Request request, int partition, int *flag), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Pready, (int partition, MPI_Request request), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Pready_list, (int length, const int array_of_partitions[], MPI_Request request), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Pready_range, (int partition_low, int partition_high, MPI_Request request), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm)
-FMPL_UNSUPPORTED(Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm)
-FMPL_UNSUPPORTED(Close_port, (const char *port_name), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm)
-FMPL_UNSUPPORTED(Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm)
-FMPL_UNSUPPORTED(Comm_disconnect, (MPI_Comm *comm), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Comm_get_parent, (MPI_Comm *parent), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Comm_join, (int fd, MPI_Comm *intercomm), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm)
-FMPL_UNSUPPORTED(Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm)
-FMPL_UNSUPPORTED(Lookup_name, (const char *service_name, MPI_Info info, char *port_name), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Open_port, (MPI_Info info, char *port_name), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Publish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD)
-FMPL_UNSUPPORTED(Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD)
+FMPL_UNSUPPORTED(Parrived, (MPI_Request request, int partition, int *flag), MPI_COMM_WORLD,
+                 ((void)request, (void)partition, (void)flag))
+FMPL_UNSUPPORTED(Pready, (int partition, MPI_Request request), MPI_COMM_WORLD,
+                 ((void)partition, (void)request))
+FMPL_UNSUPPORTED(Pready_list, (int length, const int array_of_partitions[], MPI_Request request), MPI_COMM_WORLD,
+                 ((void)length, (void)array_of_partitions, (void)request))
+FMPL_UNSUPPORTED(Pready_range, (int partition_low, int partition_high, MPI_Request request), MPI_COMM_WORLD,
+                 ((void)partition_low, (void)partition_high, (void)request))
+FMPL_UNSUPPORTED(Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
+                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)source, (void)tag, (void)comm, (void)info, (void)request))
+FMPL_UNSUPPORTED(Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
+                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)dest, (void)tag, (void)comm, (void)info, (void)request))
+FMPL_UNSUPPORTED(Close_port, (const char *port_name), MPI_COMM_WORLD,
+                 ((void)port_name))
+FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
+                 ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
+FMPL_UNSUPPORTED(Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
+                 ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
+FMPL_UNSUPPORTED(Comm_disconnect, (MPI_Comm *comm), MPI_COMM_WORLD,
+                 ((void)comm))
+FMPL_UNSUPPORTED(Comm_get_parent, (MPI_Comm *parent), MPI_COMM_WORLD,
+                 ((void)parent))
+FMPL_UNSUPPORTED(Comm_join, (int fd, MPI_Comm *intercomm), MPI_COMM_WORLD,
+                 ((void)fd, (void)intercomm))
+FMPL_UNSUPPORTED(Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
+                 ((void)command, (void)argv, (void)maxprocs, (void)info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
+FMPL_UNSUPPORTED(Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
+                 ((void)count, (void)array_of_commands, (void)array_of_argv, (void)array_of_maxprocs, (void)array_of_info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
+FMPL_UNSUPPORTED(Lookup_name, (const char *service_name, MPI_Info info, char *port_name), MPI_COMM_WORLD,
+                 ((void)service_name, (void)info, (void)port_name))
+FMPL_UNSUPPORTED(Open_port, (MPI_Info info, char *port_name), MPI_COMM_WORLD,
+                 ((void)info, (void)port_name))
+FMPL_UNSUPPORTED(Publish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD,
+                 ((void)service_name, (void)info, (void)port_name))
+FMPL_UNSUPPORTED(Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD,
+                 ((void)service_name, (void)info, (void)port_name))
