@@ -53,6 +53,16 @@ esac
 "$prefix/bin/mpicc" -Wall -Werror "$src/mpi_version_client.c" -o client_mpicc
 fmpl "$prefix/bin/mpirun" -n 1 ./client_mpicc | grep -q '^library: FMPL' || fail "installed mpicc + mpirun"
 
+# Every example, as a user builds it from the installed docs: the installed
+# mpicc, then the installed mpirun at 2 ranks (each example checks its results).
+for ex in "$prefix"/share/doc/fmpl/examples/*.c; do
+    name=$(basename "$ex" .c)
+    "$prefix/bin/mpicc" -Wall -o "example_$name" "$ex" -lm || fail "installed mpicc: $ex"
+    fmpl "$prefix/bin/mpirun" -n 2 --timeout 60 "./example_$name" >"example_$name.out" 2>&1 ||
+        { cat "example_$name.out"; fail "example $name at 2 ranks"; }
+done
+[ -x example_pingpong ] || fail "no example was installed"
+
 # pkg-config
 if command -v pkg-config >/dev/null 2>&1; then
     flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs fmpl)
