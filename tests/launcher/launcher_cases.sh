@@ -6,6 +6,9 @@
 # usage: launcher_cases.sh CASE FMPLRUN LT_FAIL LT_EXCHANGE
 set -u
 case_name=$1 FMPLRUN=$2 LT_FAIL=$3 LT_EXCHANGE=$4
+FAKE_SSH=$(dirname "$0")/fake_ssh.sh
+# Two hosts, hA and hB, through the fake ssh (both on this machine).
+HOSTS=(--hosts hA:2,hB:2 --launcher-exec "$FAKE_SSH")
 work=$(mktemp -d "${TMPDIR:-/tmp}/fmplrun-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 ulimit -c 0
@@ -65,15 +68,17 @@ fail_case() {
     run -n "$n" "$@" "$LT_FAIL" "$mode" "$failrank" "$work/pids"
 }
 
-# start_background NRANKS MODE: fmplrun with lt_fail in the background
-# (pid in $launcher, start time in $t0); returns once every rank is up.
+# start_background NRANKS MODE [fmplrun options...]: fmplrun with lt_fail in
+# the background (pid in $launcher, start time in $t0); returns once every
+# rank is up.
 start_background() {
+    local n=$1 mode=$2; shift 2
     mkdir -p "$work/pids"
     t0=$(now_ms)
-    "$FMPLRUN" -n "$1" "$LT_FAIL" "$2" 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
+    "$FMPLRUN" -n "$n" "$@" "$LT_FAIL" "$mode" 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
     launcher=$!
     for _ in $(seq 100); do   # up to 5 s
-        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$1" ] && [ -s "$work/pids/jobid" ] && break
+        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$n" ] && [ -s "$work/pids/jobid" ] && break
         sleep 0.05
     done
     sleep 0.2   # let them reach their blocking call
@@ -184,7 +189,7 @@ usage)
     printf 'not a program\n' >"$work/noexec"; chmod +x "$work/noexec"
     run -n 2 "$work/noexec"; expect_status 126; expect_err "cannot execute '.*noexec': Exec format error$"
     expect_one_report_absent
-    run --help; expect_status 0; expect_out '^usage: fmplrun -n N'; expect_out '124 +--timeout expired'
+    run --help; expect_status 0; expect_out '^usage: fmplrun \[-n N\]'; expect_out '124 +--timeout expired'
     run --version; expect_status 0; expect_out '^fmplrun \(FMPL\) [0-9]+\.[0-9]+'
     run -np 2 true; expect_status 0 ;;
 pmi_wire)
@@ -241,6 +246,117 @@ hydra)
     expect_status 0
     expect_out '^lt_exchange: rank 0 of 2 ok \(launcher pmi1, job kvs_'
     expect_out '^lt_exchange: rank 1 of 2 ok \(launcher pmi1, job kvs_' ;;
+hosts_run)
+    # Ranks in blocks per host, one job (PMI across the proxies), output relayed.
+    run "${HOSTS[@]}" --tag-output "$LT_EXCHANGE" --expect-size 4 --expect-launcher fmplrun --rounds 5
+    expect_status 0
+    for r in 0 1 2 3; do expect_out "^\[$r\] lt_exchange: rank $r of 4 ok"; done
+    run "${HOSTS[@]}" sh -c 'echo "rank $PMI_RANK local $MPI_LOCALRANKID of $MPI_LOCALNRANKS in $PWD x=$FMPL_TEST_X"'
+    expect_status 0
+    expect_out "^rank 0 local 0 of 2 in $PWD x=$"
+    expect_out "^rank 3 local 1 of 2 in $PWD x=$"
+    FMPL_TEST_X=forwarded run "${HOSTS[@]}" -n 3 sh -c 'echo "rank $PMI_RANK of $PMI_SIZE x=$FMPL_TEST_X"'
+    expect_status 0
+    expect_out '^rank 2 of 3 x=forwarded$'
+    # More ranks than slots: spread over the hosts in turn, still in blocks.
+    run -n 6 "${HOSTS[@]}" -v sh -c 'true'
+    expect_status 0; expect_err 'host hA: ranks 0-2'; expect_err 'host hB: ranks 3-5'
+    # A hostfile.
+    printf '# test hosts\nhA slots=1\nhB:2\n\nhA\n' >"$work/hostfile"
+    run --hostfile "$work/hostfile" --launcher-exec "$FAKE_SSH" -v sh -c 'true'
+    expect_status 0; expect_err 'host hA: ranks 0-1'; expect_err 'host hB: ranks 2-3' ;;
+hosts_exit_status)
+    fail_case 4 exit3 3 "${HOSTS[@]}"
+    expect_status 3
+    expect_err '^fmplrun: rank 3 \(pid [0-9]+ on hB\) exited with status 3; ending the job$'
+    expect_one_report; expect_fast 3000; check_cleanup 4 ;;
+hosts_abort)
+    fail_case 4 abort 2 "${HOSTS[@]}"
+    expect_status 7
+    expect_err '^fmplrun: rank 2 \(pid [0-9]+ on hB\) called abort with code 7; ending the job$'
+    expect_one_report; expect_fast 3000; check_cleanup 4 ;;
+hosts_ranks_killed)
+    # Every rank of the second host killed at once.
+    start_background 4 sleep "${HOSTS[@]}"
+    for f in "$work"/pids/pid.*; do
+        r=$(cat "$f"); [ "$r" -ge 2 ] && kill -KILL "${f##*/pid.}"
+    done
+    t_kill=$(now_ms)
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t_kill ))
+    expect_status 137
+    expect_err '^fmplrun: rank [23] \(pid [0-9]+ on hB\) killed by signal 9 \(Killed\)'
+    expect_one_report; expect_fast 3000; check_cleanup 4 ;;
+hosts_proxy_killed)
+    # The second host's proxy dies (as when a host goes down): its ranks die
+    # with it, the job ends naming the host.
+    start_background 4 sleep "${HOSTS[@]}"
+    proxy=$(pgrep -f -- "--proxy-job $(cat "$work/pids/jobid") --proxy-host 1 " | head -n 1)
+    [ -n "$proxy" ] || fail "no proxy process for host hB"
+    kill -KILL "$proxy"
+    t_kill=$(now_ms)
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t_kill ))
+    [ "$status" -ne 0 ] || fail "exit status 0 after a host was lost"
+    expect_err '^fmplrun: host hB \(ranks 2-3\) lost: '
+    expect_one_report; expect_fast 3000; check_cleanup 4 ;;
+hosts_head_killed)
+    # The head is SIGKILLed: every proxy loses it and kills its ranks.
+    start_background 4 sleep "${HOSTS[@]}"
+    kill -KILL "$launcher"
+    wait "$launcher" 2>/dev/null
+    for _ in $(seq 60); do
+        alive=0
+        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
+        pgrep -f -- "--proxy-job $(cat "$work/pids/jobid") " >/dev/null && alive=1
+        [ "$alive" -eq 0 ] && break
+        sleep 0.05
+    done
+    [ "$alive" -eq 0 ] || fail "ranks or proxies outlived their SIGKILLed head"
+    job=$(cat "$work/pids/jobid")
+    if compgen -G "/dev/shm/fmpl-$job-*" >/dev/null; then
+        fail "the proxies left shared-memory files: $(ls /dev/shm/fmpl-"$job"-*)"
+    fi ;;
+hosts_bad_secret)
+    # A connection that does not know the job's secret is refused; the job goes on.
+    start_background 2 sleep --hosts hA:1,hB:1 --launcher-exec "$FAKE_SSH" -v
+    port=$(sed -n 's/.*proxies connect to port \([0-9]*\)$/\1/p' "$work/err" | head -n 1)
+    [ -n "$port" ] || fail "no port in the verbose output"
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect to the head's port"
+    echo "HELLO 0123456789abcdef0123456789abcdef 1 intruder" >&3
+    sleep 0.3
+    exec 3>&-
+    expect_err '^fmplrun: refused a connection from intruder: wrong job secret$'
+    exec 3<>"/dev/tcp/127.0.0.1/$port"; echo "GET / HTTP/1.0" >&3; sleep 0.2; exec 3>&-
+    expect_err '^fmplrun: refused a connection: not an FMPL proxy of this job$'
+    alive=0; for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=$((alive + 1)); done
+    [ "$alive" -eq 2 ] || fail "the job did not survive the refused connections"
+    kill -TERM "$launcher"; wait "$launcher"; status=$?
+    expect_status 143; check_cleanup 2 ;;
+hosts_launcher_fails)
+    FAKE_SSH_FAIL_HOST=hB run "${HOSTS[@]}" "$LT_EXCHANGE" --expect-size 4 --rounds 2
+    [ "$status" -ne 0 ] || fail "exit status 0 with a host unreachable"
+    expect_err 'ssh: connect to host hB port 22: Connection refused'
+    expect_err '^fmplrun: host hB \(ranks 2-3\) lost: its launcher \(pid [0-9]+\) exited with status 255 \(ssh could not connect, or the host went away\); ending the job$'
+    expect_one_report; expect_fast 3000 ;;
+hosts_connect_timeout)
+    FAKE_SSH_HANG_HOST=hB run "${HOSTS[@]}" --connect-timeout 1 "$LT_EXCHANGE" --expect-size 4 --rounds 2
+    [ "$status" -ne 0 ] || fail "exit status 0 with a host that never answered"
+    expect_err '^fmplrun: host hB \(ranks 2-3\) lost: its proxy did not connect within 1 s; ending the job$'
+    expect_one_report; expect_fast 4000
+    ! pgrep -f 'sleep 600' >/dev/null || fail "the hanging launcher outlived the job" ;;
+hosts_usage)
+    run --hosts '' true; [ "$status" -eq 125 ] || fail "empty --hosts: status $status"
+    run --hosts hA:0 true; expect_status 125; expect_err "host 'hA' has 0 slots"
+    run --hosts hA:x true; expect_status 125; expect_err "invalid slot count in 'hA:x'"
+    run --hosts hA --hostfile /dev/null true; expect_status 125; expect_err 'exclude each other'
+    run --hostfile "$work/none" true; expect_status 125; expect_err 'cannot open the hostfile'
+    printf 'hA slots=two\n' >"$work/hostfile"
+    run --hostfile "$work/hostfile" true; expect_status 125; expect_err 'hostfile:1: invalid .slots='
+    printf 'hA extra words\n' >"$work/hostfile"
+    run --hostfile "$work/hostfile" true; expect_status 125; expect_err "hostfile:1: unexpected 'extra words'"
+    run --hosts hA:1 --launcher-exec "$FAKE_SSH" no-such-program-xyz; expect_status 127
+    expect_err "cannot execute 'no-such-program-xyz'" ;;
 *)
     fail "unknown case" ;;
 esac

@@ -10,14 +10,27 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: fmplrun -n N [options] PROGRAM [ARGS...]\n"
+    "usage: fmplrun [-n N] [--hosts LIST | --hostfile FILE] [options] PROGRAM [ARGS...]\n"
     "\n"
     "Start N ranks of PROGRAM and serve their PMI-1 requests (PMI_FD, PMI_RANK,\n"
     "PMI_SIZE, FMPL_LAUNCHER=fmplrun are set for each).  If any rank fails, the\n"
-    "whole job is ended within a second.\n"
+    "whole job is ended within a second.  Without --hosts every rank runs on\n"
+    "this machine.  With --hosts or --hostfile, fmplrun starts one proxy per\n"
+    "host (itself, through ssh), each starting that host's ranks; the hosts\n"
+    "must see the program and fmplrun at the same paths, as on a cluster's\n"
+    "shared file system.  The environment and working directory go along.\n"
     "\n"
     "options:\n"
-    "  -n N, -np N         number of ranks (1..4096)\n"
+    "  -n N, -np N         number of ranks (1..4096; with --hosts: the slots)\n"
+    "  --hosts LIST        hosts and their slots: h1:2,h2:2 (slots: 1 if left out);\n"
+    "                      each host's ranks in one block, in order\n"
+    "  --hostfile FILE     one host a line: 'host', 'host:N' or 'host slots=N'\n"
+    "  --launcher-exec CMD start proxies as 'CMD HOST COMMAND' (COMMAND: one shell\n"
+    "                      command line, as ssh takes it); default: ssh -x -o\n"
+    "                      BatchMode=yes; this host and localhost: no launcher\n"
+    "  --head-address ADDR the address proxies connect back to (default: the\n"
+    "                      address their ssh connection came from)\n"
+    "  --connect-timeout S seconds a host's proxy has to connect (default 30)\n"
     "  --bind core|none    core: pin rank r to CPU (r mod C) of the C allowed CPUs;\n"
     "                      default: core when N <= C, else none (oversubscribed)\n"
     "  --tag-output        prefix every output line of rank r with \"[r] \"\n"
@@ -26,7 +39,10 @@ static const char usage_text[] =
     "  -h, --help          this text\n"
     "  --version           print the version\n"
     "\n"
-    "Only rank 0 reads standard input, and only when it is not a terminal.\n"
+    "Only rank 0 reads standard input, and only when it is not a terminal\n"
+    "(across hosts: never).  A rank's failure, or a host lost (its ssh ends, its\n"
+    "proxy's connection breaks), ends the job on every host; a proxy that loses\n"
+    "fmplrun kills its ranks, so nothing is left behind.\n"
     "SIGINT, SIGTERM and SIGHUP are forwarded to all ranks (SIGKILL after 1 s).\n"
     "\n"
     "exit status:\n"
@@ -71,6 +87,7 @@ int fr_parse_args(int argc, char **argv, fr_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->bind = FR_BIND_DEFAULT;
+    opt->connect_timeout = 30;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -121,11 +138,58 @@ int fr_parse_args(int argc, char **argv, fr_options *opt)
             if (end == v || *end || !isfinite(t) || t < 0 || t > 1e7)
                 return usage_error("invalid --timeout '%s' (expected seconds >= 0)", v);
             opt->timeout = t;
+        } else if (is_option(a, "--hosts") || is_option(a, "--host") || is_option(a, "-hosts")) {
+            const char *name = is_option(a, "--hosts") ? "--hosts"
+                               : is_option(a, "--host") ? "--host" : "-hosts";
+            if (!(opt->hosts = option_value(argc, argv, &i, name)) || !*opt->hosts)
+                return usage_error("option '%s' needs a list of hosts (h1:2,h2:2)", a);
+        } else if (is_option(a, "--hostfile") || is_option(a, "-f")) {
+            if (!(opt->hostfile = option_value(argc, argv, &i, a[1] == 'f' ? "-f" : "--hostfile")))
+                return usage_error("option '%s' needs a file", a);
+        } else if (is_option(a, "--launcher-exec")) {
+            if (!(opt->launcher_exec = option_value(argc, argv, &i, "--launcher-exec")) ||
+                !*opt->launcher_exec)
+                return usage_error("option '%s' needs a command", a);
+        } else if (is_option(a, "--head-address")) {
+            if (!(opt->head_address = option_value(argc, argv, &i, "--head-address")))
+                return usage_error("option '%s' needs an address", a);
+        } else if (is_option(a, "--connect-timeout")) {
+            const char *v = option_value(argc, argv, &i, "--connect-timeout");
+            char *end;
+            double t = v ? strtod(v, &end) : 0;
+            if (!v || end == v || *end || !isfinite(t) || t <= 0 || t > 1e6)
+                return usage_error("invalid --connect-timeout '%s' (expected seconds > 0)",
+                                   v ? v : "");
+            opt->connect_timeout = t;
+        } else if (is_option(a, "--proxy")) { /* internal: started by a head fmplrun */
+            if (!(opt->proxy_head = option_value(argc, argv, &i, "--proxy")))
+                return usage_error("option '%s' needs HOST:PORT", a);
+        } else if (is_option(a, "--proxy-job")) {
+            if (!(opt->proxy_job = option_value(argc, argv, &i, "--proxy-job")))
+                return usage_error("option '%s' needs a job name", a);
+        } else if (is_option(a, "--proxy-wdir")) {
+            if (!(opt->proxy_wdir = option_value(argc, argv, &i, "--proxy-wdir")))
+                return usage_error("option '%s' needs a directory", a);
+        } else if (is_option(a, "--proxy-host")) {
+            const char *v = option_value(argc, argv, &i, "--proxy-host");
+            if (!v || sscanf(v, "%d", &opt->proxy_host) != 1 || opt->proxy_host < 0)
+                return usage_error("invalid --proxy-host '%s'", v ? v : "");
+        } else if (is_option(a, "--proxy-ranks")) {
+            const char *v = option_value(argc, argv, &i, "--proxy-ranks");
+            if (!v || sscanf(v, "%d:%d", &opt->proxy_first, &opt->proxy_count) != 2 ||
+                opt->proxy_first < 0 || opt->proxy_count < 1)
+                return usage_error("invalid --proxy-ranks '%s' (expected FIRST:COUNT)",
+                                   v ? v : "");
         } else {
             return usage_error("unknown option '%s'", a);
         }
     }
-    if (opt->nranks == 0)
+    if (opt->hosts && opt->hostfile)
+        return usage_error("%s--hosts and --hostfile exclude each other", "");
+    if (opt->proxy_head && (!opt->proxy_job || opt->nranks == 0 ||
+                            opt->proxy_first + opt->proxy_count > opt->nranks))
+        return usage_error("%s--proxy needs --proxy-job, -n and --proxy-ranks within -n", "");
+    if (opt->nranks == 0 && !opt->hosts && !opt->hostfile)
         return usage_error("%smissing -n N (the number of ranks)", "");
     if (i >= argc)
         return usage_error("%smissing the program to run", "");

@@ -1,14 +1,24 @@
 /* fmplrun: FMPL's launcher.  Starts N ranks of a program, serves their PMI-1
  * requests, and ends the whole job as soon as one rank fails.  Standalone:
  * it links nothing from libfmpl, only shares header-only protocol helpers
- * with src/bootstrap.  One thread; one poll loop; no busy waiting. */
+ * with src/bootstrap.  One thread; one poll loop; no busy waiting.
+ *
+ * Across hosts (--hosts, --hostfile) the same program plays two parts:
+ *   head   the fmplrun the user started: the PMI server of the whole job
+ *          (key-value store, barriers) and its failure judge;
+ *   proxy  one per host, `fmplrun --proxy ...` started through ssh (or
+ *          --launcher-exec): starts that host's ranks, relays their PMI
+ *          lines to the head over TCP, reports their exits, kills them when
+ *          told to or when it loses the head.  See head.c and proxy.c. */
 #ifndef FMPLRUN_H
 #define FMPLRUN_H
 
 #include "bootstrap/jobid.h"
 #include "bootstrap/pmi1_wire.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -30,6 +40,18 @@ typedef struct fr_options {
     double timeout;  /* seconds; 0: none */
     int verbose;
     char **argv;     /* program and its arguments, NULL-terminated */
+    /* Across hosts (head). */
+    const char *hosts;          /* --hosts h1[:slots],h2[:slots],... */
+    const char *hostfile;       /* --hostfile FILE */
+    const char *launcher_exec;  /* --launcher-exec CMD (default: ssh) */
+    const char *head_address;   /* --head-address: where proxies connect */
+    double connect_timeout;     /* seconds a proxy has to connect */
+    /* Proxy (internal: started by the head). */
+    const char *proxy_head;     /* --proxy HOST:PORT */
+    const char *proxy_job;      /* --proxy-job KVSNAME */
+    const char *proxy_wdir;     /* --proxy-wdir DIR */
+    int proxy_host;             /* --proxy-host INDEX */
+    int proxy_first, proxy_count; /* --proxy-ranks FIRST:COUNT */
 } fr_options;
 
 /* One rank's stdout or stderr relayed line by line (--tag-output). */
@@ -43,6 +65,7 @@ typedef struct fr_stream {
 
 typedef struct fr_rank {
     int rank;
+    int host;        /* head: index in job->hosts; -1: started here */
     pid_t pid;
     int alive;       /* not reaped yet */
     int status;      /* wait status once reaped */
@@ -58,6 +81,29 @@ typedef struct fr_rank {
 } fr_rank;
 
 typedef struct fr_kvs fr_kvs;
+
+/* A line-oriented TCP connection between the head and a proxy. */
+typedef struct fr_conn {
+    int fd;          /* -1 when closed */
+    size_t len;
+    char buf[FMPL_PMI1_LINE_MAX + 64];
+} fr_conn;
+
+/* Head: one host of the job and its proxy. */
+typedef struct fr_host {
+    char name[256];
+    int slots;
+    int first, count;   /* its ranks */
+    pid_t pid;          /* the launcher process (ssh, --launcher-exec, or the proxy) */
+    int alive;          /* that process not reaped yet */
+    int status;
+    int stdin_fd;       /* the secret goes in here */
+    fr_conn conn;       /* once its proxy has authenticated */
+    int connected;
+    int nreported;      /* ranks whose exit it reported */
+    int lost;           /* reported lost */
+    fr_stream out, err; /* the proxy's stdout, stderr (the ranks' output) */
+} fr_host;
 
 typedef struct fr_job {
     fr_options opt;
@@ -80,6 +126,23 @@ typedef struct fr_job {
     int ending;            /* the job is being torn down */
     int exit_status;
     uint64_t kill_at;      /* when to escalate to SIGKILL; 0: done */
+
+    /* The ranks this process starts: [first, first + nlocal). */
+    int first, nlocal;
+
+    /* Head across hosts. */
+    fr_host *hosts;        /* NULL: one host, no proxies */
+    int nhosts;
+    int listen_fd;
+    char secret[33];
+    fr_conn *pending;      /* connections not yet authenticated */
+    int npending;
+    uint64_t connect_deadline;
+    int nhosts_alive;      /* launcher processes not reaped */
+    uint64_t proxy_kill_at; /* after the ranks: when to kill slow proxies */
+
+    /* Proxy. */
+    fr_conn head;          /* head.fd >= 0 in a proxy */
 } fr_job;
 
 /* args.c */
@@ -95,6 +158,41 @@ void fr_pmi_drain(fr_job *job, fr_rank *r);     /* serve all buffered requests *
 /* Release the barrier when all ranks are in it; fail the job when a rank
  * that has not entered it is gone (the barrier could never complete). */
 void fr_pmi_barrier_check(fr_job *job);
+/* Serve one request line of rank r (the head serves remote ranks' too). */
+void fr_pmi_handle(fr_job *job, fr_rank *r, const char *line);
+
+/* hosts.c: parse --hosts / --hostfile into job->hosts and give each host
+ * its ranks (block order, wrapping around when N exceeds the slots). */
+int fr_hosts_plan(fr_job *job);
+
+/* head.c */
+int fr_head_start(fr_job *job);                 /* listen, start the proxies */
+void fr_head_send(fr_job *job, int host, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void fr_head_signal(fr_job *job, int sig);      /* every proxy's ranks */
+int fr_head_pollfds(fr_job *job, struct pollfd *pfd, int *who, int n);
+int fr_head_pollfd_count(const fr_job *job);     /* at most this many */
+void fr_head_ready(fr_job *job, int who, short revents);
+void fr_head_reaped(fr_job *job, pid_t pid, int status); /* a launcher process */
+void fr_head_tick(fr_job *job, uint64_t now);    /* deadlines */
+uint64_t fr_head_next_deadline(const fr_job *job);
+int fr_head_done(const fr_job *job);             /* every proxy finished */
+const char *fr_rank_where(const fr_job *job, const fr_rank *r); /* " on HOST" or "" */
+
+/* proxy.c */
+int fr_proxy_main(fr_job *job);
+void fr_proxy_forward(fr_job *job, fr_rank *r, const char *line); /* a PMI request */
+void fr_proxy_reaped(fr_job *job, fr_rank *r);
+void fr_proxy_ready(fr_job *job);               /* the head's connection */
+
+/* conn.c: line-oriented connections. */
+/* Format one protocol line into line[cap], newline added; its length. */
+size_t fr_vline(char *line, size_t cap, const char *fmt, va_list ap);
+int fr_send_all(int fd, const char *p, size_t len);           /* 0, or -1: gone */
+int fr_conn_send(fr_conn *c, const char *line, size_t len); /* 0, or -1: gone */
+int fr_conn_sendf(fr_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Read what is there; call fn for each complete line.  -1 at end/error. */
+int fr_conn_read(fr_conn *c, void (*fn)(void *ctx, char *line), void *ctx);
 
 /* kvs.c */
 fr_kvs *fr_kvs_new(void);
@@ -115,6 +213,7 @@ int fr_run(fr_job *job);   /* serve until every rank is gone; exit status */
 void fr_fail(fr_job *job, fr_rank *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void fr_end_job(fr_job *job, int sig, int grace_ms);
+void fr_judge_exit(fr_job *job, fr_rank *r); /* r has ended: was it a failure? */
 uint64_t fr_now_ns(void);
 
 /* cleanup.c */

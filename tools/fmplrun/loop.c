@@ -4,7 +4,10 @@
  * every rank's PMI socket and, with --tag-output, every output pipe.  Its
  * timeout is the nearest deadline (--timeout, the SIGKILL escalation), so
  * nothing spins.  The first failure ends the job: SIGTERM to every rank and
- * to the ranks' process group, SIGKILL 300 ms later for any still alive. */
+ * to the ranks' process group, SIGKILL 300 ms later for any still alive.
+ * Across hosts the head's loop also serves the proxies' connections and
+ * output (head.c) and a proxy's loop its connection to the head (proxy.c);
+ * the head signals remote ranks through their proxies. */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -47,8 +50,10 @@ int fr_signals_setup(fr_job *job)
 
 static void signal_ranks(fr_job *job, int sig)
 {
-    for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].alive)
+    if (job->hosts)
+        fr_head_signal(job, sig);
+    for (int i = job->first; i < job->first + job->nlocal; i++) /* remote pids are not ours */
+        if (job->ranks[i].alive && job->ranks[i].pid > 0)
             kill(job->ranks[i].pid, sig);
     /* While a rank is unreaped the group id cannot be reused: reach the
      * ranks' own children too. */
@@ -103,21 +108,23 @@ static void flush_failures(fr_job *job)
     fr_end_job(job, SIGTERM, FAIL_GRACE_MS);
 }
 
-static void judge_exit(fr_job *job, fr_rank *r)
+void fr_judge_exit(fr_job *job, fr_rank *r)
 {
     int st = r->status;
+    const char *where = fr_rank_where(job, r);
     if (WIFSIGNALED(st)) {
-        fr_verbose(job, 1, "rank %d (pid %ld) killed by signal %d", r->rank, (long)r->pid,
-                   WTERMSIG(st));
-        fr_fail(job, r, 128 + WTERMSIG(st), "rank %d (pid %ld) killed by signal %d (%s)", r->rank,
-                (long)r->pid, WTERMSIG(st), strsignal(WTERMSIG(st)));
+        fr_verbose(job, 1, "rank %d (pid %ld%s) killed by signal %d", r->rank, (long)r->pid,
+                   where, WTERMSIG(st));
+        fr_fail(job, r, 128 + WTERMSIG(st), "rank %d (pid %ld%s) killed by signal %d (%s)",
+                r->rank, (long)r->pid, where, WTERMSIG(st), strsignal(WTERMSIG(st)));
     } else if (WEXITSTATUS(st) != 0) {
-        fr_verbose(job, 1, "rank %d (pid %ld) exited with status %d", r->rank, (long)r->pid,
-                   WEXITSTATUS(st));
-        fr_fail(job, r, WEXITSTATUS(st), "rank %d (pid %ld) exited with status %d", r->rank,
-                (long)r->pid, WEXITSTATUS(st));
+        fr_verbose(job, 1, "rank %d (pid %ld%s) exited with status %d", r->rank, (long)r->pid,
+                   where, WEXITSTATUS(st));
+        fr_fail(job, r, WEXITSTATUS(st), "rank %d (pid %ld%s) exited with status %d", r->rank,
+                (long)r->pid, where, WEXITSTATUS(st));
     } else {
-        fr_verbose(job, 1, "rank %d (pid %ld) exited with status 0", r->rank, (long)r->pid);
+        fr_verbose(job, 1, "rank %d (pid %ld%s) exited with status 0", r->rank, (long)r->pid,
+                   where);
         fr_pmi_barrier_check(job);
     }
 }
@@ -128,11 +135,14 @@ static void reap(fr_job *job)
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         fr_rank *r = NULL;
-        for (int i = 0; i < job->n && !r; i++)
+        for (int i = job->first; i < job->first + job->nlocal && !r; i++)
             if (job->ranks[i].alive && job->ranks[i].pid == pid)
                 r = &job->ranks[i];
-        if (!r)
+        if (!r) {
+            if (job->hosts)
+                fr_head_reaped(job, pid, st);
             continue;
+        }
         /* Serve what it sent before dying (an abort, say) before judging. */
         fr_pmi_drain(job, r);
         if (r->pmi_fd >= 0) {
@@ -142,7 +152,10 @@ static void reap(fr_job *job)
         r->alive = 0;
         r->status = st;
         job->nalive--;
-        judge_exit(job, r);
+        if (job->opt.proxy_head)
+            fr_proxy_reaped(job, r); /* the head judges */
+        else
+            fr_judge_exit(job, r);
     }
 }
 
@@ -210,8 +223,9 @@ static int streams_open(const fr_job *job)
 static int poll_timeout(const fr_job *job, uint64_t now, uint64_t drain_until)
 {
     uint64_t next = 0;
-    uint64_t cand[3] = {job->ending ? 0 : job->deadline, job->kill_at, drain_until};
-    for (int i = 0; i < 3; i++)
+    uint64_t cand[4] = {job->ending ? 0 : job->deadline, job->kill_at, drain_until,
+                        job->hosts ? fr_head_next_deadline(job) : 0};
+    for (int i = 0; i < 4; i++)
         if (cand[i] && (next == 0 || cand[i] < next))
             next = cand[i];
     if (next == 0)
@@ -226,8 +240,11 @@ int fr_run(fr_job *job)
 {
     if (job->opt.timeout > 0 && !job->ending)
         job->deadline = fr_now_ns() + (uint64_t)(job->opt.timeout * 1e9);
-    struct pollfd *pfd = malloc(((size_t)job->n * 3 + 1) * sizeof *pfd);
-    int *who = malloc(((size_t)job->n * 3 + 1) * sizeof *who); /* rank*3 + kind */
+    /* Ranks: 3 each; head: listener, pending connections, 3 per host;
+     * proxy: the head. */
+    size_t slots = (size_t)job->n * 3 + 2 + (size_t)job->nhosts * 4 + 64;
+    struct pollfd *pfd = malloc(slots * sizeof *pfd);
+    int *who = malloc(slots * sizeof *who); /* rank*3 + kind; < -1: head.c's */
     if (!pfd || !who) {
         fr_msg("out of memory");
         fr_end_job(job, SIGKILL, 0);
@@ -235,7 +252,9 @@ int fr_run(fr_job *job)
     uint64_t drain_until = 0;
     for (;;) {
         uint64_t now = fr_now_ns();
-        if (job->nalive == 0) {
+        if (job->nalive == 0 && job->hosts && !fr_head_done(job)) {
+            /* The proxies still clean up and flush their output. */
+        } else if (job->nalive == 0) {
             if (!streams_open(job) || !pfd)
                 break;
             if (drain_until == 0)
@@ -254,6 +273,25 @@ int fr_run(fr_job *job)
         int n = 0;
         pfd[n] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
         who[n++] = -1;
+        if (job->head.fd >= 0) {
+            pfd[n] = (struct pollfd){.fd = job->head.fd, .events = POLLIN};
+            who[n++] = -2;
+        }
+        if (job->hosts) {
+            size_t need = (size_t)n + (size_t)job->n * 3 + (size_t)fr_head_pollfd_count(job);
+            if (need > slots) { /* more connections than expected (pending ones) */
+                struct pollfd *p2 = realloc(pfd, need * sizeof *pfd);
+                if (p2)
+                    pfd = p2;
+                int *w2 = realloc(who, need * sizeof *who);
+                if (w2)
+                    who = w2;
+                if (p2 && w2)
+                    slots = need;
+            }
+            if (need <= slots)
+                n += fr_head_pollfds(job, pfd, who, n);
+        }
         for (int i = 0; i < job->n; i++) {
             fr_rank *r = &job->ranks[i];
             int fds[3] = {r->pmi_fd, r->out.fd, r->err.fd};
@@ -272,6 +310,13 @@ int fr_run(fr_job *job)
         for (int p = 1; ready > 0 && p < n; p++) {
             if (!pfd[p].revents)
                 continue;
+            if (who[p] < -1) {
+                if (job->opt.proxy_head)
+                    fr_proxy_ready(job);
+                else
+                    fr_head_ready(job, who[p], pfd[p].revents);
+                continue;
+            }
             fr_rank *r = &job->ranks[who[p] / 3];
             switch (who[p] % 3) {
             case 0: fr_pmi_readable(job, r); break;
@@ -283,6 +328,10 @@ int fr_run(fr_job *job)
             read_signals(job);
         flush_failures(job);
         now = fr_now_ns();
+        if (job->hosts) {
+            fr_head_tick(job, now);
+            flush_failures(job);
+        }
         check_timeout(job, now);
         if (job->kill_at && now >= job->kill_at) {
             fr_verbose(job, 1, "ranks still alive after SIGTERM: sending SIGKILL");

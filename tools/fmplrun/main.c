@@ -1,6 +1,7 @@
-/* fmplrun: start an FMPL (or any PMI-1) job of N ranks on this machine.
- * Parses the command line, names the job, starts the ranks, serves them
- * until they are all gone, and removes the job's shared-memory files. */
+/* fmplrun: start an FMPL (or any PMI-1) job of N ranks on this machine or,
+ * with --hosts / --hostfile, across hosts (head.c, proxy.c).  Parses the
+ * command line, names the job, starts the ranks (or the proxies), serves
+ * them until they are all gone, and removes the job's shared-memory files. */
 #include "fmplrun.h"
 
 #include <stdarg.h>
@@ -41,18 +42,36 @@ int main(int argc, char **argv)
     int rc = fr_parse_args(argc, argv, &job.opt);
     if (rc >= 0)
         return rc;
-    job.n = job.opt.nranks;
     job.fail_status = -1;
-    job.sigfd = -1;
+    job.sigfd = job.listen_fd = job.head.fd = -1;
     signal(SIGPIPE, SIG_IGN); /* a rank or reader gone is seen as EPIPE */
-    name_job(&job);
+    if ((job.opt.hosts || job.opt.hostfile) && (rc = fr_hosts_plan(&job)) != 0)
+        return rc;
+    job.n = job.opt.nranks;
+    job.first = 0;
+    job.nlocal = job.n;
+    if (job.opt.proxy_head) { /* the job is named by its head */
+        snprintf(job.kvsname, sizeof job.kvsname, "%s", job.opt.proxy_job);
+        fmpl_job_id_from_kvsname(job.kvsname, job.job_id);
+    } else {
+        name_job(&job);
+    }
     job.kvs = fr_kvs_new();
     job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
     if (!job.kvs || !job.ranks || fr_signals_setup(&job) != 0) {
         fr_msg("cannot set up the launcher");
         return FR_EXIT_LAUNCHER;
     }
-    int spawn_status = fr_spawn(&job);
+    if (job.opt.proxy_head) {
+        int status = fr_proxy_main(&job);
+        close(job.sigfd);
+        fr_kvs_free(job.kvs);
+        free(job.ranks);
+        return status;
+    }
+    if (job.hosts)
+        job.nlocal = 0; /* every rank runs under a proxy, even on this host */
+    int spawn_status = job.hosts ? fr_head_start(&job) : fr_spawn(&job);
     if (spawn_status != 0) {
         job.exit_status = spawn_status;
         if (job.nalive > 0)

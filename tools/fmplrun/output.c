@@ -1,7 +1,9 @@
 /* --tag-output: relay each rank's stdout and stderr line by line, every
  * line prefixed with "[r] " and written with one write(2), so lines of
  * different ranks never mix.  A line longer than the buffer is cut into
- * pieces, each written as its own tagged line. */
+ * pieces, each written as its own tagged line.  Across hosts the head
+ * relays each proxy's output the same way, untagged (rank -1): the proxy
+ * tagged it already when asked to. */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -39,7 +41,7 @@ static void write_all(int fd, const char *p, size_t n)
 static void emit(const fr_stream *s, int rank, const char *line, size_t len)
 {
     char out[FR_STREAM_BUF + 32];
-    int n = snprintf(out, sizeof out, "[%d] ", rank);
+    int n = rank >= 0 ? snprintf(out, sizeof out, "[%d] ", rank) : 0; /* < 0: a proxy's, as is */
     memcpy(out + n, line, len);
     out[(size_t)n + len] = '\n';
     write_all(s->dest, out, (size_t)n + len + 1);

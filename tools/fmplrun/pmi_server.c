@@ -2,7 +2,9 @@
  * and answers them the way mpiexec.hydra does (see pmi1_wire.h).  A barrier
  * completes when all N ranks have entered it; a put is stored at once, so a
  * get already sees it (PMI-1 only promises that after the barrier).
- * Requests we do not know get rc=-1 with a message, and a warning here. */
+ * Requests we do not know get rc=-1 with a message, and a warning here.
+ * Across hosts the head serves every rank: a remote rank's requests and
+ * replies travel through its host's proxy (head.c, proxy.c). */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -19,22 +21,16 @@ __attribute__((format(printf, 3, 4))) static void reply(fr_job *job, fr_rank *r,
     char line[FMPL_PMI1_LINE_MAX + 64];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    size_t n = fr_vline(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n < 0)
+    if (n == 0)
         return;
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    fr_verbose(job, 2, "rank %d <- %s", r->rank, line);
-    line[n++] = '\n';
-    for (int off = 0; off < n && r->pmi_fd >= 0;) {
-        ssize_t w = send(r->pmi_fd, line + off, (size_t)(n - off), MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* the rank is gone; its exit is handled elsewhere */
-        off += (int)w;
+    fr_verbose(job, 2, "rank %d <- %.*s", r->rank, (int)n - 1, line);
+    if (r->host >= 0) {
+        fr_head_send(job, r->host, "P %d %.*s", r->rank, (int)n - 1, line);
+        return;
     }
+    fr_send_all(r->pmi_fd, line, n); /* fails when the rank is gone: its exit is handled elsewhere */
 }
 
 void fr_pmi_barrier_check(fr_job *job)
@@ -52,9 +48,9 @@ void fr_pmi_barrier_check(fr_job *job)
                 if (job->ranks[j].in_barrier)
                     off += (size_t)snprintf(waiting + off, sizeof waiting - off, " %d", j);
             fr_fail(job, gone, 1,
-                    "rank %d (pid %ld) exited with status 0 while rank(s)%s waited for it in "
+                    "rank %d (pid %ld%s) exited with status 0 while rank(s)%s waited for it in "
                     "a PMI barrier it never entered",
-                    i, (long)gone->pid, waiting);
+                    i, (long)gone->pid, fr_rank_where(job, gone), waiting);
         }
     }
     if (job->barrier_count < job->n)
@@ -105,7 +101,7 @@ static void get(fr_job *job, fr_rank *r, const char *line)
         reply(job, r, "cmd=get_result rc=-1 msg=key_%s_not_found", key);
 }
 
-static void handle(fr_job *job, fr_rank *r, const char *line)
+void fr_pmi_handle(fr_job *job, fr_rank *r, const char *line)
 {
     char cmd[64], arg[32];
     fr_verbose(job, 2, "rank %d -> %s", r->rank, line);
@@ -149,8 +145,9 @@ static void handle(fr_job *job, fr_rank *r, const char *line)
             if (*end || end == arg)
                 code = 1;
         }
-        fr_fail(job, r, fmpl_pmi1_abort_status((int)code), "rank %d (pid %ld) called abort with code %ld",
-                r->rank, (long)r->pid, code);
+        fr_fail(job, r, fmpl_pmi1_abort_status((int)code),
+                "rank %d (pid %ld%s) called abort with code %ld", r->rank, (long)r->pid,
+                fr_rank_where(job, r), code);
     } else {
         fr_msg("rank %d sent an unknown PMI command '%s'", r->rank, cmd);
         reply(job, r, "cmd=error rc=-1 msg=unknown_command_%s", cmd);
@@ -164,8 +161,12 @@ static void serve_lines(fr_job *job, fr_rank *r)
     char *nl;
     while ((nl = memchr(r->pmi_buf + start, '\n', r->pmi_len - start)) != NULL) {
         *nl = '\0';
-        if (!r->skip_line)
-            handle(job, r, r->pmi_buf + start);
+        if (r->skip_line)
+            ;
+        else if (job->opt.proxy_head)
+            fr_proxy_forward(job, r, r->pmi_buf + start); /* a proxy: the head serves it */
+        else
+            fr_pmi_handle(job, r, r->pmi_buf + start);
         r->skip_line = 0;
         start = (size_t)(nl - r->pmi_buf) + 1;
     }

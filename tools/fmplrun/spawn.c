@@ -77,22 +77,24 @@ static void plan_binding(fr_job *job)
                 cpus[ncpus++] = c;
     int bind = job->opt.bind;
     if (bind == FR_BIND_DEFAULT)
-        bind = (ncpus > 0 && job->n <= ncpus) ? FR_BIND_CORE : FR_BIND_NONE;
+        bind = (ncpus > 0 && job->nlocal <= ncpus) ? FR_BIND_CORE : FR_BIND_NONE;
     if (ncpus == 0)
         bind = FR_BIND_NONE;
-    for (int r = 0; r < job->n; r++)
-        job->ranks[r].cpu = bind == FR_BIND_CORE ? cpus[r % ncpus] : -1;
+    for (int r = job->first; r < job->first + job->nlocal; r++)
+        job->ranks[r].cpu = bind == FR_BIND_CORE ? cpus[(r - job->first) % ncpus] : -1;
     if (job->opt.verbose < 1)
         return;
     if (bind == FR_BIND_NONE) {
         fr_msg("binding: none (%s; %d ranks, %d CPUs allowed)",
-               job->opt.bind == FR_BIND_NONE ? "--bind none" : "oversubscribed", job->n, ncpus);
+               job->opt.bind == FR_BIND_NONE ? "--bind none" : "oversubscribed", job->nlocal,
+               ncpus);
         return;
     }
     char text[1024];
     size_t off = 0;
-    for (int r = 0; r < job->n && off < sizeof text - 32; r++)
-        off += (size_t)snprintf(text + off, sizeof text - off, "%s%d->%d", r ? " " : "", r,
+    for (int r = job->first; r < job->first + job->nlocal && off < sizeof text - 32; r++)
+        off += (size_t)snprintf(text + off, sizeof text - off, "%s%d->%d",
+                                r > job->first ? " " : "", r,
                                 job->ranks[r].cpu);
     fr_msg("binding: core (rank->CPU): %s%s", text, off >= sizeof text - 32 ? " ..." : "");
 }
@@ -139,8 +141,8 @@ static void env_set_rank(child_env *ce, const fr_job *job, int rank, int fd)
     snprintf(ce->vars[1], sizeof ce->vars[1], "PMI_RANK=%d", rank);
     snprintf(ce->vars[2], sizeof ce->vars[2], "PMI_SIZE=%d", job->n);
     snprintf(ce->vars[3], sizeof ce->vars[3], "FMPL_LAUNCHER=fmplrun");
-    snprintf(ce->vars[4], sizeof ce->vars[4], "MPI_LOCALRANKID=%d", rank);
-    snprintf(ce->vars[5], sizeof ce->vars[5], "MPI_LOCALNRANKS=%d", job->n);
+    snprintf(ce->vars[4], sizeof ce->vars[4], "MPI_LOCALRANKID=%d", rank - job->first);
+    snprintf(ce->vars[5], sizeof ce->vars[5], "MPI_LOCALNRANKS=%d", job->nlocal);
 }
 
 static void child_warn(const char *what, int rank, int err)
@@ -233,13 +235,14 @@ int fr_spawn(fr_job *job)
         fr_msg("cannot execute '%s': %s", prog, strerror(err));
         return exec_failure_status(err);
     }
-    if (raise_fd_limit(job->n, job->opt.tag_output) != 0) {
-        fr_msg("the open-file limit is too low for %d ranks (ulimit -n)", job->n);
+    if (raise_fd_limit(job->nlocal, job->opt.tag_output) != 0) {
+        fr_msg("the open-file limit is too low for %d ranks (ulimit -n)", job->nlocal);
         return FR_EXIT_LAUNCHER;
     }
     for (int r = 0; r < job->n; r++) {
         fr_rank *rk = &job->ranks[r];
         rk->rank = r;
+        rk->host = -1;
         rk->pmi_fd = rk->out.fd = rk->err.fd = -1;
     }
     plan_binding(job);
@@ -249,14 +252,14 @@ int fr_spawn(fr_job *job)
         fr_msg("cannot prepare the ranks' environment");
         return FR_EXIT_LAUNCHER;
     }
-    int *status_fd = malloc((size_t)job->n * sizeof *status_fd);
+    int *status_fd = malloc((size_t)job->nlocal * sizeof *status_fd);
     int started = 0, result = 0;
-    for (; status_fd && started < job->n; started++) {
-        status_fd[started] = start_rank(job, started, path, &ce, devnull);
+    for (; status_fd && started < job->nlocal; started++) {
+        status_fd[started] = start_rank(job, job->first + started, path, &ce, devnull);
         if (status_fd[started] < 0)
             break;
     }
-    if (!status_fd || started < job->n)
+    if (!status_fd || started < job->nlocal)
         result = FR_EXIT_LAUNCHER;
     /* Wait for each exec: EOF means it happened, an errno means it did not. */
     for (int r = 0; r < started; r++) {
