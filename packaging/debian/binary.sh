@@ -20,7 +20,6 @@ BIN=debian/fmpl-bin
 PRIO=30                 # below Debian's MPICH (40) and Open MPI (50)
 VERSION=$(dpkg-parsechangelog -SVersion)
 UPSTREAM=${VERSION%%-*}
-MAN=/usr/share/man/man1
 
 die() { echo "binary.sh: $*" >&2; exit 1; }
 
@@ -102,22 +101,29 @@ for tool in "$BIN$PREFIX"/bin/fmpl*; do
     link $BIN "/usr/bin/$name" "../lib/$MA/fmpl/bin/$name"
 done
 
-# --- manual pages, if any, in /usr/share/man/man1, gzipped; the pages of
-# names that are alternatives get the suffix .fmpl (mpicc.fmpl.1.gz).
-for page in "$STAGE$PREFIX"/share/man/man1/*; do
+# --- manual pages, if any, in /usr/share/man/man<N>, gzipped.  Pages of
+# names that are alternatives get the suffix .fmpl (mpicc.fmpl.1.gz) and go
+# with the package of the program; other section 1 pages go to fmpl-bin,
+# the other sections (library calls) to libfmpl-dev.
+for page in "$STAGE$PREFIX"/share/man/man*/*; do
     [ -f "$page" ] || continue
+    section=$(basename "$(dirname "$page")")
     name=$(basename "$page")
     name=${name%.gz}
-    name=${name%.1}
-    case $name in
-        mpicc|mpicxx) pkg=$DEV; dest=$name.fmpl.1.gz ;;
-        mpirun|mpiexec) pkg=$BIN; dest=$name.fmpl.1.gz ;;
-        *) pkg=$BIN; dest=$name.1.gz ;;
+    case $section in
+        man1)
+            name=${name%.1}
+            case $name in
+                mpicc|mpicxx) pkg=$DEV; dest=$name.fmpl.1.gz ;;
+                mpirun|mpiexec) pkg=$BIN; dest=$name.fmpl.1.gz ;;
+                *) pkg=$BIN; dest=$name.1.gz ;;
+            esac ;;
+        *) pkg=$DEV; dest=$name.gz ;;
     esac
-    mkdir -p "$pkg$MAN"
+    mkdir -p "$pkg/usr/share/man/$section"
     case $page in
-        *.gz) cp "$page" "$pkg$MAN/$dest" ;;
-        *) gzip -9nc "$page" > "$pkg$MAN/$dest" ;;
+        *.gz) cp "$page" "$pkg/usr/share/man/$section/$dest" ;;
+        *) gzip -9nc "$page" > "$pkg/usr/share/man/$section/$dest" ;;
     esac
     rm -f "$page"
 done

@@ -21,13 +21,21 @@ out=${1:-$root/build-deb}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-for tool in dpkg-buildpackage dpkg-shlibdeps cmake cc; do
-    if ! command -v $tool >/dev/null 2>&1; then
-        echo "build-deb.sh: $tool not found; install the build dependencies:" >&2
-        echo "  apt-get install dpkg-dev cmake gcc" >&2
+# Build dependencies: as root, apt-get installs what is missing (like
+# tools/install-deps.sh); other users are told the command.
+need=""
+command -v dpkg-buildpackage >/dev/null 2>&1 || need="$need dpkg-dev"
+command -v cmake >/dev/null 2>&1 || need="$need cmake"
+command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
+if [ -n "$need" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "build-deb.sh: installing$need"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+    else
+        echo "build-deb.sh: missing$need; run: sudo apt-get install -y$need" >&2
         exit 1
     fi
-done
+fi
 
 upstream=$(sed -n 's/^project(FMPL VERSION \([0-9][0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 [ -n "$upstream" ] || { echo "build-deb.sh: no project(FMPL VERSION ...) in CMakeLists.txt" >&2; exit 1; }

@@ -145,13 +145,29 @@ for g in $groups; do
     fi
 done
 
+# Manual pages (when the build installed them) are slaves of the groups.
+man=/usr/share/man/man1
+for spec in mpi:mpicc.1.gz:mpicc.fmpl.1.gz mpi:mpicxx.1.gz:mpicxx.fmpl.1.gz \
+            mpirun:mpirun.1.gz:mpirun.fmpl.1.gz mpirun:mpirun.1.gz:fmplrun.1.gz; do
+    g=${spec%%:*} rest=${spec#*:}
+    slave=${rest%%:*} page=${rest#*:}
+    [ -e "$man/$page" ] || continue
+    awk -v c="$(choice "$g")" '/^Alternative: /{a=$2} a==c' "$work/q.$g" | grep -q "^ $slave $man/" ||
+        fail "$g: FMPL's $slave is not a slave though $man/$page is installed"
+    say "$g: man page $slave -> $(awk -v c="$(choice "$g")" -v s="$slave" '/^Alternative: /{a=$2} a==c && $1==s {print $2}' "$work/q.$g")"
+done
+
 # --- 3. build and run with the installed files
 cd "$work"
 for f in /usr/bin/mpicc.fmpl /usr/bin/mpicxx.fmpl /usr/bin/mpirun.fmpl /usr/bin/mpiexec.fmpl \
          /usr/bin/fmplrun /usr/lib/$MA/pkgconfig/fmpl.pc "$PREFIX/include/mpi.h" "$PREFIX/include/fmpl.h"; do
     [ -e "$f" ] || fail "$f is missing"
 done
-command -v pkg-config > /dev/null || fail "pkg-config is not installed (apt-get install pkgconf)"
+if ! command -v pkg-config > /dev/null; then    # libfmpl-dev recommends it
+    say "installing pkgconf"
+    dpkg_wait env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 pkgconf ||
+        fail "pkg-config is not installed and pkgconf does not install"
+fi
 v=$(pkg-config --modversion fmpl) || fail "pkg-config does not find fmpl"
 say "pkg-config fmpl: $v: $(pkg-config --cflags --libs fmpl)"
 
@@ -185,6 +201,9 @@ expect_run() {
     if [ "$n" != "$count" ]; then
         cat "$name.out" >&2; fail "$name: want $count lines matching '$pattern', got $n"
     fi
+    case $name in
+        hello*) grep -q '^library: FMPL' "$name.out" || { cat "$name.out" >&2; fail "$name: not FMPL's MPI library"; } ;;
+    esac
     sed "s/^/    /" "$name.out"
     say "$name: ok ($*)"
 }
@@ -289,8 +308,11 @@ for p in $pkgs; do
 done
 left=
 for f in $listed; do
-    case $f in /.|/usr|/usr/bin|/usr/lib|/usr/lib/$MA|/usr/lib/$MA/pkgconfig|/usr/lib/$MA/cmake|/usr/share|/usr/share/doc|/usr/share/man|/usr/share/man/man1) continue ;; esac
-    if [ -e "$f" ] || [ -L "$f" ]; then left="$left $f"; fi
+    # what still exists must belong to another package (/usr/bin, ...)
+    [ "$f" != /. ] || continue
+    if [ -e "$f" ] || [ -L "$f" ]; then
+        dpkg-query -S "$f" > /dev/null 2>&1 || left="$left $f"
+    fi
 done
 [ -z "$left" ] || fail "left after purge:$left"
 [ ! -e "$PREFIX" ] || fail "$PREFIX is left after purge"
