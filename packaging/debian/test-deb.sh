@@ -295,9 +295,25 @@ if [ $select = yes ]; then
     done
 fi
 
-# --- 5. remove, purge, check that nothing is left
+# --- 5. reinstall (the upgrade path of the maintainer scripts), remove,
+# purge, check that nothing is left
 cd /
+say "dpkg -i again (reinstall over itself)"
+dpkg_wait dpkg -i $debs > /dev/null || fail "reinstalling fails"
+for g in $groups; do
+    update-alternatives --query "$g" | grep -q "^Alternative: $(choice "$g")$" ||
+        fail "$g: FMPL not registered after reinstalling"
+    [ "$(selection "$g")" = "$(cat "$work/before.$g")" ] || [ "$(cat "$work/before.$g")" = none ] ||
+        fail "$g: selection changed by reinstalling: $(selection "$g")"
+done
 listed=$(dpkg -L $pkgs | sort -u)
+say "dpkg -r $pkgs"
+dpkg_wait dpkg -r $pkgs || fail "dpkg -r failed"
+for g in $groups; do
+    if update-alternatives --query "$g" 2>/dev/null | grep -q "^Alternative: $(choice "$g")$"; then
+        fail "$g still lists FMPL after dpkg -r"
+    fi
+done
 say "dpkg --purge $pkgs"
 dpkg_wait dpkg --purge $pkgs || fail "dpkg --purge failed"
 installed=no
