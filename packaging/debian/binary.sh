@@ -154,7 +154,7 @@ for pkg in $L0 $DEV $BIN; do
     doc=$pkg/usr/share/doc/$(basename "$pkg")
     mkdir -p "$doc"
     cp debian/copyright "$doc/copyright"
-    gzip -9nc debian/changelog > "$doc/changelog.gz"
+    gzip -9nc debian/changelog > "$doc/changelog.Debian.gz"
 done
 cp debian/README.md "$DEV/usr/share/doc/libfmpl-dev/README.Debian.md"
 

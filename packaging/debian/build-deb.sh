@@ -12,7 +12,8 @@
 # The repository itself is not written to (no debian/ at its top).
 # Build dependencies: cmake, a C compiler, dpkg-dev (and ninja-build,
 # libpmix-dev if wanted: used when present).  Works as root or as a user.
-# The Debian version is <project version>-1, or FMPL_DEB_VERSION.
+# The Debian version is <project version>-1, or FMPL_DEB_VERSION;
+# FMPL_DEB_MAINTAINER sets the maintainer (name <address>).
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +42,10 @@ upstream=$(sed -n 's/^project(FMPL VERSION \([0-9][0-9.]*\).*/\1/p' "$root/CMake
 [ -n "$upstream" ] || { echo "build-deb.sh: no project(FMPL VERSION ...) in CMakeLists.txt" >&2; exit 1; }
 version=${FMPL_DEB_VERSION:-$upstream-1}
 
+# The maintainer in the changelog and control (placeholder address: the
+# project has no mailing address of its own yet).
+maintainer=${FMPL_DEB_MAINTAINER:-FMPL developers <fmpl@example.org>}
+
 tree=$out/fmpl-$upstream
 rm -rf "$tree"
 rm -f "$out"/libfmpl0_*.deb "$out"/libfmpl-dev_*.deb "$out"/fmpl-bin_*.deb \
@@ -49,6 +54,7 @@ mkdir -p "$tree"
 cp -R "$here" "$tree/debian"
 ln -s "$root" "$tree/source"
 chmod 0755 "$tree/debian/rules"
+sed -i "s|^Maintainer: .*|Maintainer: $maintainer|" "$tree/debian/control"
 
 # The changelog: one entry for this build, dated by the last commit when
 # the repository is a git checkout (reproducible), else now.
@@ -58,9 +64,10 @@ date=$(git -C "$root" log -1 --format=%aD 2>/dev/null || date -R)
 cat > "$tree/debian/changelog" <<EOF
 fmpl ($version) unstable; urgency=medium
 
-  * Built from the FMPL repository ($commit) by packaging/debian/build-deb.sh.
+  * Built from the FMPL repository at $commit
+    by packaging/debian/build-deb.sh.
 
- -- FMPL developers <fmpl@localhost>  $date
+ -- $maintainer  $date
 EOF
 
 echo "build-deb.sh: building FMPL $version in $tree"

@@ -3,8 +3,14 @@
 # machine, use them, remove them (as root).
 #
 #   packaging/debian/test-deb.sh [--no-select] [DEBDIR]
+#   packaging/debian/test-deb.sh --chroot [DEBDIR]
 #
 # DEBDIR (default build-deb/) holds the three packages from `make deb`.
+# --chroot: the same test in a fresh Debian chroot (debootstrap --variant=
+# minbase of this machine's release, from the mirror its apt uses, or
+# FMPL_DEB_MIRROR), in a private mount namespace, with no other MPI: the
+# "fresh machine" case (dependencies come with apt-get -f install).  Needs
+# the network; takes a few minutes.  Without it the test runs on this machine.
 #  1. dpkg -i libfmpl0, libfmpl-dev, fmpl-bin (apt-get -f install when a
 #     dependency is missing); beside Debian's MPICH and Open MPI when those
 #     are installed, which dpkg would refuse on a file conflict;
@@ -25,7 +31,11 @@
 set -eu
 
 select=yes
-if [ "${1:-}" = --no-select ]; then select=no; shift; fi
+chroot=no
+case ${1:-} in
+    --no-select) select=no; shift ;;
+    --chroot) chroot=yes; shift ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 debdir=${1:-$root/build-deb}
@@ -42,13 +52,56 @@ for p in $pkgs; do
     [ $# = 1 ] && [ -f "$1" ] || fail "want exactly one $debdir/${p}_*.deb (make deb)"
     debs="$debs $1"
 done
+
+if [ $chroot = yes ]; then
+    # debootstrap a chroot, copy this script, examples/ and the packages in,
+    # run the test there.  The mounts (proc, dev, a fresh /dev/shm) are made
+    # in a private mount namespace: they go when it ends, whatever happens.
+    if ! command -v debootstrap > /dev/null; then
+        say "installing debootstrap"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 debootstrap > /dev/null ||
+            fail "debootstrap does not install"
+    fi
+    suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+    mirror=${FMPL_DEB_MIRROR:-$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        awk '/^URIs:/ && $2 ~ /debian\/?$/ {print $2; exit}')}
+    [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 !~ /^\[/ && $2 ~ /debian\/?$/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+    [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+    dir=$(mktemp -d /var/tmp/fmpl-deb-chroot.XXXXXX)
+    trap 'rm -rf --one-file-system "$dir"' EXIT
+    trap 'exit 130' INT TERM HUP
+    say "debootstrap --variant=minbase $suite $dir $mirror"
+    unshare --mount --propagation private \
+        debootstrap --variant=minbase "$suite" "$dir" "$mirror" > "$dir.log" 2>&1 ||
+        { tail -20 "$dir.log" >&2; rm -f "$dir.log"; fail "debootstrap failed"; }
+    rm -f "$dir.log"
+    mkdir -p "$dir/tmp/fmpl/packaging/debian" "$dir/tmp/fmpl/examples" "$dir/tmp/fmpl/debs"
+    cp "$here/test-deb.sh" "$dir/tmp/fmpl/packaging/debian/"
+    cp "$root"/examples/*.c "$dir/tmp/fmpl/examples/"
+    # shellcheck disable=SC2086
+    cp $debs "$dir/tmp/fmpl/debs/"
+    cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+    say "running the test in the chroot"
+    unshare --mount --propagation private sh -ec '
+        d=$1
+        mount -t proc proc "$d/proc"
+        mount --rbind /dev "$d/dev"
+        mount -t tmpfs -o mode=1777,nosuid,nodev shm "$d/dev/shm"
+        chroot "$d" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+            DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 \
+            sh -ec "apt-get update -qq && /tmp/fmpl/packaging/debian/test-deb.sh /tmp/fmpl/debs"
+    ' sh "$dir"
+    exit $?
+fi
 for p in $pkgs; do
     if dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$'; then
         fail "$p is installed already; remove it first (dpkg --purge $pkgs)"
     fi
 done
 
-MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+# The multiarch triplet the packages were built for: their private directory
+MA=$(dpkg-deb -c "$(echo $debs | cut -d' ' -f1)" | sed -n 's|.* \./usr/lib/\([^/]*\)/fmpl/$|\1|p' | head -1)
+[ -n "$MA" ] || fail "no /usr/lib/<triplet>/fmpl/ in libfmpl0"
 PREFIX=/usr/lib/$MA/fmpl
 groups="mpi mpi-$MA mpirun"
 # FMPL's choice in each group
@@ -67,7 +120,7 @@ dpkg_wait() {
     i=0
     while :; do
         if "$@" > "$work/dpkg.out" 2>&1; then cat "$work/dpkg.out"; return 0; fi
-        if grep -qi 'lock' "$work/dpkg.out" && [ $i -lt 120 ]; then
+        if grep -qi 'frontend lock\|database is locked\|could not get lock' "$work/dpkg.out" && [ $i -lt 120 ]; then
             i=$((i + 1)); sleep 5; continue
         fi
         cat "$work/dpkg.out"; return 1
