@@ -10,8 +10,9 @@
 #   OUTDIR/libfmpl-dev_<version>_<arch>.deb   headers, wrappers, pkg-config, CMake
 #   OUTDIR/fmpl-bin_<version>_<arch>.deb      fmplrun, fmpl_info, benchmarks
 # The repository itself is not written to (no debian/ at its top).
-# Build dependencies: cmake, a C compiler, dpkg-dev (and ninja-build,
-# libpmix-dev if wanted: used when present).  Works as root or as a user.
+# Build dependencies: cmake, a C compiler, dpkg-dev, build-essential (and
+# ninja-build, libpmix-dev if wanted: used when present); as root, missing
+# ones are installed with apt-get.  Works as root or as a user.
 # The Debian version is <project version>-1, or FMPL_DEB_VERSION;
 # FMPL_DEB_MAINTAINER sets the maintainer (name <address>).
 set -eu
@@ -24,8 +25,12 @@ out=$(cd "$out" && pwd)
 
 # Build dependencies: as root, apt-get installs what is missing (like
 # tools/install-deps.sh); other users are told the command.
+# (dpkg-buildpackage also wants build-essential, implicitly.)
 need=""
-command -v dpkg-buildpackage >/dev/null 2>&1 || need="$need dpkg-dev"
+for pkg in dpkg-dev build-essential; do
+    dpkg-query -W -f='${Status}\n' $pkg 2>/dev/null | grep -q '^install ok installed$' ||
+        need="$need $pkg"
+done
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
 if [ -n "$need" ]; then
