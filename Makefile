@@ -7,6 +7,9 @@
 #   make install    install to PREFIX (default /usr/local; DESTDIR stages)
 #   make builds     every build type with gcc and clang, LTO, static (build only;
 #                   what CI checks so that none of them breaks)
+#   make deb        Debian packages (libfmpl0, libfmpl-dev, fmpl-bin) in build-deb/
+#   make test-deb   (root) install them beside MPICH and Open MPI, build and run
+#                   examples/ with the installed wrappers, purge them
 # Warnings are errors in the test builds (make test, CI: FMPL_WERROR=ON), never
 # in a user's `make` / `make install`.
 PREFIX ?= /usr/local
@@ -16,7 +19,7 @@ BUILD_SAN := build-sanitize
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: all build build-sanitize build-werror test test-release test-sanitize demo bench deps \
-        install builds clean
+        install builds deb test-deb clean
 
 all: build
 
@@ -73,5 +76,12 @@ install: build
 builds:
 	tools/build-matrix.sh $(BUILDS_ARGS)
 
+# Debian packages: packaging/debian/README.md.
+deb:
+	packaging/debian/build-deb.sh
+
+test-deb: deb
+	packaging/debian/test-deb.sh
+
 clean:
-	rm -rf $(BUILD) $(BUILD_SAN)
+	rm -rf $(BUILD) $(BUILD_SAN) build-deb build-matrix

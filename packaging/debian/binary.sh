@@ -93,6 +93,9 @@ done
 # --- fmpl-bin: everything else in bin/ (fmplrun, mpirun, mpiexec, fmpl_info,
 # the benchmarks)
 take $BIN "$PREFIX/bin/fmplrun"
+# The user documentation (README, docs/*.md, examples/) with the development
+# files, where Debian keeps a package's documentation.
+take $DEV /usr/share/doc/libfmpl-dev
 take -o $BIN "$PREFIX/bin/*"
 link $BIN /usr/bin/mpirun.fmpl "../lib/$MA/fmpl/bin/fmplrun"
 link $BIN /usr/bin/mpiexec.fmpl "../lib/$MA/fmpl/bin/fmplrun"
