@@ -5,6 +5,8 @@
 # option it maps to, and what FMPL does not have yet is a declared variant
 # that conflicts, so that asking for it fails instead of being ignored.
 
+import os
+
 from spack.package import *
 
 
@@ -95,13 +97,15 @@ class Fmpl(CMakePackage):
     @run_after("install")
     def check_pmix_used(self):
         """With +pmix, fail the installation if CMake went on without PMIx
-        (FMPL's build then only prints a message)."""
+        (FMPL's build then only prints a message): libmpi must need libpmix."""
         if not self.spec.satisfies("+pmix"):
             return
-        targets = join_path(self.prefix.lib, "cmake", "FMPL", "FMPLTargets.cmake")
-        with open(targets, encoding="utf-8") as f:
-            text = f.read()
-        if "pmix" not in text.lower():
+        libmpi = join_path(self.prefix.lib, "libmpi.so.12")
+        if not os.path.exists(libmpi):
+            libmpi = self.mpi_libs[0]
+        with open(libmpi, "rb") as f:
+            needs_pmix = b"libpmix.so" in f.read()  # its DT_NEEDED entry
+        if not needs_pmix:
             raise InstallError(
                 "fmpl+pmix: FMPL was built without PMIx support "
                 "(see the 'FMPL: PMIx support' line of the CMake output); "
