@@ -211,7 +211,9 @@ def cmake_cache_names(source):
     files = [os.path.join(source, "CMakeLists.txt")]
     cmake_dir = os.path.join(source, "cmake")
     if os.path.isdir(cmake_dir):
-        files += [os.path.join(cmake_dir, f) for f in os.listdir(cmake_dir) if f.endswith(".cmake")]
+        files += [
+            os.path.join(cmake_dir, f) for f in os.listdir(cmake_dir) if f.endswith(".cmake")
+        ]
     for path in files:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -223,20 +225,29 @@ def cmake_cache_names(source):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recipe", default=os.path.join(HERE, "packages", "fmpl", "package.py"))
-    ap.add_argument("--source", default=os.path.dirname(os.path.dirname(HERE)),
-                    help="FMPL's source tree (default: two levels above this script)")
+    ap.add_argument(
+        "--source",
+        default=os.path.dirname(os.path.dirname(HERE)),
+        help="FMPL's source tree (default: two levels above this script)",
+    )
     args = ap.parse_args()
     c = Checks()
 
     # Layout that `spack repo add packaging/spack` reads (Package API v1).
-    repo_yaml = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(args.recipe))),
-                             "repo.yaml")
+    repo_yaml = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(args.recipe))), "repo.yaml"
+    )
     text = open(repo_yaml, encoding="utf-8").read() if os.path.exists(repo_yaml) else ""
-    c.check(re.search(r"^repo:\s*\n\s+namespace:\s*['\"]?fmpl\b", text, re.M) is not None,
-            "repo.yaml beside packages/ declares namespace fmpl", repo_yaml)
-    c.check(os.path.basename(os.path.dirname(args.recipe)) == "fmpl"
-            and os.path.basename(os.path.dirname(os.path.dirname(args.recipe))) == "packages",
-            "recipe is packages/fmpl/package.py")
+    c.check(
+        re.search(r"^repo:\s*\n\s+namespace:\s*['\"]?fmpl\b", text, re.M) is not None,
+        "repo.yaml beside packages/ declares namespace fmpl",
+        repo_yaml,
+    )
+    c.check(
+        os.path.basename(os.path.dirname(args.recipe)) == "fmpl"
+        and os.path.basename(os.path.dirname(os.path.dirname(args.recipe))) == "packages",
+        "recipe is packages/fmpl/package.py",
+    )
 
     try:
         module = load_recipe(args.recipe)
@@ -245,8 +256,7 @@ def main():
         print("%d passed, %d failed" % (c.passed, c.failed))
         return 1
     Fmpl = getattr(module, "Fmpl", None)
-    c.check(isinstance(Fmpl, type) and issubclass(Fmpl, CMakePackage),
-            "class Fmpl(CMakePackage)")
+    c.check(isinstance(Fmpl, type) and issubclass(Fmpl, CMakePackage), "class Fmpl(CMakePackage)")
     if not (isinstance(Fmpl, type) and issubclass(Fmpl, CMakePackage)):
         print("%d passed, %d failed" % (c.passed, c.failed))
         return 1
@@ -254,13 +264,15 @@ def main():
     c.check(bool(getattr(Fmpl, "git", "")), "Fmpl.git is set (version('main') clones it)")
 
     # Versions: a branch, commit or tag, or a real sha256 (no placeholder).
-    c.check(any(v[0] == "main" and v[2].get("branch") == "main" for v in REC.versions),
-            'version("main", branch="main")')
+    c.check(
+        any(v[0] == "main" and v[2].get("branch") == "main" for v in REC.versions),
+        'version("main", branch="main")',
+    )
     for name, vargs, kw in REC.versions:
         sha = kw.get("sha256") or (vargs[0] if vargs else None)
         ok = any(k in kw for k in ("branch", "commit", "tag")) or (
-            bool(sha) and re.fullmatch(r"[0-9a-f]{64}", sha) is not None
-            and len(set(sha)) > 4)
+            bool(sha) and re.fullmatch(r"[0-9a-f]{64}", sha) is not None and len(set(sha)) > 4
+        )
         c.check(ok, "version %s has a branch/commit/tag or a real sha256" % name)
 
     c.check(("mpi@:4.0", None) in REC.provides, 'provides("mpi@:4.0")', str(REC.provides))
@@ -269,13 +281,19 @@ def main():
     c.check(variants.get("pmix", {}).get("default") is True, "variant pmix, default on")
     c.check(variants.get("fortran", {}).get("default") is False, "variant fortran, default off")
     fab = variants.get("fabrics", {})
-    c.check(fab.get("default") == "shm" and "ofi" in (fab.get("values") or ()),
-            "variant fabrics (shm default, ofi declared)")
-    c.check(any(d[0].startswith("pmix") and d[1].get("when") == "+pmix" for d in REC.depends_on),
-            'depends_on("pmix...", when="+pmix")')
+    c.check(
+        fab.get("default") == "shm" and "ofi" in (fab.get("values") or ()),
+        "variant fabrics (shm default, ofi declared)",
+    )
+    c.check(
+        any(d[0].startswith("pmix") and d[1].get("when") == "+pmix" for d in REC.depends_on),
+        'depends_on("pmix...", when="+pmix")',
+    )
     for lang in ("c", "cxx"):
-        c.check(any(d[0] == lang for d in REC.depends_on),
-                'depends_on("%s") (compilers are dependencies in Spack 1.x)' % lang)
+        c.check(
+            any(d[0] == lang for d in REC.depends_on),
+            'depends_on("%s") (compilers are dependencies in Spack 1.x)' % lang,
+        )
 
     # What FMPL lacks must conflict, with a message (not be silently ignored).
     def conflicting(spec):
@@ -288,48 +306,79 @@ def main():
     options = cmake_cache_names(args.source)
     pmix = Spec({}, prefix="/opt/pmix")
     for pmix_on in (True, False):
-        spec = Spec({"pmix": pmix_on, "debug": False, "fortran": False, "fabrics": "shm",
-                     "build_type": "RelWithDebInfo"},
-                    deps={"pmix": pmix} if pmix_on else {})
+        spec = Spec(
+            {
+                "pmix": pmix_on,
+                "debug": False,
+                "fortran": False,
+                "fabrics": "shm",
+                "build_type": "RelWithDebInfo",
+            },
+            deps={"pmix": pmix} if pmix_on else {},
+        )
         cmargs = Fmpl(spec).cmake_args()
         want = "-DFMPL_PMIX:BOOL=%s" % ("ON" if pmix_on else "OFF")
-        c.check(want in cmargs, "%spmix: cmake_args has %s" % ("+" if pmix_on else "~", want),
-                str(cmargs))
+        c.check(
+            want in cmargs,
+            "%spmix: cmake_args has %s" % ("+" if pmix_on else "~", want),
+            str(cmargs),
+        )
         has_root = "-DFMPL_PMIX_ROOT:STRING=/opt/pmix" in cmargs
-        c.check(has_root == pmix_on, "%spmix: FMPL_PMIX_ROOT %s" % (
-            "+" if pmix_on else "~", "is the pmix prefix" if pmix_on else "is not set"),
-            str(cmargs))
+        c.check(
+            has_root == pmix_on,
+            "%spmix: FMPL_PMIX_ROOT %s"
+            % ("+" if pmix_on else "~", "is the pmix prefix" if pmix_on else "is not set"),
+            str(cmargs),
+        )
         for arg in cmargs:
             m = re.match(r"-D(FMPL_\w+)[:=]", arg)
             if m:
-                c.check(m.group(1) in options,
-                        "%s is an option or cache variable of FMPL's CMake files" % m.group(1))
+                c.check(
+                    m.group(1) in options,
+                    "%s is an option or cache variable of FMPL's CMake files" % m.group(1),
+                )
 
     # Environment hooks.
-    spec = Spec({"pmix": True, "debug": False, "fortran": False, "fabrics": "shm"},
-                deps={"pmix": pmix}, prefix="/opt/fmpl")
+    spec = Spec(
+        {"pmix": True, "debug": False, "fortran": False, "fabrics": "shm"},
+        deps={"pmix": pmix},
+        prefix="/opt/fmpl",
+    )
     pkg = Fmpl(spec)
     dep_module = types.SimpleNamespace(spack_cc="/spack/env/cc", spack_cxx="/spack/env/c++")
     dependent = types.SimpleNamespace(package=types.SimpleNamespace(module=dep_module))
     env = Env()
     pkg.setup_dependent_build_environment(env, dependent)
-    c.check(env.vars.get("MPICC") == "/opt/fmpl/bin/mpicc"
-            and env.vars.get("MPICXX") == "/opt/fmpl/bin/mpicxx",
-            "dependent build env: MPICC, MPICXX are the installed wrappers", str(env.vars))
-    c.check(env.vars.get("MPICC_CC") == "/spack/env/cc"
-            and env.vars.get("MPICXX_CXX") == "/spack/env/c++",
-            "dependent build env: MPICC_CC/MPICXX_CXX are Spack's compiler wrappers",
-            str(env.vars))
-    c.check(not any(k in env.vars for k in ("MPIF77", "MPIF90", "MPIFC")),
-            "~fortran: no Fortran wrapper variables", str(env.vars))
+    c.check(
+        env.vars.get("MPICC") == "/opt/fmpl/bin/mpicc"
+        and env.vars.get("MPICXX") == "/opt/fmpl/bin/mpicxx",
+        "dependent build env: MPICC, MPICXX are the installed wrappers",
+        str(env.vars),
+    )
+    c.check(
+        env.vars.get("MPICC_CC") == "/spack/env/cc"
+        and env.vars.get("MPICXX_CXX") == "/spack/env/c++",
+        "dependent build env: MPICC_CC/MPICXX_CXX are Spack's compiler wrappers",
+        str(env.vars),
+    )
+    c.check(
+        not any(k in env.vars for k in ("MPIF77", "MPIF90", "MPIFC")),
+        "~fortran: no Fortran wrapper variables",
+        str(env.vars),
+    )
     env = Env()
     pkg.setup_run_environment(env)
-    c.check(env.vars.get("MPICC") == "/opt/fmpl/bin/mpicc", "run env (spack load): MPICC",
-            str(env.vars))
+    c.check(
+        env.vars.get("MPICC") == "/opt/fmpl/bin/mpicc",
+        "run env (spack load): MPICC",
+        str(env.vars),
+    )
     pkg.setup_dependent_package(dep_module, dependent)
-    c.check(getattr(spec, "mpicc", None) == "/opt/fmpl/bin/mpicc"
-            and getattr(spec, "mpicxx", None) == "/opt/fmpl/bin/mpicxx",
-            "setup_dependent_package: spec.mpicc, spec.mpicxx")
+    c.check(
+        getattr(spec, "mpicc", None) == "/opt/fmpl/bin/mpicc"
+        and getattr(spec, "mpicxx", None) == "/opt/fmpl/bin/mpicxx",
+        "setup_dependent_package: spec.mpicc, spec.mpicxx",
+    )
     c.check(not hasattr(spec, "mpifc"), "~fortran: no spec.mpifc")
 
     # The recipe and FMPL's wrappers agree on names.
@@ -339,9 +388,11 @@ def main():
         c.check(var in wtext, "tools/wrappers reads %s" % var)
     filtered = set(f for files, kw in REC.filtered for f in files)
     installed = set(re.findall(r'"(mpic\w*);', wtext))
-    c.check(bool(installed) and installed <= filtered,
-            "filter_compiler_wrappers covers the installed wrappers %s" % sorted(installed),
-            "filtered: %s" % sorted(filtered))
+    c.check(
+        bool(installed) and installed <= filtered,
+        "filter_compiler_wrappers covers the installed wrappers %s" % sorted(installed),
+        "filtered: %s" % sorted(filtered),
+    )
 
     print("%d passed, %d failed" % (c.passed, c.failed))
     return 0 if c.failed == 0 else 1
