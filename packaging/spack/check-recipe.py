@@ -30,6 +30,8 @@ import sys
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Loading the recipe must leave no __pycache__ in the source tree.
+sys.dont_write_bytecode = True
 
 
 # --------------------------------------------------------------------------
