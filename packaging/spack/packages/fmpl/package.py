@@ -5,8 +5,6 @@
 # option it maps to, and what FMPL does not have yet is a declared variant
 # that conflicts, so that asking for it fails instead of being ignored.
 
-import os
-
 from spack.package import *
 
 
@@ -100,10 +98,10 @@ class Fmpl(CMakePackage):
         (FMPL's build then only prints a message): libmpi must need libpmix."""
         if not self.spec.satisfies("+pmix"):
             return
-        libmpi = join_path(self.prefix.lib, "libmpi.so.12")
-        if not os.path.exists(libmpi):
-            libmpi = self.mpi_libs[0]
-        with open(libmpi, "rb") as f:
+        libs = self.mpi_libs  # in lib/ or lib64/ (GNUInstallDirs)
+        if not libs:
+            raise InstallError("fmpl: no libmpi.so under " + self.prefix)
+        with open(libs[0], "rb") as f:
             needs_pmix = b"libpmix.so" in f.read()  # its DT_NEEDED entry
         if not needs_pmix:
             raise InstallError(
