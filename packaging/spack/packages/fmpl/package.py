@@ -154,7 +154,7 @@ class Fmpl(CMakePackage):
             spec.mpif77 = join_path(self.prefix.bin, "mpif77")
             spec.mpifc = join_path(self.prefix.bin, "mpifort")
 
-    def test_mpi_hello(self):
+    def test_mpicc_two_ranks(self):
         """build an MPI program with the installed mpicc, run it on 2 ranks"""
         source = "fmpl_spack_hello.c"
         with open(source, "w", encoding="utf-8") as f:
