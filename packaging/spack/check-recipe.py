@@ -121,6 +121,8 @@ class Spec:
 
 
 class CMakePackage:
+    run_tests = False  # Spack sets it from `spack install --test`
+
     def __init__(self, spec):
         self.spec = spec
         self.prefix = spec.prefix

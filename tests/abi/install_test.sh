@@ -81,7 +81,11 @@ project(consumer C)
 find_package(FMPL 0.1 REQUIRED)
 add_executable(client_cmake client.c)
 target_link_libraries(client_cmake PRIVATE FMPL::mpi)
+# The native API, statically (its PMIx dependency comes along).
+add_executable(native_static native.c)
+target_link_libraries(native_static PRIVATE FMPL::fmpl_static)
 CMAKE
+cp "$src/../../examples/pingpong.c" cmake_consumer/native.c
 cp "$src/mpi_version_client.c" cmake_consumer/client.c
 gen=
 command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
@@ -90,6 +94,9 @@ command -v ninja >/dev/null 2>&1 && gen="-G Ninja"
     >cmake_consumer.log 2>&1 || { cat cmake_consumer.log; fail "find_package(FMPL)"; }
 "$cmake" --build cmake_consumer/build >>cmake_consumer.log 2>&1 || { cat cmake_consumer.log; fail "FMPL::mpi build"; }
 fmpl cmake_consumer/build/client_cmake | grep -q '^library: FMPL' || fail "FMPL::mpi program"
+! ldd cmake_consumer/build/native_static | grep -q 'libfmpl\.so' || fail "FMPL::fmpl_static linked libfmpl.so"
+fmpl "$prefix/bin/mpirun" -n 2 cmake_consumer/build/native_static | grep -q '^rank 1 got: hello' ||
+    fail "FMPL::fmpl_static program"
 
 # Relocation: the whole tree moved (and reached through a symbolic link to
 # the wrapper) still builds and runs programs; mpicc points into the new place.

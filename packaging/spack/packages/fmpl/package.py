@@ -86,6 +86,8 @@ class Fmpl(CMakePackage):
             self.define_from_variant("FMPL_PMIX", "pmix"),
             self.define_from_variant("FMPL_DEBUG", "debug"),
             self.define("FMPL_SANITIZE", False),
+            # What is installed only: the test suite is most of the build.
+            self.define("FMPL_TESTS", self.run_tests),
         ]
         if self.spec.satisfies("+pmix"):
             # Searched after pkg-config (cmake/FMPLPMIx.cmake).
