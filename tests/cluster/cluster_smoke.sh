@@ -70,6 +70,10 @@ for d in /dev/shm /tmp; do
     check "$d is private: not on the machine" no sh -c "test -e $d/$f && echo yes || echo no"
     "$TC" exec fmpl-h1 rm -f "$d/$f"
 done
+# own IPC namespace (SysV IPC, POSIX message queues) per host
+i1=$("$TC" exec fmpl-h1 readlink /proc/self/ns/ipc); i2=$(ssh fmpl-h2 readlink /proc/self/ns/ipc)
+if [ -n "$i1" ] && [ "$i1" != "$i2" ] && [ "$i1" != "$(readlink /proc/self/ns/ipc)" ]; then ok "IPC namespace per host"
+else bad "IPC namespaces: fmpl-h1 $i1, fmpl-h2 $i2, machine $(readlink /proc/self/ns/ipc)"; fi
 # isolation: only the test range, no default route
 check "fmpl-h1 has no default route" "" "$TC" exec fmpl-h1 sh -c "ip route | grep '^default' || true"
 check "fmpl-h1's interfaces are lo and eth0" "eth0 lo" "$TC" exec fmpl-h1 sh -c "ip -o link | awk -F': ' '{sub(/@.*/, \"\", \$2); print \$2}' | sort | tr '\n' ' ' | sed 's/ \$//'"
