@@ -82,12 +82,14 @@ check "munge -n | ssh fmpl-h2 unmunge" "STATUS: Success (0)" sh -c \
     "munge -S '$STATE/munge/munge.socket' -n | ssh fmpl-h2 unmunge -S '$STATE/munge/munge.socket' | grep '^STATUS' | tr -s ' '"
 # slurm
 check "srun -N2 -n4 hostname: 2 tasks on each host" "2 fmpl-h1 2 fmpl-h2" sh -c \
-    "srun -N2 -n4 hostname | sort | uniq -c | awk '{printf \"%s%s %s\", s, \$1, \$2; s=\" \"}'"
+    "srun -Q -N2 -n4 hostname | sort | uniq -c | awk '{printf \"%s%s %s\", s, \$1, \$2; s=\" \"}'"
 check "srun --mpi=pmix -N2 -n2: PMIx ranks 0 and 1" "0 1" sh -c \
-    "srun --mpi=pmix -N2 -n2 printenv PMIX_RANK | sort -n | tr '\n' ' ' | sed 's/ \$//'"
+    "srun -Q --mpi=pmix -N2 -n2 printenv PMIX_RANK | sort -n | tr '\n' ' ' | sed 's/ \$//'"
 # kill: the ranks on a host die, the host stays up
 ssh fmpl-h2 sleep 60 & sp=$!
-for i in $(seq 50); do "$TC" pids fmpl-h2 | grep -q 'sleep 60' && break; sleep 0.1; done
+# (wait for sleep itself: killing the login shell while it still runs
+# ~/.bashrc could leave that file's own locks behind, as pyenv's)
+for i in $(seq 100); do "$TC" pids fmpl-h2 | grep -qE '^ *[0-9]+ +[0-9]+ (/usr/bin/)?sleep 60' && break; sleep 0.1; done
 "$TC" kill fmpl-h2 >/dev/null
 if timeout 10 tail --pid=$sp -f /dev/null; then ok "kill fmpl-h2 ends a job started there by ssh"
 else bad "kill fmpl-h2 did not end 'ssh fmpl-h2 sleep 60'"; kill $sp 2>/dev/null; fi
