@@ -96,6 +96,7 @@ typedef struct fr_host {
     int first, count;   /* its ranks */
     pid_t pid;          /* the launcher process (ssh, --launcher-exec, or the proxy) */
     int alive;          /* that process not reaped yet */
+    pid_t cleanup_pid;  /* after the host was lost: removing its /dev/shm files */
     int status;
     int stdin_fd;       /* the secret goes in here */
     fr_conn conn;       /* once its proxy has authenticated */
@@ -140,6 +141,7 @@ typedef struct fr_job {
     uint64_t connect_deadline;
     int nhosts_alive;      /* launcher processes not reaped */
     uint64_t proxy_kill_at; /* after the ranks: when to kill slow proxies */
+    uint64_t cleanup_kill_at; /* when to give up the lost hosts' cleanups */
 
     /* Proxy. */
     fr_conn head;          /* head.fd >= 0 in a proxy */

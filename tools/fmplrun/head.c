@@ -39,6 +39,7 @@
 extern char **environ;
 
 #define PROXY_EXIT_GRACE_MS 5000 /* proxies' time to clean up after their ranks */
+#define CLEANUP_GRACE_MS 2000    /* a lost host's cleanup, at most */
 
 /* Environment variables not sent to the proxies: they describe this login,
  * this machine or this launcher, not the job. */
@@ -167,17 +168,10 @@ static char **proxy_argv(const fr_job *job, int host, const char *head, int *arg
     return v;
 }
 
-/* argv of the launcher for host h: the proxy itself, or CMD HOST 'COMMAND'. */
-static char **launcher_argv(const fr_job *job, int host, char **pv, int pc, char *cmdline,
-                            size_t cap)
+/* CMD HOST 'COMMAND': the launcher's words (default ssh), the host, one
+ * shell command line (calloc'd vector; the words live in a static buffer). */
+static char **remote_argv(const fr_job *job, int host, const char *cmdline)
 {
-    if (is_this_host(job->hosts[host].name))
-        return pv;
-    size_t len = 0;
-    cmdline[0] = '\0';
-    for (int i = 0; i < pc; i++)
-        if (shell_quote(cmdline, cap, &len, pv[i]) != 0)
-            return NULL;
     const char *launcher = job->opt.launcher_exec ? job->opt.launcher_exec
                                                   : "ssh -x -o BatchMode=yes";
     static char words[1024];
@@ -189,9 +183,65 @@ static char **launcher_argv(const fr_job *job, int host, char **pv, int pc, char
     for (char *w = strtok(words, " \t"); w && a < 60; w = strtok(NULL, " \t"))
         v[a++] = w;
     v[a++] = (char *)job->hosts[host].name;
-    v[a++] = cmdline + 1; /* skip the leading space */
+    v[a++] = (char *)cmdline;
     v[a] = NULL;
     return v;
+}
+
+/* argv of the launcher for host h: the proxy itself, or CMD HOST 'exec
+ * PROXY...' (exec: no shell stays between sshd and the proxy, so the ssh
+ * session lives exactly as long as the proxy). */
+static char **launcher_argv(const fr_job *job, int host, char **pv, int pc, char *cmdline,
+                            size_t cap)
+{
+    if (is_this_host(job->hosts[host].name))
+        return pv;
+    size_t len = (size_t)snprintf(cmdline, cap, "exec");
+    for (int i = 0; i < pc; i++)
+        if (shell_quote(cmdline, cap, &len, pv[i]) != 0)
+            return NULL;
+    return remote_argv(job, host, cmdline);
+}
+
+/* A lost host may be alive (only its proxy died): remove the job's
+ * /dev/shm files there, through the launcher, best effort and bounded by the
+ * head's wait for its proxies.  The job id has only [A-Za-z0-9._-]. */
+static void start_cleanup(fr_job *job, int host)
+{
+    fr_host *h = &job->hosts[host];
+    if (is_this_host(h->name) || h->cleanup_pid > 0)
+        return; /* this host: the head's own cleanup at the end covers it */
+    static char cmdline[FMPL_JOB_ID_MAX + 64];
+    snprintf(cmdline, sizeof cmdline, "rm -f /dev/shm/fmpl-%s-*", job->job_id);
+    char **v = remote_argv(job, host, cmdline);
+    if (!v)
+        return;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(FR_EXIT_LAUNCHER);
+        sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, STDIN_FILENO);
+            dup2(devnull, STDOUT_FILENO);
+        }
+        execvp(v[0], v);
+        _exit(FR_EXIT_LAUNCHER);
+    }
+    free(v);
+    if (pid > 0) {
+        h->cleanup_pid = pid;
+        job->nhosts_alive++;
+        uint64_t limit = fr_now_ns() + CLEANUP_GRACE_MS * 1000000ull;
+        if (job->cleanup_kill_at == 0 || limit < job->cleanup_kill_at)
+            job->cleanup_kill_at = limit;
+        fr_verbose(job, 1, "host %s: removing the job's /dev/shm files there (pid %ld)", h->name,
+                   (long)pid);
+    }
 }
 
 static int start_proxy(fr_job *job, int host, const char *head)
@@ -219,9 +269,11 @@ static int start_proxy(fr_job *job, int host, const char *head)
     }
     if (pid == 0) {
         /* Its own group, so a terminal's Ctrl-C reaches the head only (which
-         * forwards it); it dies with the head. */
+         * forwards it); it ends with the head: SIGTERM, so that a proxy
+         * started directly still kills its ranks and removes their files
+         * (through ssh the proxy sees its connection end instead). */
         setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(FR_EXIT_LAUNCHER);
         sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
@@ -328,6 +380,7 @@ static void host_lost(fr_job *job, int host, const char *why)
         h->conn.fd = -1;
         h->connected = 0;
     }
+    start_cleanup(job, host);
     if (lo < 0)
         return;
     char ranks[64];
@@ -343,6 +396,12 @@ void fr_head_reaped(fr_job *job, pid_t pid, int status)
 {
     for (int i = 0; i < job->nhosts; i++) {
         fr_host *h = &job->hosts[i];
+        if (h->cleanup_pid == pid) {
+            h->cleanup_pid = -1;
+            job->nhosts_alive--;
+            fr_verbose(job, 1, "host %s: cleanup done (status %d)", h->name, status);
+            return;
+        }
         if (!h->alive || h->pid != pid)
             continue;
         h->alive = 0;
@@ -557,6 +616,8 @@ uint64_t fr_head_next_deadline(const fr_job *job)
         }
     if (job->proxy_kill_at && (next == 0 || job->proxy_kill_at < next))
         next = job->proxy_kill_at;
+    if (job->cleanup_kill_at && (next == 0 || job->cleanup_kill_at < next))
+        next = job->cleanup_kill_at;
     return next;
 }
 
@@ -577,16 +638,28 @@ void fr_head_tick(fr_job *job, uint64_t now)
                          job->opt.connect_timeout);
                 host_lost(job, h, why);
             }
+    if (job->cleanup_kill_at && now >= job->cleanup_kill_at) {
+        for (int h = 0; h < job->nhosts; h++)
+            if (job->hosts[h].cleanup_pid > 0) {
+                fr_msg("host %s: could not remove the job's /dev/shm files there within %d ms",
+                       job->hosts[h].name, CLEANUP_GRACE_MS);
+                kill(job->hosts[h].cleanup_pid, SIGKILL);
+            }
+        job->cleanup_kill_at = 0;
+    }
     if (job->nalive == 0 && job->nhosts_alive > 0) {
         if (job->proxy_kill_at == 0) {
             job->proxy_kill_at = now + PROXY_EXIT_GRACE_MS * 1000000ull;
         } else if (now >= job->proxy_kill_at) {
-            for (int h = 0; h < job->nhosts; h++)
+            for (int h = 0; h < job->nhosts; h++) {
                 if (job->hosts[h].alive) {
                     fr_verbose(job, 1, "host %s: its proxy is still there after its ranks: killing it",
                                job->hosts[h].name);
                     kill(job->hosts[h].pid, SIGKILL);
                 }
+                if (job->hosts[h].cleanup_pid > 0)
+                    kill(job->hosts[h].cleanup_pid, SIGKILL);
+            }
             job->proxy_kill_at = 0;
         }
     }
