@@ -10,17 +10,8 @@
 # Exit: 0 pass, 1 fail, 77 skip (not root, or the kernel refuses namespaces).
 set -uo pipefail
 FMPLRUN=$1 LT_FAIL=$2 LT_EXCHANGE=$3 MPI_PROGRAM=$4 WORK=$5
-here=$(cd "$(dirname "$0")" && pwd)
-TC=${FMPL_TESTCLUSTER:-$here/../../tools/testcluster}
-"$TC" check || exit $?
-
-own=0
-if ! "$TC" status >/dev/null 2>&1; then
-    own=1
-    trap '"$TC" down >/dev/null 2>&1 || true' EXIT
-    "$TC" up 2 || { echo "FAIL: tools/testcluster up 2 failed"; exit 1; }
-fi
-eval "$("$TC" env)"
+. "$(dirname "$0")/cluster_begin.sh"
+trap cluster_end EXIT
 # The work directory must be seen by every host at the same path: the hosts
 # have a /tmp of their own, so it lives in the build tree.
 rm -rf "$WORK"

@@ -12,17 +12,9 @@
 # Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
 FMPLRUN=$1 PROG=$2
-here=$(cd "$(dirname "$0")" && pwd)
-TC=${FMPL_TESTCLUSTER:-$here/../../tools/testcluster}
-"$TC" check || exit $?
-own=0
-if ! "$TC" status >/dev/null 2>&1; then
-    own=1
-    "$TC" up 2 || { "$TC" down >/dev/null 2>&1; echo "FAIL: tools/testcluster up 2 failed"; exit 1; }
-fi
+. "$(dirname "$0")/cluster_begin.sh"
 out=$(mktemp -d)   # this machine's /tmp: only the launchers' output goes there
-trap 'rm -rf "$out"; if [ "$own" = 1 ]; then "$TC" down >/dev/null 2>&1; fi' EXIT
-eval "$("$TC" env)"
+trap 'rm -rf "$out"; cluster_end' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 pass=0 fails=0 skipped=0
