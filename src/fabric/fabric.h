@@ -88,6 +88,7 @@ typedef struct fmpl_fab_ops {
     void (*dereg)(const void *p, size_t len);               /* drop it */
     int (*progress)(void);   /* poll completions; > 0 when something advanced */
     void (*idle)(void);      /* nothing to do: spin briefly, then block or yield */
+    const char *(*describe)(void);  /* provider and modes chosen, one line */
 } fmpl_fab_ops;
 
 typedef struct fmpl_fabric {

@@ -67,6 +67,7 @@ typedef struct fmpl_net {
     uint64_t *scratch;       /* 64 lines of 64 bytes in the segment (registered) */
     _Atomic uint64_t scratch_free;  /* bit i: line i is free */
     char why[320];           /* why this provider */
+    char chosen[512];        /* provider and modes, one line */
 } fmpl_net;
 
 extern fmpl_net fmpl_net_state;
@@ -81,6 +82,7 @@ typedef struct net_op {
 int fmpl_net_open(fmpl_bootstrap *bs);
 void fmpl_net_close(void);
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
+const char *fmpl_net_describe_chosen(void);
 int fmpl_net_progress(void);
 void fmpl_net_idle(void);
 /* Wait for op's completion; FMPL_SUCCESS or an error naming `what`. */

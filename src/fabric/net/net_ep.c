@@ -269,4 +269,5 @@ const fmpl_fab_ops fmpl_net_ops = {
     .dereg = fmpl_net_dereg,
     .progress = fmpl_net_progress,
     .idle = fmpl_net_idle,
+    .describe = fmpl_net_describe_chosen,
 };

@@ -268,14 +268,18 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     }
     fmpl_fab.net = &fmpl_net_ops;
     fmpl_fab.net_atomics = 1;
+    snprintf(N.chosen, sizeof N.chosen,
+             "%s on %s (%s); notify %s; mr_mode%s%s%s%s; inject %zu",
+             N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
+             notify_names[N.notify_mode], N.virt_addr ? " virt_addr" : " offsets",
+             N.mr_local ? " local" : "", N.prov_key ? " prov_key" : "",
+             N.mr_endpoint ? " endpoint" : "", N.inject_size);
     if (fmpl_fab.rank == 0)
-        fmpl_log_info("network backend: provider %s (%s); notify %s; mr_mode%s%s%s%s; inject %zu",
-                      N.info->fabric_attr->prov_name, N.why, notify_names[N.notify_mode],
-                      N.virt_addr ? " virt_addr" : " offset", N.mr_local ? " local" : "",
-                      N.prov_key ? " prov_key" : "", N.mr_endpoint ? " endpoint" : "",
-                      N.inject_size);
+        fmpl_log_info("network backend: %s", N.chosen);
     return FMPL_SUCCESS;
 }
+
+const char *fmpl_net_describe_chosen(void) { return N.chosen; }
 
 void fmpl_net_close(void)
 {
@@ -350,11 +354,11 @@ int fmpl_net_wait(net_op *op, const char *what, int rank)
     while (!atomic_load_explicit(&op->done, memory_order_acquire)) {
         if (fmpl_net_progress())
             continue;
-        if (++polls > N.spin) {
-            /* Long operations (megabytes over TCP): stop burning the core
-             * that the provider's peer may need. */
+        /* Past the spin budget, yield every 64 empty polls: a long transfer,
+         * or a provider whose own progress thread (sockets) needs the core
+         * and the CQ lock we keep taking. */
+        if (++polls > N.spin && (polls & 63) == 0)
             sched_yield();
-        }
     }
     if (op->err)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "network %s with rank %d failed: %s", what, rank,
