@@ -91,10 +91,12 @@ static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
         fmpl_peer *peer = &fmpl_fab.peers[r];
         peer->pid = pid;
         peer->seg_size = size;
-        if (force_net || strcmp(peer_host, host) != 0) {
+        int remote = strcmp(peer_host, host) != 0;
+        if (force_net || remote) {
             /* Another host (or FMPL_FABRIC=net): the network backend. */
             peer->net = 1;
-            if (fmpl_fab.net_peers++ == 0) {
+            fmpl_fab.net_remote += remote;
+            if (fmpl_fab.net_peers++ == 0 || (remote && fmpl_fab.net_remote == 1)) {
                 fmpl_fab.net_first = r;
                 snprintf(fmpl_fab.net_first_host, sizeof fmpl_fab.net_first_host, "%.*s",
                          (int)strcspn(peer_host, "/"), peer_host);
@@ -207,7 +209,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
 #ifdef FMPL_HAVE_NET
         rc = fmpl_net_open(bs);
 #else
-        rc = fmpl_fab.net_peers
+        rc = fmpl_fab.net_remote
                  ? FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                               "rank %d runs on host %s, this rank on %s: this build has no "
                               "network backend (libfabric was not found when it was "

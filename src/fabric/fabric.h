@@ -106,7 +106,9 @@ typedef struct fmpl_fabric {
                                  peers: a provider's atomics are not atomic with
                                  respect to the CPU's */
     int net_peers;            /* peers reached over the network */
-    int net_first;            /* the first of them (-1: none), for messages */
+    int net_remote;           /* of them, peers on other hosts (not FMPL_FABRIC=net) */
+    int net_first;            /* the first of them, preferring one on another host
+                                 (-1: none), for messages */
     char host[256];           /* this rank's host name */
     char net_first_host[256]; /* net_first's host name */
 } fmpl_fabric;

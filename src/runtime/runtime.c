@@ -50,9 +50,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
                         "it over the network, but FMPL's protocols do not run over the "
                         "network yet; all ranks must share one host",
                         fmpl_fab.net_first, fmpl_fab.net_first_host, fmpl_fab.host,
-                        fmpl_fab.net_peers && strcmp(fmpl_fab.net_first_host, fmpl_fab.host) == 0
-                            ? " (FMPL_FABRIC=net makes it a network peer)"
-                            : "");
+                        fmpl_fab.net_remote ? "" : " (FMPL_FABRIC=net makes it a network peer)");
     if (rc == FMPL_SUCCESS)
         rc = fmpl_sm_init();
     if (rc == FMPL_SUCCESS)

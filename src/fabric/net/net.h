@@ -61,7 +61,7 @@ typedef struct fmpl_net {
     int notify_mode;         /* NET_NOTIFY_* */
     int atomic_write;        /* flags go by FI_ATOMIC_WRITE on FI_UINT64 */
     int flag_by_rma;         /* only RMA writes are ordered (FI_ORDER_RMA_WAW) */
-    int cq_wait;             /* the CQ has a wait object (fi_cq_sread works) */
+    int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
     _Atomic uint64_t next_key;
     uint64_t *scratch;       /* 64 lines of 64 bytes in the segment (registered) */

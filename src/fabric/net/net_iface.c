@@ -19,14 +19,17 @@
  * (tcp;ofi_rxm) serve incoming RMA only while the target reads its CQ, so a
  * rank that waits for a flag in its own memory must keep calling
  * fmpl_fab_progress (or fmpl_net_idle, which spins FMPL_NET_SPIN polls and
- * then blocks in fi_cq_sread for at most a millisecond, or yields when the
- * CQ has no wait object). */
+ * then sleeps in poll() on the CQ's file descriptor for at most a
+ * millisecond after fi_trywait agrees, or yields when the CQ has none).
+ * Incoming RMA generates no completion at the target, so no wait may block
+ * on the CQ without a timeout. */
 #include "fabric/net/net.h"
 #include "fabric/fabric.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,11 +152,16 @@ static int open_endpoint(void)
     rc = fi_domain(N.fabric, N.info, &N.domain, NULL);
     if (rc)
         return fi_fail(rc, "fi_domain");
-    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_UNSPEC};
-    N.cq_wait = 1;
-    if (fi_cq_open(N.domain, &cq, &N.cq, NULL) != 0) {
+    /* A file descriptor to sleep on when the provider offers one: the idle
+     * wait polls it with its own timeout (fi_cq_sread's is not honoured by
+     * every provider, and a target's incoming RMA completes nothing here). */
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
+    N.cq_fd = -1;
+    if (fi_cq_open(N.domain, &cq, &N.cq, NULL) == 0) {
+        if (fi_control(&N.cq->fid, FI_GETWAIT, &N.cq_fd) != 0)
+            N.cq_fd = -1;
+    } else {
         cq.wait_obj = FI_WAIT_NONE;
-        N.cq_wait = 0;
         rc = fi_cq_open(N.domain, &cq, &N.cq, NULL);
         if (rc)
             return fi_fail(rc, "fi_cq_open");
@@ -340,12 +348,14 @@ void fmpl_net_idle(void)
     for (long i = 0; i < N.spin; i++)
         if (fmpl_net_progress())
             return;
-    if (N.cq_wait) {
-        struct fi_cq_entry e[16];
-        reap(fi_cq_sread(N.cq, e, 16, NULL, 1), e);
+    struct fid *f = N.cq ? &N.cq->fid : NULL;
+    if (N.cq_fd >= 0 && fi_trywait(N.fabric, &f, 1) == FI_SUCCESS) {
+        struct pollfd p = {.fd = N.cq_fd, .events = POLLIN};
+        (void)poll(&p, 1, 1);
     } else {
         sched_yield();
     }
+    fmpl_net_progress();
 }
 
 int fmpl_net_wait(net_op *op, const char *what, int rank)
@@ -371,51 +381,45 @@ int fmpl_net_wait(net_op *op, const char *what, int rank)
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx)
 {
     char buf[1024];
-    struct fi_info *all = NULL;
-    /* Every provider that offers an RDM endpoint at all, with what it lacks. */
-    struct fi_info *h = fi_allocinfo();
-    if (h) {
-        h->ep_attr->type = FI_EP_RDM;
-        h->domain_attr->mr_mode = MR_MODES;
-        h->mode = FI_CONTEXT;
-    }
-    int rc = h ? fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &all) : -FI_ENOMEM;
-    fi_freeinfo(h);
     snprintf(buf, sizeof buf, "network (libfabric %u.%u): built in", FI_MAJOR(fi_version()),
              FI_MINOR(fi_version()));
     line(buf, ctx);
-    if (rc) {
-        snprintf(buf, sizeof buf, "  providers with RDM endpoints: none (%s)", fi_strerror(-rc));
-        line(buf, ctx);
-    } else {
-        /* A provider lists several entries (domains, address formats):
-         * report the union of their capabilities once per provider. */
-        char seen[32][64];
-        uint64_t caps[32];
-        int nseen = 0;
-        for (struct fi_info *i = all; i; i = i->next) {
+    /* Providers with RDM endpoints at all, then those that also give what
+     * the backend asks for (capabilities must be asked for: unasked, a
+     * provider may leave FI_ATOMIC out of what it lists). */
+    char seen[32][64];
+    int usable[32] = {0}, nseen = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        struct fi_info *h = fi_allocinfo(), *all = NULL;
+        if (!h)
+            break;
+        h->ep_attr->type = FI_EP_RDM;
+        h->domain_attr->mr_mode = MR_MODES;
+        h->mode = FI_CONTEXT;
+        if (pass == 1)
+            h->caps = FI_RMA | FI_ATOMIC | FI_MSG;
+        int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &all);
+        fi_freeinfo(h);
+        for (struct fi_info *i = rc ? NULL : all; i; i = i->next) {
             const char *name = i->fabric_attr->prov_name;
             int k = 0;
             while (k < nseen && strcmp(seen[k], name) != 0)
                 k++;
-            if (k == nseen) {
-                if (nseen == 32)
-                    continue;
-                snprintf(seen[nseen], 64, "%s", name);
-                caps[nseen++] = 0;
-            }
-            caps[k] |= i->caps;
+            if (k == nseen && nseen < 32 && pass == 0)
+                snprintf(seen[nseen++], 64, "%s", name);
+            if (k < nseen && pass == 1)
+                usable[k] = 1;
         }
-        uint64_t need = FI_RMA | FI_ATOMIC | FI_MSG;
-        for (int k = 0; k < nseen; k++) {
-            snprintf(buf, sizeof buf, "  provider %-14.63s %s%s%s%s", seen[k],
-                     (caps[k] & need) == need ? "usable (RMA, atomics, messages)" : "lacks",
-                     (caps[k] & need) == need || (caps[k] & FI_RMA) ? "" : " RMA",
-                     (caps[k] & need) == need || (caps[k] & FI_ATOMIC) ? "" : " atomics",
-                     (caps[k] & need) == need || (caps[k] & FI_MSG) ? "" : " messages");
-            line(buf, ctx);
-        }
-        fi_freeinfo(all);
+        if (!rc)
+            fi_freeinfo(all);
+    }
+    if (!nseen)
+        line("  providers with RDM endpoints: none", ctx);
+    for (int k = 0; k < nseen; k++) {
+        snprintf(buf, sizeof buf, "  provider %-14.63s %s", seen[k],
+                 usable[k] ? "usable (RDM with RMA, atomics, messages)"
+                           : "not usable (no RDM endpoint with RMA, atomics and messages)");
+        line(buf, ctx);
     }
     struct fi_info *chosen = NULL;
     char why[320];
