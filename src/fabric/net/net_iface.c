@@ -40,6 +40,9 @@ FMPL_TUNABLE(tunable_provider, "FMPL_NET_PROVIDER", "",
              "(empty: FI_PROVIDER, else libfabric's first match)");
 FMPL_TUNABLE(tunable_spin, "FMPL_NET_SPIN", "1000",
              "completion-queue polls of an idle network wait before it blocks (or yields)");
+FMPL_TUNABLE(tunable_mr_local, "FMPL_NET_MR_LOCAL", "auto",
+             "local buffers of network operations: auto (registered when the provider asks, "
+             "FI_MR_LOCAL), always (registered anyway: tests that path on any provider)");
 FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
              "how a notify's flag stays behind earlier puts: auto (delivery, else ordered, "
              "else fence), delivery (FI_DELIVERY_COMPLETE), ordered (FI_ORDER_WAW), fence "
@@ -48,6 +51,7 @@ FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
 fmpl_net fmpl_net_state;
 #define N fmpl_net_state
 
+static const char *const mr_local_choices[] = {"auto", "always", NULL};
 static const char *const notify_choices[] = {"auto", "delivery", "ordered", "fence", NULL};
 static const char *const notify_names[] = {"", "delivery-complete", "ordered (FI_ORDER_WAW)",
                                            "fenced (FI_FENCE)"};
@@ -244,7 +248,9 @@ int fmpl_net_open(fmpl_bootstrap *bs)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "network backend: %s", N.why);
     uint64_t mr = N.info->domain_attr->mr_mode;
     N.virt_addr = (mr & FI_MR_VIRT_ADDR) != 0;
-    N.mr_local = (mr & FI_MR_LOCAL) != 0;
+    /* Descriptors are ignored where FI_MR_LOCAL is not required, so
+     * "always" runs the registration path without changing the transfers. */
+    N.mr_local = (mr & FI_MR_LOCAL) != 0 || fmpl_tunable_choice(&tunable_mr_local, mr_local_choices) == 1;
     N.prov_key = (mr & FI_MR_PROV_KEY) != 0;
     N.mr_endpoint = (mr & FI_MR_ENDPOINT) != 0;
     N.inject_size = N.info->tx_attr->inject_size;
@@ -277,9 +283,13 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     fmpl_fab.net = &fmpl_net_ops;
     fmpl_fab.net_atomics = 1;
     snprintf(N.chosen, sizeof N.chosen,
-             "%s on %s (%s); notify %s; mr_mode%s%s%s%s; inject %zu",
+             "%s on %s (%s); notify %s%s; mr_mode%s%s%s%s; inject %zu",
              N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
-             notify_names[N.notify_mode], N.virt_addr ? " virt_addr" : " offsets",
+             notify_names[N.notify_mode],
+             N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma
+                 ? " of RMA writes only: the flag goes as an RMA write"
+                 : "",
+             N.virt_addr ? " virt_addr" : " offsets",
              N.mr_local ? " local" : "", N.prov_key ? " prov_key" : "",
              N.mr_endpoint ? " endpoint" : "", N.inject_size);
     if (fmpl_fab.rank == 0)
