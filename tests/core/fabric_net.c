@@ -12,6 +12,9 @@
  *            flag, checks the block, acknowledges with a notify back;
  *   atomics  every rank adds 1 to a word of rank 0 300 times by fetch-add and
  *            300 times by compare-and-swap; the word ends at exactly 600 n;
+ *   threads  3 threads per rank share the endpoint: fetch-adds on a word of
+ *            the right neighbour (exact total), puts and gets of their own
+ *            4 KiB there;
  *   rcache   hits, LRU evictions at FMPL_NET_RCACHE_MAX, invalidation by
  *            free and by munmap (a block freed and allocated again at the
  *            same address gets a new key; a peer's put under the freed
@@ -23,6 +26,7 @@
  * serve incoming operations with a manual-progress provider. */
 #include <fmpl.h>
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <stdint.h>
@@ -273,6 +277,54 @@ static void test_rcache(void)
     CHECK(s.invalidations == inval + 1, "munmap invalidated %ld", s.invalidations - inval);
 }
 
+/* Threads share the endpoint: each reaps whatever completions it reads,
+ * its own or another's.  Only where FABRIC_NET_THREADS is set (tcp;ofi_rxm):
+ * over udp;ofi_rxd 1.17 this phase dies of SIGSEGV inside fi_cq_read, also
+ * with every data-path call serialised by FMPL and also in one thread once
+ * fetch-adds and 4 KiB put/get to one peer follow each other (without the
+ * fetch-adds it passes); not analysed further, so not known to be the
+ * provider's fault. */
+#define NTHREADS 3
+static void *thread_body(void *arg)
+{
+    long t = (long)arg;
+    int right = (rank + 1) % nranks;
+    fmpl_raddr w = peers[right].word;
+    w.addr += 8;
+    static unsigned char srcs[NTHREADS][4096], backs[NTHREADS][4096];
+    unsigned char *src = srcs[t], *back = backs[t];
+    for (int i = 0; i < 200; i++)
+        CHECK(fmpl_fab_fetch_add(w, 1) != UINT64_MAX, "thread %ld fetch-add", t);
+    /* Its own 4 KiB of right's window. */
+    fmpl_raddr d = peers[right].shared;
+    d.addr += (uint64_t)t * 4096;
+    for (int i = 0; i < 50; i++) {
+        for (int k = 0; k < 4096; k++)
+            src[k] = (unsigned char)(k + i + t);
+        CHECK(fmpl_fab_put(src, 4096, d) == FMPL_SUCCESS, "thread %ld put", t);
+        CHECK(fmpl_fab_get(back, 4096, d) == FMPL_SUCCESS, "thread %ld get", t);
+        CHECK(memcmp(src, back, 4096) == 0, "thread %ld: got back other bytes", t);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t th[NTHREADS];
+    for (long t = 0; t < NTHREADS; t++)
+        CHECK(pthread_create(&th[t], NULL, thread_body, (void *)t) == 0, "pthread_create");
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_join(th[t], NULL);
+    barrier();
+    int right = (rank + 1) % nranks;
+    fmpl_raddr w = peers[right].word;
+    w.addr += 8;
+    uint64_t final = fmpl_fab_fetch_add(w, 0);
+    CHECK(final == 200u * NTHREADS, "rank %d's threads word is %llu", right,
+          (unsigned long long)final);
+    barrier();
+}
+
 /* A key dies with its memory: a peer's put under the key of a freed block
  * fails instead of writing into whatever lives there now.  The target
  * rejects it, and what follows is the provider's: tcp;ofi_rxm reports the
@@ -352,12 +404,12 @@ int main(void)
     bar_desc = calloc((size_t)nranks, sizeof *bar_desc);
     shared_win = fmpl_fab_alloc(MAXSZ);
     flags = fmpl_fab_alloc(NFLAGS * 8);
-    word = fmpl_fab_alloc(64);
+    word = fmpl_fab_alloc(64); /* [0]: atomics test, [1]: threads test */
     priv_win = mmap(NULL, MAXSZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(peers && bar_desc && shared_win && flags && word && priv_win != MAP_FAILED, "alloc");
     CHECK(!fmpl_fab_is_shared(priv_win), "private window is private");
     memset((void *)flags, 0, NFLAGS * 8);
-    *word = 0;
+    word[0] = word[1] = 0;
     publish(bs);
 
     double t0 = now();
@@ -367,6 +419,8 @@ int main(void)
     barrier();
     double t2 = now();
     test_atomics();
+    if (getenv("FABRIC_NET_THREADS"))
+        test_threads();
     double t3 = now();
     test_rcache();
     test_errors();

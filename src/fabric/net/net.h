@@ -87,12 +87,25 @@ int fmpl_net_progress(void);
 void fmpl_net_idle(void);
 /* Wait for op's completion; FMPL_SUCCESS or an error naming `what`. */
 int fmpl_net_wait(net_op *op, const char *what, int rank);
-/* Post with `post` until it is not -FI_EAGAIN (progressing meanwhile). */
+/* Data-path calls into the provider (posts, CQ reads) hold this lock:
+ * providers that claim FI_THREAD_SAFE do not all survive concurrent calls
+ * (udp;ofi_rxd 1.17 crashes in fi_cq_read when threads poll together), and
+ * an uncontended lock is noise next to a network operation. */
+void fmpl_net_lock(void);
+void fmpl_net_unlock(void);
+
+/* Post `call` until it is not -FI_EAGAIN (progressing meanwhile). */
 #define NET_POST(call)                                                             \
     ({                                                                             \
         ssize_t rc_;                                                               \
-        while ((rc_ = (call)) == -FI_EAGAIN)                                       \
+        for (;;) {                                                                 \
+            fmpl_net_lock();                                                       \
+            rc_ = (call);                                                          \
+            fmpl_net_unlock();                                                     \
+            if (rc_ != -FI_EAGAIN)                                                 \
+                break;                                                             \
             fmpl_net_progress();                                                   \
+        }                                                                          \
         rc_;                                                                       \
     })
 

@@ -30,6 +30,7 @@
 #include "base/tunable.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,10 +348,19 @@ static int reap(ssize_t n, struct fi_cq_entry *e)
     return 0;
 }
 
+static pthread_mutex_t data_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fmpl_net_lock(void) { pthread_mutex_lock(&data_lock); }
+
+void fmpl_net_unlock(void) { pthread_mutex_unlock(&data_lock); }
+
 int fmpl_net_progress(void)
 {
     struct fi_cq_entry e[16];
-    return reap(fi_cq_read(N.cq, e, 16), e);
+    fmpl_net_lock();
+    int n = reap(fi_cq_read(N.cq, e, 16), e);
+    fmpl_net_unlock();
+    return n;
 }
 
 void fmpl_net_idle(void)
