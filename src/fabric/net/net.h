@@ -18,6 +18,8 @@
  *  - Every operation passes a net_op (starting with struct fi_context, so
  *    FI_CONTEXT mode is met) and is complete when it returns: whichever
  *    thread reads a completion marks its net_op done.
+ *  - Posts and CQ reads hold fmpl_net_lock (see there); the registration
+ *    cache has its own lock and never holds both.
  *  - Nothing here runs unless fmpl_net_open succeeded (fmpl_fab.net set). */
 #ifndef FMPL_FABRIC_NET_H
 #define FMPL_FABRIC_NET_H
