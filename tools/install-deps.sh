@@ -2,8 +2,9 @@
 # Install what building and testing FMPL needs, on Debian or Ubuntu.
 # As root it runs apt-get; otherwise it prints the one command to run.
 # Optional: libpmix-dev (PMIx, so that jobs started by Open MPI's mpirun
-# work; without it FMPL builds without PMIx support).  As root it is
-# installed with the rest; other users are only told about it.
+# work; without it FMPL builds without PMIx support) and libfabric-dev (the
+# network backend; without it all ranks must share a host).  As root they
+# are installed with the rest; other users are only told about them.
 # --builds: also clang, for `make builds` (tools/build-matrix.sh).
 set -e
 need=""
@@ -21,6 +22,10 @@ command -v pkg-config >/dev/null 2>&1 || optional="$optional pkg-config"
 if ! pkg-config --exists pmix 2>/dev/null && ! dpkg -s libpmix-dev >/dev/null 2>&1; then
     optional="$optional libpmix-dev"
 fi
+# The network backend (libfabric; fi_info for checking providers by hand).
+if ! pkg-config --exists libfabric 2>/dev/null && ! dpkg -s libfabric-dev >/dev/null 2>&1; then
+    optional="$optional libfabric-dev libfabric-bin"
+fi
 [ -z "$need$optional" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
     echo "install-deps: installing$need$optional"
@@ -32,6 +37,6 @@ elif [ -n "$need" ]; then
     echo "  sudo apt-get install -y$need$optional"
     exit 1
 else
-    echo "install-deps: optional$optional missing (PMIx support for Open MPI's mpirun); to add it:"
+    echo "install-deps: optional$optional missing (PMIx for Open MPI's mpirun and Slurm, libfabric for the network backend); to add it:"
     echo "  sudo apt-get install -y$optional"
 fi

@@ -1,14 +1,21 @@
-/* Fabric start-up and shut-down for the shared-memory backend.
+/* Fabric start-up and shut-down, and the out-of-line paths.
  *
  * Sequence (every rank):
  *   1. create and map its own segment /dev/shm/fmpl-<job>-<rank>, write the
  *      header, create the heap inside it;
- *   2. publish "<host> <pid> <segment size>" under key "shm", fence;
- *   3. map every peer's segment (all ranks must be on this host: there is no
- *      network backend yet);
+ *   2. publish "<host identity>:<pid>:<segment size>" under key "shm", fence.
+ *      The host identity is the host name plus the kernel's boot id, so two
+ *      containers with their own host names, or two machines that happen to
+ *      share a name, count as two hosts;
+ *   3. map the segment of every peer on this host; a peer on another host
+ *      (every peer, with FMPL_FABRIC=net) is left to the network backend;
  *   4. barrier, then unlink its own file: from here on nothing is left in
  *      /dev/shm whatever happens to the job;
- *   5. probe CMA to every peer (FMPL_SHM_CMA decides what to do about it). */
+ *   5. probe CMA to every same-host peer (FMPL_SHM_CMA decides what to do);
+ *   6. when any peer is a network peer: open the network backend
+ *      (net_iface.c: endpoint, segment registration, address exchange).
+ * The runtime above still refuses network peers (runtime.c): its protocols
+ * reach peers by loads and stores. */
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_heap.h"
 #include "fabric/shm/shm_malloc.h"
@@ -29,19 +36,42 @@ FMPL_TUNABLE(tunable_heap_size, "FMPL_HEAP_SIZE", "256m",
 FMPL_TUNABLE(tunable_cma, "FMPL_SHM_CMA", "auto",
              "single-copy kernel path for private buffers: auto (use it when the kernel "
              "allows), on (fail at start-up when refused), off (stage through shared memory)");
+FMPL_TUNABLE(tunable_fabric, "FMPL_FABRIC", "auto",
+             "which backend reaches a peer: auto (shared memory on the same host, the network "
+             "otherwise), net (the network for every peer, even on this host: for testing)");
 
 fmpl_fabric fmpl_fab;
 
 int fmpl_shm_cma_probe(int rank);
+#ifdef FMPL_HAVE_NET
+int fmpl_net_open(fmpl_bootstrap *bs);
+void fmpl_net_close(void);
+void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
+void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
+#endif
 
 static const char *const cma_choices[] = {"auto", "on", "off", NULL};
+static const char *const fabric_choices[] = {"auto", "net", NULL};
 
-static int exchange_and_attach(fmpl_bootstrap *bs)
+/* "<host name>/<boot id>": the boot id tells hosts apart that share a name
+ * and, being per kernel, containers of one host apart from hosts. */
+static void host_identity(char *out, size_t len)
 {
-    char host[256], value[FMPL_BOOTSTRAP_VALUE_MAX];
-    if (gethostname(host, sizeof host) != 0)
-        strcpy(host, "localhost");
-    host[sizeof host - 1] = '\0';
+    char boot[64] = "noboot";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            strcpy(boot, "noboot");
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    snprintf(out, len, "%s/%s", fmpl_fab.host, boot);
+}
+
+static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
+{
+    char host[384], value[FMPL_BOOTSTRAP_VALUE_MAX];
+    host_identity(host, sizeof host);
     snprintf(value, sizeof value, "%s:%d:%zx", host, (int)getpid(), fmpl_fab.my_size);
     int rc = bs->put(bs, "shm", value);
     if (rc == FMPL_SUCCESS)
@@ -52,20 +82,27 @@ static int exchange_and_attach(fmpl_bootstrap *bs)
     for (int r = 0; r < fmpl_fab.size; r++) {
         if (r == fmpl_fab.rank)
             continue;
-        char peer_host[256];
+        char peer_host[384];
         int pid;
         size_t size;
         if (bs->get(bs, r, "shm", value, sizeof value) != FMPL_SUCCESS ||
-            sscanf(value, "%255[^:]:%d:%zx", peer_host, &pid, &size) != 3)
+            sscanf(value, "%383[^:]:%d:%zx", peer_host, &pid, &size) != 3)
             return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no shared segment", r);
-        if (strcmp(peer_host, host) != 0)
-            return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
-                              "rank %d runs on host %s, this rank on %s: FMPL has no network "
-                              "backend yet, all ranks must share one host",
-                              r, peer_host, host);
         fmpl_peer *peer = &fmpl_fab.peers[r];
         peer->pid = pid;
         peer->seg_size = size;
+        int remote = strcmp(peer_host, host) != 0;
+        if (force_net || remote) {
+            /* Another host (or FMPL_FABRIC=net): the network backend. */
+            peer->net = 1;
+            fmpl_fab.net_remote += remote;
+            if (fmpl_fab.net_peers++ == 0 || (remote && fmpl_fab.net_remote == 1)) {
+                fmpl_fab.net_first = r;
+                snprintf(fmpl_fab.net_first_host, sizeof fmpl_fab.net_first_host, "%.*s",
+                         (int)strcspn(peer_host, "/"), peer_host);
+            }
+            continue;
+        }
         rc = fmpl_shm_segment_attach(bs->job_id, r, size, &peer->base);
         if (rc != FMPL_SUCCESS)
             return rc;
@@ -85,7 +122,7 @@ static int probe_cma(void)
     }
     int refused = 0, first_errno = 0;
     for (int r = 0; r < fmpl_fab.size; r++) {
-        if (r == fmpl_fab.rank)
+        if (r == fmpl_fab.rank || fmpl_fab.peers[r].net)
             continue;
         int e = fmpl_shm_cma_probe(r);
         fmpl_fab.peers[r].cma = (e == 0);
@@ -114,7 +151,14 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     fmpl_fab.bs = bs;
     fmpl_fab.rank = bs->rank;
     fmpl_fab.size = bs->size;
-    fmpl_fab.peers = calloc((size_t)bs->size, sizeof *fmpl_fab.peers);
+    fmpl_fab.net_first = -1;
+    if (gethostname(fmpl_fab.host, sizeof fmpl_fab.host) != 0)
+        strcpy(fmpl_fab.host, "localhost");
+    fmpl_fab.host[sizeof fmpl_fab.host - 1] = '\0';
+    int force_net = fmpl_tunable_choice(&tunable_fabric, fabric_choices) == 1;
+    /* One more entry than ranks, all zero: the out-of-line paths meet rank
+     * `size` (a common off-by-one) as "no such peer", not as stray memory. */
+    fmpl_fab.peers = calloc((size_t)bs->size + 1, sizeof *fmpl_fab.peers);
     if (!fmpl_fab.peers)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", bs->size);
 
@@ -145,7 +189,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     }
     atomic_store_explicit((_Atomic uint64_t *)&h->magic, FMPL_SHM_MAGIC, memory_order_release);
 
-    rc = exchange_and_attach(bs);
+    rc = exchange_and_attach(bs, force_net);
     /* On failure the job is ending anyway (fmpl_init failures end the job):
      * remove our file now, not after the barrier below, because a process
      * manager that does not clean /dev/shm (Open MPI's mpirun) may kill us
@@ -158,6 +202,24 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     fmpl_shm_segment_unlink(bs->job_id, bs->rank);
     if (rc == FMPL_SUCCESS)
         rc = probe_cma();
+    /* Every rank agrees whether the network is needed (any rank has a
+     * network peer iff some pair is on two hosts, or FMPL_FABRIC=net), so
+     * the collective set-up inside fmpl_net_open is entered by all or none. */
+    if (rc == FMPL_SUCCESS && (fmpl_fab.net_peers > 0 || force_net)) {
+#ifdef FMPL_HAVE_NET
+        rc = fmpl_net_open(bs);
+#else
+        rc = fmpl_fab.net_remote
+                 ? FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                              "rank %d runs on host %s, this rank on %s: this build has no "
+                              "network backend (libfabric was not found when it was "
+                              "configured)",
+                              fmpl_fab.net_first, fmpl_fab.net_first_host, fmpl_fab.host)
+                 : FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                              "FMPL_FABRIC=net, but this build has no network backend "
+                              "(libfabric was not found when it was configured)");
+#endif
+    }
     if (rc == FMPL_SUCCESS)
         fmpl_shm_malloc_enable(fmpl_fab.heap, fmpl_fab.heap, size - FMPL_SHM_HEADER_SIZE);
     return rc;
@@ -170,11 +232,110 @@ void fmpl_fabric_finalize(void)
     /* The program's malloc blocks in our heap outlive finalisation (they
      * are freed, and maybe used, after MPI_Finalize): keep our segment. */
     int keep_mine = fmpl_shm_malloc_retire();
+#ifdef FMPL_HAVE_NET
+    fmpl_net_close();
+#endif
     for (int r = 0; r < fmpl_fab.size; r++)
-        if (r != fmpl_fab.rank || !keep_mine)
+        if ((r != fmpl_fab.rank || !keep_mine) && fmpl_fab.peers[r].base)
             fmpl_shm_segment_unmap(fmpl_fab.peers[r].base, fmpl_fab.peers[r].seg_size);
     free(fmpl_fab.peers);
     memset(&fmpl_fab, 0, sizeof fmpl_fab);
+}
+
+/* ------------------------------------------------ out-of-line paths */
+
+static inline int bad_rank(int rank) { return rank < 0 || rank >= fmpl_fab.size; }
+
+int fmpl_fab_put_far(const void *src, size_t len, fmpl_raddr dst)
+{
+    if (bad_rank(dst.rank))
+        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such rank (%d ranks)", dst.rank,
+                          fmpl_fab.size);
+    if (fmpl_fab.peers[dst.rank].net)
+        return fmpl_fab.net->put(src, len, dst);
+    return fmpl_fab_cma_write(dst.rank, dst.addr, src, len);
+}
+
+int fmpl_fab_get_far(void *dst, size_t len, fmpl_raddr src)
+{
+    if (bad_rank(src.rank))
+        return FMPL_ERROR(FMPL_ERR_ARG, "get from rank %d: no such rank (%d ranks)", src.rank,
+                          fmpl_fab.size);
+    if (fmpl_fab.peers[src.rank].net)
+        return fmpl_fab.net->get(dst, len, src);
+    return fmpl_fab_cma_read(src.rank, dst, src.addr, len);
+}
+
+int fmpl_fab_notify_far(fmpl_raddr flag, uint64_t value)
+{
+    if (bad_rank(flag.rank))
+        return FMPL_ERROR(FMPL_ERR_ARG, "notify to rank %d: no such rank (%d ranks)", flag.rank,
+                          fmpl_fab.size);
+    if (fmpl_fab.peers[flag.rank].net)
+        return fmpl_fab.net->notify(flag, value);
+    return fmpl_fab_cma_write(flag.rank, flag.addr, &value, sizeof value);
+}
+
+/* Only reached with the network backend up (fmpl_fabric.net_atomics). */
+uint64_t fmpl_fab_fetch_add_far(fmpl_raddr r, uint64_t add)
+{
+    uint64_t old = UINT64_MAX;
+    if (bad_rank(r.rank))
+        FMPL_ERROR(FMPL_ERR_ARG, "fetch-add at rank %d: no such rank", r.rank);
+    else
+        fmpl_fab.net->fetch_add(r, add, &old);
+    return old;
+}
+
+uint64_t fmpl_fab_cswap_far(fmpl_raddr r, uint64_t expected, uint64_t desired)
+{
+    uint64_t old = UINT64_MAX;
+    if (bad_rank(r.rank))
+        FMPL_ERROR(FMPL_ERR_ARG, "compare-and-swap at rank %d: no such rank", r.rank);
+    else
+        fmpl_fab.net->cswap(r, expected, desired, &old);
+    return old;
+}
+
+int fmpl_fab_register(const void *p, size_t len, fmpl_raddr *r)
+{
+    *r = fmpl_fab_raddr(p);
+    if (r->kind == FMPL_MEM_SHARED || !fmpl_fab.net)
+        return FMPL_SUCCESS;
+    if (!p || len == 0)
+        return FMPL_ERROR(FMPL_ERR_ARG, "cannot register %zu bytes at %p", len, p);
+    return fmpl_fab.net->reg(p, len, &r->key);
+}
+
+void fmpl_fab_deregister(const void *p, size_t len)
+{
+    if (fmpl_fab.net && p && !fmpl_fab_is_shared(p))
+        fmpl_fab.net->dereg(p, len);
+}
+
+int fmpl_fab_rcache_stats(fmpl_fab_rcache_info *s)
+{
+    memset(s, 0, sizeof *s);
+#ifdef FMPL_HAVE_NET
+    if (fmpl_fab.net) {
+        fmpl_net_rcache_stats_get(s);
+        return FMPL_SUCCESS;
+    }
+#endif
+    return FMPL_ERR_UNSUPPORTED;
+}
+
+int fmpl_fab_progress(void) { return fmpl_fab.net ? fmpl_fab.net->progress() : 0; }
+
+void fmpl_fab_net_describe(void (*line)(const char *text, void *ctx), void *ctx)
+{
+#ifdef FMPL_HAVE_NET
+    fmpl_net_describe(line, ctx);
+#else
+    line("network (libfabric): not built in (libfabric was not found when this build was "
+         "configured); all ranks must share a host",
+         ctx);
+#endif
 }
 
 void *fmpl_fab_alloc(size_t size) { return fmpl_heap_alloc(fmpl_fab.heap, size, 64); }
@@ -198,7 +359,10 @@ int fmpl_raddr_parse(const char *text, int rank, fmpl_raddr *r)
     return FMPL_SUCCESS;
 }
 
-/* Shared offsets and user-space addresses both fit in 62 bits. */
+/* Shared offsets and user-space addresses both fit in 62 bits.  The key does
+ * not travel: a packed address reaches shared memory and CMA only (every
+ * user of the packed form today hands it to fmpl_fab_ptr or CMA); a private
+ * buffer for a network peer goes as a full fmpl_raddr (fmpl_fab_register). */
 uint64_t fmpl_raddr_pack(fmpl_raddr r) { return ((uint64_t)r.kind << 62) | r.addr; }
 
 fmpl_raddr fmpl_raddr_unpack(uint64_t packed, int rank)

@@ -19,8 +19,14 @@
  *                    where the kernel allows it.  Where it does not, the
  *                    operation fails with FMPL_ERR_UNSUPPORTED and the protocol
  *                    above falls back to staging through shared memory.
- * A network backend (libfabric) will add a third kind, dispatched through an
- * operation table, without changing the shared-memory fast paths below.
+ * Backend: network (src/fabric/net/, libfabric, built when found).  A peer on
+ * another host (or every peer, with FMPL_FABRIC=net) has no mapped segment
+ * (peers[r].base == NULL, peers[r].net != 0); operations on its memory leave
+ * the inline paths below for fmpl_fab.net, an operation table.  Its shared
+ * heap is reached by offset through one registration of its whole segment,
+ * published at start-up; a private buffer is reached through the key that
+ * fmpl_fab_register() put in the remote address.  The shared-memory fast
+ * paths pay one predictable branch (the NULL base) for this.
  * A shared heap mapped at identical addresses in all ranks (PVAS) makes
  * fmpl_fab_ptr() the identity; callers never assume either way.
  *
@@ -45,15 +51,45 @@ typedef struct fmpl_raddr {
     uint64_t addr;  /* SHARED: offset in the owner's segment; PRIVATE: address */
     int32_t rank;   /* world rank of the owner */
     uint32_t kind;  /* FMPL_MEM_* */
+    uint64_t key;   /* PRIVATE memory registered with the network backend
+                       (fmpl_fab_register): its remote key plus one; 0 otherwise.
+                       SHARED addresses need none: the owner's segment key is
+                       known to every rank. */
 } fmpl_raddr;
 
 /* What this process knows about one peer (the local rank included). */
 typedef struct fmpl_peer {
-    char *base;        /* where the peer's segment is mapped here */
+    char *base;        /* where the peer's segment is mapped here; NULL when the
+                          peer is reached over the network */
     size_t seg_size;
     pid_t pid;
     int cma;           /* process_vm_writev/readv to this peer works */
+    int net;           /* reached through fmpl_fab.net */
+    uint64_t net_dest; /* its address-vector entry (fi_addr_t) */
+    uint64_t net_base; /* remote address of its segment's byte 0 (0: offset-based) */
+    uint64_t net_key;  /* key of its segment registration */
 } fmpl_peer;
+
+struct fmpl_ctl_desc;
+
+/* The network backend's operations (src/fabric/net/net_ep.c).  Each one is
+ * complete when it returns, as the inline shared-memory paths are. */
+typedef struct fmpl_fab_ops {
+    const char *name;
+    int (*put)(const void *src, size_t len, fmpl_raddr dst);
+    int (*get)(void *dst, size_t len, fmpl_raddr src);
+    int (*notify)(fmpl_raddr flag, uint64_t value);
+    int (*fetch_add)(fmpl_raddr r, uint64_t add, uint64_t *old);
+    int (*cswap)(fmpl_raddr r, uint64_t expected, uint64_t desired, uint64_t *old);
+    int (*flush)(int rank);
+    void (*ctl_prepare)(struct fmpl_ctl_desc *d);
+    int (*ctl_write)(const struct fmpl_ctl_desc *d, uint64_t value);
+    int (*reg)(const void *p, size_t len, uint64_t *key);   /* take a reference */
+    void (*dereg)(const void *p, size_t len);               /* drop it */
+    int (*progress)(void);   /* poll completions; > 0 when something advanced */
+    void (*idle)(void);      /* nothing to do: spin briefly, then block or yield */
+    const char *(*describe)(void);  /* provider and modes chosen, one line */
+} fmpl_fab_ops;
 
 typedef struct fmpl_fabric {
     int rank;
@@ -65,6 +101,16 @@ typedef struct fmpl_fabric {
     fmpl_bootstrap *bs;
     int cma_mode;             /* FMPL_SHM_CMA: 0 auto, 1 on, 2 off */
     const char *cma_reason;   /* why CMA is not used, or NULL */
+    const fmpl_fab_ops *net;  /* network backend, or NULL when no peer needs it */
+    int net_atomics;          /* atomics go through fmpl_fab.net, even to load/store
+                                 peers: a provider's atomics are not atomic with
+                                 respect to the CPU's */
+    int net_peers;            /* peers reached over the network */
+    int net_remote;           /* of them, peers on other hosts (not FMPL_FABRIC=net) */
+    int net_first;            /* the first of them, preferring one on another host
+                                 (-1: none), for messages */
+    char host[256];           /* this rank's host name */
+    char net_first_host[256]; /* net_first's host name */
 } fmpl_fabric;
 
 extern fmpl_fabric fmpl_fab;
@@ -87,6 +133,38 @@ fmpl_raddr fmpl_raddr_unpack(uint64_t packed, int rank);
 int fmpl_fab_cma_write(int rank, uint64_t remote_addr, const void *src, size_t len);
 int fmpl_fab_cma_read(int rank, void *dst, uint64_t remote_addr, size_t len);
 
+/* Out-of-line paths for memory loads and stores do not reach: the network
+ * backend for network peers, else CMA.  A bad rank gives FMPL_ERR_ARG. */
+int fmpl_fab_put_far(const void *src, size_t len, fmpl_raddr dst);
+int fmpl_fab_get_far(void *dst, size_t len, fmpl_raddr src);
+int fmpl_fab_notify_far(fmpl_raddr flag, uint64_t value);
+uint64_t fmpl_fab_fetch_add_far(fmpl_raddr r, uint64_t add);
+uint64_t fmpl_fab_cswap_far(fmpl_raddr r, uint64_t expected, uint64_t desired);
+
+/* A remote address for [p, p + len) that works over every backend: as
+ * fmpl_fab_raddr, plus, for private memory while the network backend is up,
+ * a registration (cached) whose key travels in r->key.  The registration
+ * stays until fmpl_fab_deregister (it is not evicted while referenced) or
+ * until the memory is freed or unmapped.  FMPL_ERR_ARG for NULL or len 0
+ * with private memory, FMPL_ERR_UNSUPPORTED when the provider cannot
+ * register it. */
+int fmpl_fab_register(const void *p, size_t len, fmpl_raddr *r);
+void fmpl_fab_deregister(const void *p, size_t len);
+
+/* The network backend's registration cache (tests, fmpl_info); FMPL_ERR_
+ * UNSUPPORTED when the backend is not up. */
+typedef struct fmpl_fab_rcache_info {
+    long hits, misses, evictions, invalidations, entries, cap;
+    int hooked;  /* free/munmap are watched (not in sanitizer builds) */
+} fmpl_fab_rcache_info;
+int fmpl_fab_rcache_stats(fmpl_fab_rcache_info *s);
+
+/* Poll the network backend, if any (the progress engine does this). */
+int fmpl_fab_progress(void);
+
+/* fmpl_info's network section: providers found, the one chosen and why. */
+void fmpl_fab_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
+
 /* ----------------------------------------------------------- fast paths */
 
 static inline int fmpl_fab_is_shared(const void *p)
@@ -100,6 +178,7 @@ static inline fmpl_raddr fmpl_fab_raddr(const void *p)
 {
     fmpl_raddr r;
     r.rank = fmpl_fab.rank;
+    r.key = 0;
     if (fmpl_fab_is_shared(p)) {
         r.kind = FMPL_MEM_SHARED;
         r.addr = (uint64_t)((const char *)p - fmpl_fab.my_base);
@@ -110,11 +189,14 @@ static inline fmpl_raddr fmpl_fab_raddr(const void *p)
     return r;
 }
 
-/* A local pointer to remote memory when loads and stores reach it, else NULL. */
+/* A local pointer to remote memory when loads and stores reach it, else NULL.
+ * A network peer's base is NULL: one predictable branch. */
 static inline void *fmpl_fab_ptr(fmpl_raddr r)
 {
-    if (r.kind == FMPL_MEM_SHARED)
-        return fmpl_fab.peers[r.rank].base + r.addr;
+    if (r.kind == FMPL_MEM_SHARED) {
+        char *base = fmpl_fab.peers[r.rank].base;
+        return base ? base + r.addr : NULL;
+    }
     if (r.kind == FMPL_MEM_PRIVATE && r.rank == fmpl_fab.rank)
         return (void *)(uintptr_t)r.addr;
     return NULL;
@@ -127,7 +209,7 @@ static inline int fmpl_fab_put(const void *src, size_t len, fmpl_raddr dst)
         memcpy(p, src, len);
         return FMPL_SUCCESS;
     }
-    return fmpl_fab_cma_write(dst.rank, dst.addr, src, len);
+    return fmpl_fab_put_far(src, len, dst);
 }
 
 static inline int fmpl_fab_get(void *dst, size_t len, fmpl_raddr src)
@@ -137,7 +219,7 @@ static inline int fmpl_fab_get(void *dst, size_t len, fmpl_raddr src)
         memcpy(dst, p, len);
         return FMPL_SUCCESS;
     }
-    return fmpl_fab_cma_read(src.rank, dst, src.addr, len);
+    return fmpl_fab_get_far(dst, len, src);
 }
 
 /* Release-store a 64-bit flag: every earlier put is visible before it. */
@@ -148,19 +230,26 @@ static inline int fmpl_fab_notify(fmpl_raddr flag, uint64_t value)
         atomic_store_explicit(p, value, memory_order_release);
         return FMPL_SUCCESS;
     }
-    /* A CMA write is synchronous, so earlier puts are already in place. */
-    return fmpl_fab_cma_write(flag.rank, flag.addr, &value, sizeof value);
+    /* A CMA write is synchronous, so earlier puts are already in place; the
+     * network backend documents its own guarantee (net_ep.c). */
+    return fmpl_fab_notify_far(flag, value);
 }
 
-/* Remote atomics need load/store reach (shared memory). */
+/* Remote atomics need load/store reach (shared memory), or the network
+ * backend, which then takes every atomic (fmpl_fabric.net_atomics).  A
+ * failure there is reported and returns UINT64_MAX. */
 static inline uint64_t fmpl_fab_fetch_add(fmpl_raddr r, uint64_t add)
 {
+    if (__builtin_expect(fmpl_fab.net_atomics, 0))
+        return fmpl_fab_fetch_add_far(r, add);
     return atomic_fetch_add_explicit((_Atomic uint64_t *)fmpl_fab_ptr(r), add,
                                      memory_order_acq_rel);
 }
 
 static inline uint64_t fmpl_fab_cswap(fmpl_raddr r, uint64_t expected, uint64_t desired)
 {
+    if (__builtin_expect(fmpl_fab.net_atomics, 0))
+        return fmpl_fab_cswap_far(r, expected, desired);
     atomic_compare_exchange_strong_explicit((_Atomic uint64_t *)fmpl_fab_ptr(r), &expected,
                                             desired, memory_order_acq_rel,
                                             memory_order_acquire);
@@ -173,16 +262,20 @@ static inline void fmpl_fab_flush(int rank)
     atomic_thread_fence(memory_order_seq_cst);
 }
 
-/* Pre-built control write: the target is resolved once. */
+/* Pre-built control write: the target is resolved once (for a network
+ * peer: its address-vector entry, remote address and key). */
 typedef struct fmpl_ctl_desc {
     _Atomic uint64_t *direct;  /* load/store reach, or NULL */
     fmpl_raddr target;
+    uint64_t net_dest, net_addr, net_key;
 } fmpl_ctl_desc;
 
 static inline void fmpl_ctl_prepare(fmpl_ctl_desc *d, fmpl_raddr target)
 {
     d->target = target;
     d->direct = (_Atomic uint64_t *)fmpl_fab_ptr(target);
+    if (!d->direct && fmpl_fab.net)
+        fmpl_fab.net->ctl_prepare(d);
 }
 
 static inline int fmpl_ctl_write(const fmpl_ctl_desc *d, uint64_t value)
@@ -191,6 +284,8 @@ static inline int fmpl_ctl_write(const fmpl_ctl_desc *d, uint64_t value)
         atomic_store_explicit(d->direct, value, memory_order_release);
         return FMPL_SUCCESS;
     }
+    if (fmpl_fab.net && fmpl_fab.peers[d->target.rank].net)
+        return fmpl_fab.net->ctl_write(d, value);
     return fmpl_fab_cma_write(d->target.rank, d->target.addr, &value, sizeof value);
 }
 

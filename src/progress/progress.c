@@ -2,6 +2,7 @@
 #include "progress/async.h"
 #include "protocols/sender_match.h"
 #include "protocols/tag_match.h"
+#include "fabric/fabric.h"
 #include "base/wait.h"
 
 /* Parts with nothing outstanding are skipped with one load instead of a
@@ -9,7 +10,8 @@
 int fmpl_progress(void)
 {
     return (fmpl_sm_outstanding ? fmpl_sm_progress() : 0) + fmpl_tm_progress() +
-           (fmpl_async_head ? fmpl_async_progress() : 0);
+           (fmpl_async_head ? fmpl_async_progress() : 0) +
+           (fmpl_fab.net ? fmpl_fab.net->progress() : 0);
 }
 
 /* Most polls of a receive from a known source look only at that source's

@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int fmpl_runtime_state = FMPL_RUNTIME_NEW;
@@ -41,6 +42,15 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     fmpl_log_set_rank(bootstrap->rank);
     fmpl_wait_init(bootstrap->size); /* every rank is on this host (no network yet) */
     rc = fmpl_fabric_init(bootstrap);
+    /* The fabric can reach a peer on another host (its network backend),
+     * but the protocols above it still reach peers by loads and stores. */
+    if (rc == FMPL_SUCCESS && fmpl_fab.net_peers > 0)
+        rc = FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                        "rank %d runs on host %s, this rank on host %s%s: the fabric reaches "
+                        "it over the network, but FMPL's protocols do not run over the "
+                        "network yet; all ranks must share one host",
+                        fmpl_fab.net_first, fmpl_fab.net_first_host, fmpl_fab.host,
+                        fmpl_fab.net_remote ? "" : " (FMPL_FABRIC=net makes it a network peer)");
     if (rc == FMPL_SUCCESS)
         rc = fmpl_sm_init();
     if (rc == FMPL_SUCCESS)

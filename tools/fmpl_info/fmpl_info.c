@@ -9,6 +9,7 @@
 #include "base/tunable.h"
 #include "bootstrap/bootstrap.h"
 #include "collectives/collectives.h"
+#include "fabric/fabric.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -72,6 +73,12 @@ static void probe_cma(void)
                "through shared memory (two copies)%s\n",
                n < 0 ? strerror(e) : "short read",
                e == EPERM ? "; ptrace restrictions (Yama ptrace_scope, containers) cause this" : "");
+}
+
+static void print_line(const char *text, void *ctx)
+{
+    (void)ctx;
+    printf("  %s\n", text);
 }
 
 static int on_path(const char *prog)
@@ -143,7 +150,9 @@ int main(int argc, char **argv)
     else
         printf("  shared memory: /dev/shm NOT available (%s)\n", strerror(errno));
     probe_cma();
-    printf("  network (libfabric): not built in this version; all ranks must share a host\n");
+    /* Providers found, the one the backend would choose and why; its
+     * tunables (FMPL_NET_*, FMPL_FABRIC) are in the list below. */
+    fmpl_fab_net_describe(print_line, NULL);
     printf("\nLaunchers:\n  fmplrun: yes (PMI-1 server)\n");
     printf("  mpiexec.hydra (PMI-1): %s\n", on_path("mpiexec.hydra") ? "found" : "not found");
     printf("  Open MPI mpirun (PMIx): %s; PMIx support %s\n",

@@ -36,6 +36,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 FMPL_TUNABLE(tunable_malloc_shared, "FMPL_MALLOC_SHARED", "64k",
              "malloc blocks of at least this many bytes come from the shared heap while FMPL "
@@ -59,6 +61,12 @@ static uintptr_t lo, hi;                     /* the heap's range, 0 until enable
 static size_t threshold = SIZE_MAX;          /* SIZE_MAX: nothing goes to the heap */
 static size_t reserve;
 static _Atomic long live;                    /* interposed blocks not yet freed */
+void (*volatile fmpl_mem_release_hook)(const void *p, size_t len);
+
+int fmpl_mem_hooks_active(void) { return FMPL_MALLOC_INTERPOSE; }
+#if !FMPL_MALLOC_INTERPOSE
+void fmpl_mem_hooks_prepare(void) {}
+#endif
 
 static inline int in_heap(const void *p)
 {
@@ -99,13 +107,16 @@ void *__libc_memalign(size_t align, size_t n);
 void __libc_free(void *p);
 
 /* The C library's malloc_usable_size (it has no __libc_ name). */
+static size_t (*libc_usable_fn)(void *);
+
 static size_t libc_usable_size(void *p)
 {
-    static size_t (*fn)(void *);
-    if (!fn)
-        fn = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-    return fn ? fn(p) : 0;
+    if (!libc_usable_fn)
+        libc_usable_fn = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+    return libc_usable_fn ? libc_usable_fn(p) : 0;
 }
+
+void fmpl_mem_hooks_prepare(void) { (void)libc_usable_size(NULL); }
 
 /* A block of n bytes from the heap, or NULL (small, disabled, too big for
  * what the reserve leaves, or an alignment the heap cannot promise). */
@@ -139,12 +150,38 @@ FMPL_MALLOC_WEAK void *malloc(size_t n)
     return p ? p : __libc_malloc(n);
 }
 
+/* The registration cache's hook sees blocks of the C library only: heap
+ * blocks are inside the segment, registered once for good. */
+static inline void release_hook(void *p)
+{
+    void (*hook)(const void *, size_t) = fmpl_mem_release_hook;
+    if (__builtin_expect(hook != NULL, 0) && p) {
+        /* Never dlsym here: free runs inside dlerror's own clean-up.  The
+         * size was resolved before the hook was set; without it, the
+         * block's first byte stands for the block. */
+        size_t n = libc_usable_fn ? libc_usable_fn(p) : 0;
+        hook(p, n ? n : 1);
+    }
+}
+
 FMPL_MALLOC_WEAK void free(void *p)
 {
-    if (in_heap(p))
+    if (in_heap(p)) {
         heap_free(p);
-    else
+    } else {
+        release_hook(p);
         __libc_free(p);
+    }
+}
+
+/* munmap is a system call in glibc too; calls from inside the C library
+ * (free of an mmap'd chunk) do not come here, but their free does. */
+FMPL_MALLOC_WEAK int munmap(void *addr, size_t len)
+{
+    void (*hook)(const void *, size_t) = fmpl_mem_release_hook;
+    if (__builtin_expect(hook != NULL, 0))
+        hook(addr, len);
+    return (int)syscall(SYS_munmap, addr, len);
 }
 
 FMPL_MALLOC_WEAK void *calloc(size_t n, size_t m)
@@ -175,6 +212,8 @@ FMPL_MALLOC_WEAK void *realloc(void *p, size_t n)
         return malloc(n);
     if (!in_heap(p)) {
         void *q = heap_alloc(n, 64);
+        /* The block may move (or shrink): its registrations go first. */
+        release_hook(p);
         if (!q)
             return __libc_realloc(p, n);
         size_t old = libc_usable_size(p);

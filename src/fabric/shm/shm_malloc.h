@@ -17,4 +17,14 @@ int fmpl_shm_malloc_contains(const void *p);
 /* Blocks served and not yet freed (tests). */
 long fmpl_shm_malloc_live(void);
 
+/* Called with the bytes the program gives back (free, the old block of a
+ * moving realloc, munmap) before they are given back, when set: the network
+ * backend's registration cache drops registrations of them (net_md.c).
+ * NULL otherwise: free and munmap then cost one load more. */
+extern void (*volatile fmpl_mem_release_hook)(const void *p, size_t len);
+/* 1 when free, realloc and munmap are interposed (not in sanitizer builds). */
+int fmpl_mem_hooks_active(void);
+/* Resolve what the hooks need before fmpl_mem_release_hook is set. */
+void fmpl_mem_hooks_prepare(void);
+
 #endif

@@ -58,8 +58,8 @@ class Fmpl(CMakePackage):
 
     conflicts(
         "fabrics=ofi",
-        msg="FMPL has no libfabric (OFI) backend yet: shared memory on one node is the "
-        "only transport (FMPL issue 13)",
+        msg="FMPL's libfabric (OFI) backend does not carry MPI jobs across nodes yet: "
+        "shared memory on one node is the only transport (FMPL issue 13)",
     )
     conflicts(
         "+fortran",
@@ -86,6 +86,8 @@ class Fmpl(CMakePackage):
             self.define_from_variant("FMPL_PMIX", "pmix"),
             self.define_from_variant("FMPL_DEBUG", "debug"),
             self.define("FMPL_SANITIZE", False),
+            # Never pick up a libfabric outside Spack's dependencies.
+            self.define("FMPL_LIBFABRIC", self.spec.satisfies("fabrics=ofi")),
             # What is installed only: the test suite is most of the build.
             self.define("FMPL_TESTS", self.run_tests),
         ]

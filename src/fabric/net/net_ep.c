@@ -1,0 +1,273 @@
+/* Network operations to one peer: the fmpl_fab_ops table for network peers.
+ *
+ * Remote operations, as libfabric calls (every one with a net_op context and
+ * a completion, waited for before returning):
+ *   put        fi_writemsg; FI_INJECT up to the provider's inject size (no
+ *              local descriptor), else with the source's descriptor when
+ *              FI_MR_LOCAL; FI_DELIVERY_COMPLETE in delivery mode; split at
+ *              the provider's max_msg_size
+ *   get        fi_readmsg into the destination (descriptor when FI_MR_LOCAL)
+ *   notify     the 64-bit flag: fi_atomicmsg(FI_ATOMIC_WRITE, FI_UINT64) when
+ *              offered (the owner's loads never see half a flag), else an
+ *              8-byte fi_writemsg; FI_FENCE in fenced mode
+ *   fetch-add  fi_fetch_atomicmsg(FI_SUM, FI_UINT64)
+ *   cswap      fi_compare_atomicmsg(FI_CSWAP, FI_UINT64)
+ *   flush      nothing to wait for: every operation is complete on return
+ *   ctl_write  notify with the target resolved by ctl_prepare
+ * Operands and results of atomics live in scratch lines of the segment, so
+ * they are registered (FI_MR_LOCAL) without a cache lookup.
+ *
+ * Ordering guarantee of put-then-notify (fabric.h: a peer that sees the flag
+ * sees the data), by the mode net_iface.c picked:
+ *   delivery  each put returns only once its data is placed in the target's
+ *             memory (FI_DELIVERY_COMPLETE), before the flag is even sent;
+ *   ordered   the provider applies writes (RMA and atomic) from one endpoint
+ *             to one peer in order (FI_ORDER_WAW), and the flag is issued
+ *             after the put completed locally;
+ *   fenced    the flag write carries FI_FENCE: it starts only after every
+ *             earlier operation on the endpoint completed at the target.
+ * The flag is seen by the owner's ordinary loads; with manual-progress
+ * providers the owner's thread itself applies both writes while it polls
+ * its completion queue, data first.
+ *
+ * Remote addresses: FMPL_MEM_SHARED is an offset in the owner's segment,
+ * added to the owner's published base (0 for offset-addressed providers)
+ * and used with the owner's segment key, bounds-checked against its size.
+ * FMPL_MEM_PRIVATE needs the key fmpl_fab_register stored in the address
+ * (r.key is the provider's key plus one: 0 means "not registered"); with
+ * an offset-addressed provider that key is one FMPL picked, holding the
+ * registration's start address (net_md.c), so the offset is addr - start. */
+#include "fabric/net/net.h"
+#include "base/error.h"
+
+#define N fmpl_net_state
+
+static int target(fmpl_raddr r, size_t len, uint64_t *addr, uint64_t *key, const char *what)
+{
+    const fmpl_peer *peer = &fmpl_fab.peers[r.rank];
+    if (r.kind == FMPL_MEM_SHARED) {
+        if (r.addr > peer->seg_size || len > peer->seg_size - r.addr)
+            return FMPL_ERROR(FMPL_ERR_ARG,
+                              "%s of %zu bytes at offset %#llx: outside rank %d's segment "
+                              "(%zu bytes)",
+                              what, len, (unsigned long long)r.addr, r.rank, peer->seg_size);
+        *addr = peer->net_base + r.addr;
+        *key = peer->net_key;
+        return FMPL_SUCCESS;
+    }
+    if (r.kind == FMPL_MEM_PRIVATE && r.key) {
+        *key = r.key - 1;
+        /* Offset-addressed: the key FMPL picked holds the region's start. */
+        *addr = N.virt_addr ? r.addr : r.addr - (*key & ((1ull << 48) - 1));
+        return FMPL_SUCCESS;
+    }
+    return FMPL_ERROR(FMPL_ERR_ARG,
+                      "%s at rank %d: %s has no network key (register it with "
+                      "fmpl_fab_register)",
+                      what, r.rank, r.kind == FMPL_MEM_PRIVATE ? "private memory" : "address");
+}
+
+static int posted(ssize_t rc, const char *what, int rank)
+{
+    return FMPL_ERROR(FMPL_ERR_INTERNAL, "posting a network %s to rank %d failed: %s", what,
+                      rank, fi_strerror((int)-rc));
+}
+
+/* One fi_writemsg or fi_readmsg of n bytes between buf (descriptor desc)
+ * and (rank, addr, key), waited for. */
+static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
+                   uint64_t key, uint64_t flags, const char *what)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = n};
+    struct fi_rma_iov riov = {.addr = addr, .len = n, .key = key};
+    net_op op = {0};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+                             .addr = fmpl_fab.peers[rank].net_dest, .rma_iov = &riov,
+                             .rma_iov_count = 1, .context = &op};
+    ssize_t rc = write ? NET_POST(fi_writemsg(N.ep, &msg, flags | FI_COMPLETION))
+                       : NET_POST(fi_readmsg(N.ep, &msg, flags | FI_COMPLETION));
+    return rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+}
+
+static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_t key)
+{
+    void *desc = NULL, *token = NULL;
+    uint64_t flags = N.write_flags;
+    if (n <= N.inject_size) {
+        flags |= FI_INJECT;
+    } else {
+        int rc = fmpl_net_local_get(src, n, &desc, &token);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    int ret = rma_one(1, (void *)src, n, desc, rank, addr, key, flags, "put");
+    fmpl_net_local_put(token);
+    return ret;
+}
+
+static int net_put(const void *src, size_t len, fmpl_raddr dst)
+{
+    uint64_t addr, key;
+    int rc = target(dst, len, &addr, &key, "put");
+    for (size_t done = 0; rc == FMPL_SUCCESS && done < len;) {
+        size_t n = len - done < N.max_msg ? len - done : N.max_msg;
+        rc = write_one((const char *)src + done, n, dst.rank, addr + done, key);
+        done += n;
+    }
+    return rc;
+}
+
+static int read_one(void *dst, size_t n, int rank, uint64_t addr, uint64_t key)
+{
+    void *desc = NULL, *token = NULL;
+    int ret = fmpl_net_local_get(dst, n, &desc, &token);
+    if (ret == FMPL_SUCCESS)
+        ret = rma_one(0, dst, n, desc, rank, addr, key, 0, "get");
+    fmpl_net_local_put(token);
+    return ret;
+}
+
+static int net_get(void *dst, size_t len, fmpl_raddr src)
+{
+    uint64_t addr, key;
+    int rc = target(src, len, &addr, &key, "get");
+    for (size_t done = 0; rc == FMPL_SUCCESS && done < len;) {
+        size_t n = len - done < N.max_msg ? len - done : N.max_msg;
+        rc = read_one((char *)dst + done, n, src.rank, addr + done, key);
+        done += n;
+    }
+    return rc;
+}
+
+/* One 64-bit atomic on (rank, addr, key): FI_ATOMIC_WRITE (result NULL),
+ * FI_SUM with fetch, or FI_CSWAP; operands in a scratch line. */
+static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uint64_t operand,
+                      uint64_t compare, uint64_t *result, uint64_t extra_flags, const char *what)
+{
+    if (addr & 7)
+        return FMPL_ERROR(FMPL_ERR_ARG, "%s at rank %d: address %#llx is not 8-byte aligned",
+                          what, rank, (unsigned long long)addr);
+    int line = fmpl_net_scratch_get();
+    uint64_t *sc = N.scratch + 8 * line;
+    sc[0] = operand;
+    sc[1] = 0;
+    sc[2] = compare;
+    void *desc = N.seg_desc;
+    struct fi_ioc ioc = {.addr = &sc[0], .count = 1};
+    struct fi_ioc res = {.addr = &sc[1], .count = 1};
+    struct fi_ioc cmp = {.addr = &sc[2], .count = 1};
+    struct fi_rma_ioc rioc = {.addr = addr, .count = 1, .key = key};
+    net_op op = {0};
+    struct fi_msg_atomic msg = {.msg_iov = &ioc, .desc = &desc, .iov_count = 1,
+                                .addr = fmpl_fab.peers[rank].net_dest, .rma_iov = &rioc,
+                                .rma_iov_count = 1, .datatype = FI_UINT64, .op = aop,
+                                .context = &op};
+    uint64_t flags = FI_COMPLETION | extra_flags;
+    ssize_t rc;
+    if (aop == FI_CSWAP)
+        rc = NET_POST(fi_compare_atomicmsg(N.ep, &msg, &cmp, &desc, 1, &res, &desc, 1, flags));
+    else if (result)
+        rc = NET_POST(fi_fetch_atomicmsg(N.ep, &msg, &res, &desc, 1, flags));
+    else
+        /* No FI_INJECT: the operand is registered anyway, and tcp;ofi_rxm
+         * (1.17) never completes an injected atomic that asks for a
+         * completion. */
+        rc = NET_POST(fi_atomicmsg(N.ep, &msg, flags | N.write_flags));
+    int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+    if (ret == FMPL_SUCCESS && result)
+        *result = sc[1];
+    fmpl_net_scratch_put(line);
+    return ret;
+}
+
+static int flag_write(int rank, uint64_t addr, uint64_t key, uint64_t value)
+{
+    uint64_t fence = N.notify_mode == NET_NOTIFY_FENCE ? FI_FENCE : 0;
+    if (N.atomic_write)
+        return atomic_one(FI_ATOMIC_WRITE, rank, addr, key, value, 0, NULL, fence, "notify");
+    if (!fence)
+        return write_one(&value, sizeof value, rank, addr, key);
+    /* A fenced 8-byte write from a scratch line (registered). */
+    int line = fmpl_net_scratch_get();
+    uint64_t *sc = N.scratch + 8 * line;
+    sc[0] = value;
+    int ret = rma_one(1, sc, sizeof value, N.seg_desc, rank, addr, key,
+                      FI_FENCE | N.write_flags, "notify");
+    fmpl_net_scratch_put(line);
+    return ret;
+}
+
+static int net_notify(fmpl_raddr flag, uint64_t value)
+{
+    uint64_t addr, key;
+    int rc = target(flag, sizeof value, &addr, &key, "notify");
+    return rc ? rc : flag_write(flag.rank, addr, key, value);
+}
+
+static int net_fetch_add(fmpl_raddr r, uint64_t add, uint64_t *old)
+{
+    uint64_t addr, key;
+    int rc = target(r, 8, &addr, &key, "fetch-add");
+    return rc ? rc : atomic_one(FI_SUM, r.rank, addr, key, add, 0, old, 0, "fetch-add");
+}
+
+static int net_cswap(fmpl_raddr r, uint64_t expected, uint64_t desired, uint64_t *old)
+{
+    uint64_t addr, key;
+    int rc = target(r, 8, &addr, &key, "compare-and-swap");
+    return rc ? rc
+              : atomic_one(FI_CSWAP, r.rank, addr, key, desired, expected, old, 0,
+                           "compare-and-swap");
+}
+
+static int net_flush(int rank)
+{
+    (void)rank;
+    atomic_thread_fence(memory_order_seq_cst);
+    return FMPL_SUCCESS;
+}
+
+static void net_ctl_prepare(fmpl_ctl_desc *d)
+{
+    uint64_t addr, key;
+    d->net_dest = FI_ADDR_NOTAVAIL;
+    if (target(d->target, 8, &addr, &key, "control write") == FMPL_SUCCESS) {
+        d->net_dest = fmpl_fab.peers[d->target.rank].net_dest;
+        d->net_addr = addr;
+        d->net_key = key;
+    }
+}
+
+static int net_ctl_write(const fmpl_ctl_desc *d, uint64_t value)
+{
+    if (d->net_dest == FI_ADDR_NOTAVAIL)
+        return FMPL_ERROR(FMPL_ERR_ARG, "control write to rank %d: descriptor has no target",
+                          d->target.rank);
+    return flag_write(d->target.rank, d->net_addr, d->net_key, value);
+}
+
+static int net_reg(const void *p, size_t len, uint64_t *key)
+{
+    uint64_t k = 0;
+    int rc = fmpl_net_reg(p, len, &k);
+    if (rc == FMPL_SUCCESS)
+        *key = k + 1;
+    return rc;
+}
+
+const fmpl_fab_ops fmpl_net_ops = {
+    .name = "libfabric",
+    .put = net_put,
+    .get = net_get,
+    .notify = net_notify,
+    .fetch_add = net_fetch_add,
+    .cswap = net_cswap,
+    .flush = net_flush,
+    .ctl_prepare = net_ctl_prepare,
+    .ctl_write = net_ctl_write,
+    .reg = net_reg,
+    .dereg = fmpl_net_dereg,
+    .progress = fmpl_net_progress,
+    .idle = fmpl_net_idle,
+    .describe = fmpl_net_describe_chosen,
+};

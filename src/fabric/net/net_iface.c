@@ -1,0 +1,469 @@
+/* Network backend set-up, capabilities, progress (libfabric).
+ *
+ * Start-up sequence (every rank, collective, inside fmpl_fabric_init):
+ *   1. fi_getinfo for an FI_EP_RDM endpoint with FI_RMA | FI_ATOMIC | FI_MSG,
+ *      FI_CONTEXT mode, the mr_mode bits FMPL handles (FI_MR_LOCAL,
+ *      FI_MR_VIRT_ADDR, FI_MR_PROV_KEY, FI_MR_ENDPOINT, FI_MR_ALLOCATED) and
+ *      FI_THREAD_SAFE; first asking for FI_DELIVERY_COMPLETE, then without.
+ *      FMPL_NET_PROVIDER names the provider; unset, libfabric's FI_PROVIDER
+ *      or its own preference order decides.  The first match is used.
+ *   2. fabric, domain, CQ (with a wait object when the provider has one),
+ *      AV (table), endpoint bound to both, enabled;
+ *   3. register the whole segment (net_md.c), pick the notify ordering;
+ *   4. publish "<hex endpoint name>:<segment base>:<segment key>" under
+ *      "net", fence, fetch every rank's and insert them in rank order;
+ *   5. barrier: no operation may reach a peer before its AV is complete.
+ *
+ * Progress: completions are read by whoever waits (fmpl_net_wait) and by the
+ * progress engine (fmpl_fab_progress).  Providers with manual data progress
+ * (tcp;ofi_rxm) serve incoming RMA only while the target reads its CQ, so a
+ * rank that waits for a flag in its own memory must keep calling
+ * fmpl_fab_progress (or fmpl_net_idle, which spins FMPL_NET_SPIN polls and
+ * then sleeps in poll() on the CQ's file descriptor for at most a
+ * millisecond after fi_trywait agrees, or yields when the CQ has none).
+ * Incoming RMA generates no completion at the target, so no wait may block
+ * on the CQ without a timeout. */
+#include "fabric/net/net.h"
+#include "fabric/fabric.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/tunable.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+FMPL_TUNABLE(tunable_provider, "FMPL_NET_PROVIDER", "",
+             "libfabric provider for the network backend, e.g. \"tcp;ofi_rxm\", \"sockets\" "
+             "(empty: FI_PROVIDER, else libfabric's first match)");
+FMPL_TUNABLE(tunable_spin, "FMPL_NET_SPIN", "1000",
+             "completion-queue polls of an idle network wait before it blocks (or yields)");
+FMPL_TUNABLE(tunable_mr_local, "FMPL_NET_MR_LOCAL", "auto",
+             "local buffers of network operations: auto (registered when the provider asks, "
+             "FI_MR_LOCAL), always (registered anyway: tests that path on any provider)");
+FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
+             "how a notify's flag stays behind earlier puts: auto (delivery, else ordered, "
+             "else fence), delivery (FI_DELIVERY_COMPLETE), ordered (FI_ORDER_WAW), fence "
+             "(FI_FENCE)");
+
+fmpl_net fmpl_net_state;
+#define N fmpl_net_state
+
+static const char *const mr_local_choices[] = {"auto", "always", NULL};
+static const char *const notify_choices[] = {"auto", "delivery", "ordered", "fence", NULL};
+static const char *const notify_names[] = {"", "delivery-complete", "ordered (FI_ORDER_WAW)",
+                                           "fenced (FI_FENCE)"};
+
+#define MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_ALLOCATED)
+
+static struct fi_info *make_hints(uint64_t op_flags)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->caps = FI_RMA | FI_ATOMIC | FI_MSG;
+    h->mode = FI_CONTEXT;
+    h->ep_attr->type = FI_EP_RDM;
+    h->domain_attr->mr_mode = MR_MODES;
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    h->tx_attr->op_flags = op_flags;
+    const char *prov = fmpl_tunable_string(&tunable_provider);
+    if (prov && *prov)
+        h->fabric_attr->prov_name = strdup(prov);
+    return h;
+}
+
+/* fi_getinfo as step 1 says; *why tells what was asked and found. */
+static int select_info(struct fi_info **out, char *why, size_t len, int *delivery)
+{
+    const char *prov = fmpl_tunable_string(&tunable_provider);
+    const char *env = getenv("FI_PROVIDER");
+    char asked[96];
+    if (prov && *prov)
+        snprintf(asked, sizeof asked, "FMPL_NET_PROVIDER=%s", prov);
+    else if (env && *env)
+        snprintf(asked, sizeof asked, "FI_PROVIDER=%s", env);
+    else
+        snprintf(asked, sizeof asked, "libfabric's first match");
+    int rc = -FI_ENODATA;
+    for (int pass = 0; pass < 2 && rc != 0; pass++) {
+        struct fi_info *h = make_hints(pass == 0 ? FI_DELIVERY_COMPLETE : 0);
+        if (!h)
+            return -FI_ENOMEM;
+        rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, out);
+        fi_freeinfo(h);
+        *delivery = pass == 0;
+    }
+    if (rc != 0) {
+        snprintf(why, len, "no provider offers an RDM endpoint with RMA, atomics and messages "
+                 "(%s): %s", asked, fi_strerror(-rc));
+        return rc;
+    }
+    snprintf(why, len, "%s, RDM with RMA+atomics+messages, %s", asked,
+             *delivery ? "delivery-complete writes" : "no delivery-complete writes");
+    return 0;
+}
+
+static int atomic_ok(enum fi_op op, uint64_t flags)
+{
+    struct fi_atomic_attr attr;
+    return fi_query_atomic(N.domain, FI_UINT64, op, &attr, flags) == 0 && attr.count >= 1;
+}
+
+/* Choose how a notify keeps its flag behind the data (net_ep.c relies on
+ * it): delivery-complete writes make every put's return mean "placed";
+ * else in-order writes (FI_ORDER_WAW: RMA and atomic writes alike); else a
+ * fenced flag write. */
+static int choose_notify(int delivery)
+{
+    int want = fmpl_tunable_choice(&tunable_notify, notify_choices);
+    /* FI_ORDER_WAW covers RMA and atomic writes together; FI_ORDER_RMA_WAW
+     * only RMA writes, so the flag then goes as an RMA write (net_ep.c). */
+    int ordered = (N.info->tx_attr->msg_order & (FI_ORDER_WAW | FI_ORDER_RMA_WAW)) != 0;
+    if (!(N.info->tx_attr->msg_order & FI_ORDER_WAW))
+        N.flag_by_rma = 1;
+    int fence = (N.info->caps & FI_FENCE) != 0;
+    int mode = want == 1 ? (delivery ? NET_NOTIFY_DELIVERY : 0)
+             : want == 2 ? (ordered ? NET_NOTIFY_ORDERED : 0)
+             : want == 3 ? (fence ? NET_NOTIFY_FENCE : 0)
+             : delivery  ? NET_NOTIFY_DELIVERY
+             : ordered   ? NET_NOTIFY_ORDERED
+             : fence     ? NET_NOTIFY_FENCE
+                         : 0;
+    if (!mode)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                          "provider %s cannot order a flag after data (%s): no delivery-"
+                          "complete writes, no FI_ORDER_WAW, no FI_FENCE",
+                          N.info->fabric_attr->prov_name,
+                          want ? "as FMPL_NET_NOTIFY asks" : "by any means FMPL knows");
+    N.notify_mode = mode;
+    N.write_flags = mode == NET_NOTIFY_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
+    return FMPL_SUCCESS;
+}
+
+static int fi_fail(int rc, const char *what)
+{
+    return FMPL_ERROR(FMPL_ERR_INTERNAL, "libfabric %s failed: %s", what, fi_strerror(-rc));
+}
+
+static int open_endpoint(void)
+{
+    int rc = fi_fabric(N.info->fabric_attr, &N.fabric, NULL);
+    if (rc)
+        return fi_fail(rc, "fi_fabric");
+    rc = fi_domain(N.fabric, N.info, &N.domain, NULL);
+    if (rc)
+        return fi_fail(rc, "fi_domain");
+    /* A file descriptor to sleep on when the provider offers one: the idle
+     * wait polls it with its own timeout (fi_cq_sread's is not honoured by
+     * every provider, and a target's incoming RMA completes nothing here). */
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_FD};
+    N.cq_fd = -1;
+    if (fi_cq_open(N.domain, &cq, &N.cq, NULL) == 0) {
+        if (fi_control(&N.cq->fid, FI_GETWAIT, &N.cq_fd) != 0)
+            N.cq_fd = -1;
+    } else {
+        cq.wait_obj = FI_WAIT_NONE;
+        rc = fi_cq_open(N.domain, &cq, &N.cq, NULL);
+        if (rc)
+            return fi_fail(rc, "fi_cq_open");
+    }
+    struct fi_av_attr av = {.type = FI_AV_TABLE};
+    rc = fi_av_open(N.domain, &av, &N.av, NULL);
+    if (rc)
+        return fi_fail(rc, "fi_av_open");
+    rc = fi_endpoint(N.domain, N.info, &N.ep, NULL);
+    if (rc)
+        return fi_fail(rc, "fi_endpoint");
+    if ((rc = fi_ep_bind(N.ep, &N.av->fid, 0)) != 0)
+        return fi_fail(rc, "fi_ep_bind(av)");
+    if ((rc = fi_ep_bind(N.ep, &N.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+        return fi_fail(rc, "fi_ep_bind(cq)");
+    if ((rc = fi_enable(N.ep)) != 0)
+        return fi_fail(rc, "fi_enable");
+    return FMPL_SUCCESS;
+}
+
+static void hex(char *out, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", p[i]);
+}
+
+static int unhex(unsigned char *out, const char *s, size_t max, size_t *n)
+{
+    size_t i = 0;
+    for (; s[2 * i] && s[2 * i] != ':' && i < max; i++) {
+        unsigned v;
+        if (sscanf(s + 2 * i, "%2x", &v) != 1)
+            return -1;
+        out[i] = (unsigned char)v;
+    }
+    *n = i;
+    return s[2 * i] == ':' ? 0 : -1;
+}
+
+static int exchange_addresses(fmpl_bootstrap *bs)
+{
+    unsigned char name[256];
+    size_t namelen = sizeof name;
+    int rc = fi_getname(&N.ep->fid, name, &namelen);
+    if (rc)
+        return fi_fail(rc, "fi_getname");
+    char value[FMPL_BOOTSTRAP_VALUE_MAX];
+    hex(value, name, namelen);
+    uint64_t base = N.virt_addr ? (uint64_t)(uintptr_t)fmpl_fab.my_base : 0;
+    snprintf(value + 2 * namelen, sizeof value - 2 * namelen, ":%llx:%llx",
+             (unsigned long long)base, (unsigned long long)fi_mr_key(N.seg_mr));
+    if (bs->put(bs, "net", value) != FMPL_SUCCESS || bs->fence(bs) != FMPL_SUCCESS)
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "publishing the network endpoint failed");
+    for (int r = 0; r < fmpl_fab.size; r++) {
+        fmpl_peer *peer = &fmpl_fab.peers[r];
+        unsigned long long b, k;
+        size_t n;
+        if (bs->get(bs, r, "net", value, sizeof value) != FMPL_SUCCESS ||
+            unhex(name, value, sizeof name, &n) != 0 ||
+            sscanf(value + 2 * n, ":%llx:%llx", &b, &k) != 2)
+            return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no network endpoint", r);
+        fi_addr_t dest = FI_ADDR_NOTAVAIL;
+        rc = fi_av_insert(N.av, name, 1, &dest, 0, NULL);
+        if (rc != 1)
+            return FMPL_ERROR(FMPL_ERR_INTERNAL, "fi_av_insert of rank %d's address failed: %s",
+                              r, rc < 0 ? fi_strerror(-rc) : "not inserted");
+        peer->net_dest = dest;
+        peer->net_base = b;
+        peer->net_key = k;
+    }
+    return FMPL_SUCCESS;
+}
+
+int fmpl_net_open(fmpl_bootstrap *bs)
+{
+    memset(&N, 0, sizeof N);
+    int delivery = 0;
+    int rc = select_info(&N.info, N.why, sizeof N.why, &delivery);
+    if (rc)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "network backend: %s", N.why);
+    uint64_t mr = N.info->domain_attr->mr_mode;
+    N.virt_addr = (mr & FI_MR_VIRT_ADDR) != 0;
+    /* Descriptors are ignored where FI_MR_LOCAL is not required, so
+     * "always" runs the registration path without changing the transfers. */
+    N.mr_local = (mr & FI_MR_LOCAL) != 0 || fmpl_tunable_choice(&tunable_mr_local, mr_local_choices) == 1;
+    N.prov_key = (mr & FI_MR_PROV_KEY) != 0;
+    N.mr_endpoint = (mr & FI_MR_ENDPOINT) != 0;
+    N.inject_size = N.info->tx_attr->inject_size;
+    N.max_msg = N.info->ep_attr->max_msg_size ? N.info->ep_attr->max_msg_size : SIZE_MAX;
+    long long spin = fmpl_tunable_long(&tunable_spin);
+    N.spin = spin < 0 ? 0 : (long)spin;
+    rc = open_endpoint();
+    if (rc == FMPL_SUCCESS && (!atomic_ok(FI_SUM, FI_FETCH_ATOMIC) ||
+                                !atomic_ok(FI_CSWAP, FI_COMPARE_ATOMIC)))
+        rc = FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                        "provider %s has no 64-bit fetch-add or compare-and-swap (emulation "
+                        "by the target's progress is not written yet)",
+                        N.info->fabric_attr->prov_name);
+    if (rc == FMPL_SUCCESS) {
+        N.atomic_write = atomic_ok(FI_ATOMIC_WRITE, 0);
+        rc = choose_notify(delivery);
+        if (N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma)
+            N.atomic_write = 0;
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_net_md_open();
+    if (rc == FMPL_SUCCESS)
+        rc = exchange_addresses(bs);
+    if (bs->barrier(bs) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
+        rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "barrier after the address exchange failed");
+    if (rc != FMPL_SUCCESS) {
+        fmpl_net_close();
+        return rc;
+    }
+    fmpl_fab.net = &fmpl_net_ops;
+    fmpl_fab.net_atomics = 1;
+    snprintf(N.chosen, sizeof N.chosen,
+             "%s on %s (%s); notify %s%s; mr_mode%s%s%s%s; inject %zu",
+             N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
+             notify_names[N.notify_mode],
+             N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma
+                 ? " of RMA writes only: the flag goes as an RMA write"
+                 : "",
+             N.virt_addr ? " virt_addr" : " offsets",
+             N.mr_local ? " local" : "", N.prov_key ? " prov_key" : "",
+             N.mr_endpoint ? " endpoint" : "", N.inject_size);
+    if (fmpl_fab.rank == 0)
+        fmpl_log_info("network backend: %s", N.chosen);
+    return FMPL_SUCCESS;
+}
+
+const char *fmpl_net_describe_chosen(void) { return N.chosen; }
+
+void fmpl_net_close(void)
+{
+    fmpl_fab.net = NULL;
+    fmpl_fab.net_atomics = 0;
+    fmpl_net_md_close();
+    if (N.ep)
+        fi_close(&N.ep->fid);
+    if (N.av)
+        fi_close(&N.av->fid);
+    if (N.cq)
+        fi_close(&N.cq->fid);
+    if (N.domain)
+        fi_close(&N.domain->fid);
+    if (N.fabric)
+        fi_close(&N.fabric->fid);
+    if (N.info)
+        fi_freeinfo(N.info);
+    memset(&N, 0, sizeof N);
+}
+
+/* ----------------------------------------------------------- progress */
+
+static void complete(void *context, int err)
+{
+    net_op *op = context;
+    if (!op)
+        return;
+    op->err = err;
+    atomic_store_explicit(&op->done, 1, memory_order_release);
+}
+
+static int reap(ssize_t n, struct fi_cq_entry *e)
+{
+    if (n > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            complete(e[i].op_context, 0);
+        return (int)n;
+    }
+    if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err = {0};
+        if (fi_cq_readerr(N.cq, &err, 0) > 0) {
+            complete(err.op_context, err.err ? err.err : FI_EOTHER);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static pthread_mutex_t data_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fmpl_net_lock(void) { pthread_mutex_lock(&data_lock); }
+
+void fmpl_net_unlock(void) { pthread_mutex_unlock(&data_lock); }
+
+int fmpl_net_progress(void)
+{
+    struct fi_cq_entry e[16];
+    fmpl_net_lock();
+    int n = reap(fi_cq_read(N.cq, e, 16), e);
+    fmpl_net_unlock();
+    return n;
+}
+
+void fmpl_net_idle(void)
+{
+    for (long i = 0; i < N.spin; i++)
+        if (fmpl_net_progress())
+            return;
+    struct fid *f = N.cq ? &N.cq->fid : NULL;
+    if (N.cq_fd >= 0 && fi_trywait(N.fabric, &f, 1) == FI_SUCCESS) {
+        struct pollfd p = {.fd = N.cq_fd, .events = POLLIN};
+        (void)poll(&p, 1, 1);
+    } else {
+        sched_yield();
+    }
+    fmpl_net_progress();
+}
+
+int fmpl_net_wait(net_op *op, const char *what, int rank)
+{
+    long polls = 0;
+    while (!atomic_load_explicit(&op->done, memory_order_acquire)) {
+        if (fmpl_net_progress())
+            continue;
+        /* Past the spin budget, yield every 64 empty polls: a long transfer,
+         * or a provider whose own progress thread (sockets) needs the core
+         * and the CQ lock we keep taking. */
+        if (++polls > N.spin && (polls & 63) == 0)
+            sched_yield();
+    }
+    if (op->err)
+        return FMPL_ERROR(FMPL_ERR_INTERNAL, "network %s with rank %d failed: %s", what, rank,
+                          fi_strerror(op->err));
+    return FMPL_SUCCESS;
+}
+
+/* ------------------------------------------------------------ fmpl_info */
+
+void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "network (libfabric %u.%u): built in", FI_MAJOR(fi_version()),
+             FI_MINOR(fi_version()));
+    line(buf, ctx);
+    /* Providers with RDM endpoints at all, then those that also give what
+     * the backend asks for (capabilities must be asked for: unasked, a
+     * provider may leave FI_ATOMIC out of what it lists). */
+    char seen[32][64];
+    int usable[32] = {0}, nseen = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        struct fi_info *h = fi_allocinfo(), *all = NULL;
+        if (!h)
+            break;
+        h->ep_attr->type = FI_EP_RDM;
+        h->domain_attr->mr_mode = MR_MODES;
+        h->mode = FI_CONTEXT;
+        if (pass == 1)
+            h->caps = FI_RMA | FI_ATOMIC | FI_MSG;
+        int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &all);
+        fi_freeinfo(h);
+        for (struct fi_info *i = rc ? NULL : all; i; i = i->next) {
+            const char *name = i->fabric_attr->prov_name;
+            int k = 0;
+            while (k < nseen && strcmp(seen[k], name) != 0)
+                k++;
+            if (k == nseen && nseen < 32 && pass == 0)
+                snprintf(seen[nseen++], 64, "%s", name);
+            if (k < nseen && pass == 1)
+                usable[k] = 1;
+        }
+        if (!rc)
+            fi_freeinfo(all);
+    }
+    if (!nseen)
+        line("  providers with RDM endpoints: none", ctx);
+    for (int k = 0; k < nseen; k++) {
+        snprintf(buf, sizeof buf, "  provider %-14.63s %s", seen[k],
+                 usable[k] ? "usable (RDM with RMA, atomics, messages)"
+                           : "not usable (no RDM endpoint with RMA, atomics and messages)");
+        line(buf, ctx);
+    }
+    struct fi_info *chosen = NULL;
+    char why[320];
+    int delivery = 0;
+    if (select_info(&chosen, why, sizeof why, &delivery) == 0) {
+        uint64_t mr = chosen->domain_attr->mr_mode;
+        snprintf(buf, sizeof buf,
+                 "  chosen: %s on %s (%s)",
+                 chosen->fabric_attr->prov_name, chosen->domain_attr->name, why);
+        line(buf, ctx);
+        snprintf(buf, sizeof buf, "  its mr_mode:%s%s%s%s%s%s; inject %zu bytes; "
+                 "writes ordered after writes: %s; fence: %s",
+                 mr & FI_MR_VIRT_ADDR ? " virt_addr" : " offsets",
+                 mr & FI_MR_LOCAL ? " local" : "", mr & FI_MR_PROV_KEY ? " prov_key" : "",
+                 mr & FI_MR_ENDPOINT ? " endpoint" : "", mr & FI_MR_ALLOCATED ? " allocated" : "",
+                 mr == 0 ? " (none)" : "", chosen->tx_attr->inject_size,
+                 chosen->tx_attr->msg_order & FI_ORDER_WAW       ? "yes"
+                 : chosen->tx_attr->msg_order & FI_ORDER_RMA_WAW ? "RMA writes only"
+                                                                 : "no",
+                 chosen->caps & FI_FENCE ? "yes" : "no");
+        line(buf, ctx);
+        fi_freeinfo(chosen);
+    } else {
+        snprintf(buf, sizeof buf, "  chosen: none -- %s", why);
+        line(buf, ctx);
+    }
+}
