@@ -44,6 +44,7 @@
 
 static int target(fmpl_raddr r, size_t len, uint64_t *addr, uint64_t *key, const char *what)
 {
+    *addr = *key = 0; /* set on every path: callers read them only on success */
     const fmpl_peer *peer = &fmpl_fab.peers[r.rank];
     if (r.kind == FMPL_MEM_SHARED) {
         if (r.addr > peer->seg_size || len > peer->seg_size - r.addr)
