@@ -37,6 +37,30 @@
 
 #include "fabric/fabric.h"
 
+/* libfabric's six real functions, loaded by fmpl_ofi_load (net_lib.c): the
+ * library is opened only when the backend is first needed.  The names below
+ * route this directory's calls through them. */
+typedef struct fmpl_ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+    uint32_t (*version)(void);
+} fmpl_ofi_lib;
+extern fmpl_ofi_lib fmpl_ofi;
+/* 0, or -1 with why (the library missing, or too old). */
+int fmpl_ofi_load(char *why, size_t len);
+static inline struct fi_info *fmpl_ofi_allocinfo(void) { return fmpl_ofi.dupinfo(NULL); }
+#define fi_getinfo fmpl_ofi.getinfo
+#define fi_freeinfo fmpl_ofi.freeinfo
+#define fi_dupinfo fmpl_ofi.dupinfo
+#define fi_allocinfo fmpl_ofi_allocinfo
+#define fi_fabric fmpl_ofi.fabric
+#define fi_strerror fmpl_ofi.strerror
+#define fi_version fmpl_ofi.version
+
 /* How a notify's flag is kept behind the data of earlier puts. */
 enum {
     NET_NOTIFY_DELIVERY = 1, /* every write completes only once placed at the target */

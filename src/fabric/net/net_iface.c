@@ -243,6 +243,8 @@ static int exchange_addresses(fmpl_bootstrap *bs)
 int fmpl_net_open(fmpl_bootstrap *bs)
 {
     memset(&N, 0, sizeof N);
+    if (fmpl_ofi_load(N.why, sizeof N.why) != 0)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "network backend: %s", N.why);
     int delivery = 0;
     int rc = select_info(&N.info, N.why, sizeof N.why, &delivery);
     if (rc)
@@ -401,8 +403,14 @@ int fmpl_net_wait(net_op *op, const char *what, int rank)
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx)
 {
     char buf[1024];
-    snprintf(buf, sizeof buf, "network (libfabric %u.%u): built in", FI_MAJOR(fi_version()),
-             FI_MINOR(fi_version()));
+    if (fmpl_ofi_load(buf, sizeof buf) != 0) {
+        char text[1100];
+        snprintf(text, sizeof text, "network (libfabric): built in, but %s", buf);
+        line(text, ctx);
+        return;
+    }
+    snprintf(buf, sizeof buf, "network (libfabric %u.%u): built in (loaded when a peer needs it)",
+             FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
     line(buf, ctx);
     /* Providers with RDM endpoints at all, then those that also give what
      * the backend asks for (capabilities must be asked for: unasked, a
