@@ -392,6 +392,8 @@ static void host_lost(fr_job *job, int host, const char *why)
     fr_pmi_barrier_check(job);
 }
 
+static void host_line(void *ctx, char *line);
+
 void fr_head_reaped(fr_job *job, pid_t pid, int status)
 {
     for (int i = 0; i < job->nhosts; i++) {
@@ -407,6 +409,12 @@ void fr_head_reaped(fr_job *job, pid_t pid, int status)
         h->alive = 0;
         h->status = status;
         job->nhosts_alive--;
+        /* Its last lines (its ranks' exits) may still wait in the socket:
+         * serve them before judging whether the host was lost. */
+        void *ctx[2] = {job, (void *)(intptr_t)i};
+        for (int k = 0; k < 64 && h->connected; k++)
+            if (fr_conn_read(&h->conn, host_line, ctx) != 0)
+                break;
         char why[128];
         if (WIFSIGNALED(status))
             snprintf(why, sizeof why, "its launcher (pid %ld) was killed by signal %d", (long)pid,
