@@ -103,6 +103,9 @@ typedef struct fr_host {
     int connected;
     int nreported;      /* ranks whose exit it reported */
     int lost;           /* reported lost */
+    uint64_t gone_at;   /* its launcher ended with ranks unreported: lost then,
+                           unless its connection ends first (0: not so) */
+    char gone_why[128];
     fr_stream out, err; /* the proxy's stdout, stderr (the ranks' output) */
 } fr_host;
 

@@ -40,6 +40,7 @@ extern char **environ;
 
 #define PROXY_EXIT_GRACE_MS 5000 /* proxies' time to clean up after their ranks */
 #define CLEANUP_GRACE_MS 2000    /* a lost host's cleanup, at most */
+#define LAUNCHER_GONE_GRACE_MS 2000 /* a proxy's last lines after its launcher ended */
 
 /* Environment variables not sent to the proxies: they describe this login,
  * this machine or this launcher, not the job. */
@@ -415,16 +416,23 @@ void fr_head_reaped(fr_job *job, pid_t pid, int status)
         for (int k = 0; k < 64 && h->connected; k++)
             if (fr_conn_read(&h->conn, host_line, ctx) != 0)
                 break;
-        char why[128];
+        char *why = h->gone_why;
         if (WIFSIGNALED(status))
-            snprintf(why, sizeof why, "its launcher (pid %ld) was killed by signal %d", (long)pid,
-                     WTERMSIG(status));
+            snprintf(why, sizeof h->gone_why, "its launcher (pid %ld) was killed by signal %d",
+                     (long)pid, WTERMSIG(status));
         else
-            snprintf(why, sizeof why, "its launcher (pid %ld) exited with status %d%s", (long)pid,
-                     WEXITSTATUS(status),
+            snprintf(why, sizeof h->gone_why, "its launcher (pid %ld) exited with status %d%s",
+                     (long)pid, WEXITSTATUS(status),
                      WEXITSTATUS(status) == 255 && !is_this_host(h->name)
                          ? " (ssh could not connect, or the host went away)"
                          : "");
+        if (h->connected && h->nreported < h->count) {
+            /* The proxy's last lines travel on their own connection and may
+             * arrive after the launcher's exit: the connection's end decides,
+             * or this deadline. */
+            h->gone_at = fr_now_ns() + LAUNCHER_GONE_GRACE_MS * 1000000ull;
+            return;
+        }
         host_lost(job, i, why);
         return;
     }
@@ -606,7 +614,7 @@ void fr_head_ready(fr_job *job, int who, short revents)
     case 0: {
         void *ctx[2] = {job, (void *)(intptr_t)host};
         if (fr_conn_read(&h->conn, host_line, ctx) != 0)
-            host_lost(job, host, "its proxy's connection ended");
+            host_lost(job, host, h->gone_at ? h->gone_why : "its proxy's connection ended");
         break;
     }
     case 1: fr_stream_readable(&h->out, -1); break;
@@ -626,6 +634,10 @@ uint64_t fr_head_next_deadline(const fr_job *job)
         next = job->proxy_kill_at;
     if (job->cleanup_kill_at && (next == 0 || job->cleanup_kill_at < next))
         next = job->cleanup_kill_at;
+    for (int h = 0; h < job->nhosts; h++)
+        if (job->hosts[h].gone_at && !job->hosts[h].lost &&
+            (next == 0 || job->hosts[h].gone_at < next))
+            next = job->hosts[h].gone_at;
     return next;
 }
 
@@ -646,6 +658,11 @@ void fr_head_tick(fr_job *job, uint64_t now)
                          job->opt.connect_timeout);
                 host_lost(job, h, why);
             }
+    for (int h = 0; h < job->nhosts; h++)
+        if (job->hosts[h].gone_at && now >= job->hosts[h].gone_at) {
+            job->hosts[h].gone_at = 0;
+            host_lost(job, h, job->hosts[h].gone_why);
+        }
     if (job->cleanup_kill_at && now >= job->cleanup_kill_at) {
         for (int h = 0; h < job->nhosts; h++)
             if (job->hosts[h].cleanup_pid > 0) {
