@@ -44,7 +44,6 @@ failed=
 ran=0
 start=$(date +%s)
 mkdir -p "$dir"
-echo "$configs" | awk 'NF' > "${TMPDIR:-/tmp}/fmpl-build-matrix.$$"
 while read -r name cc args; do
     if [ -n "$only" ] && ! echo ",$only," | grep -q ",$name,"; then
         continue
@@ -87,8 +86,9 @@ while read -r name cc args; do
             ;;
     esac
     echo "ok ($(($(date +%s) - t0)) s)"
-done < "${TMPDIR:-/tmp}/fmpl-build-matrix.$$"
-rm -f "${TMPDIR:-/tmp}/fmpl-build-matrix.$$"
+done <<EOF
+$configs
+EOF
 [ "$ran" -gt 0 ] || { echo "build-matrix: no configuration matches '$only' (--list)" >&2; exit 2; }
 if [ -n "$failed" ]; then
     echo "build-matrix: FAILED:$failed" >&2

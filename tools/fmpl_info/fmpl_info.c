@@ -120,8 +120,8 @@ static void print_version(void)
     printf("FMPL CFLAGS:        %s\n", FMPL_BUILD_CFLAGS);
     printf("FMPL Options:       %s\n", FMPL_BUILD_OPTIONS);
     printf("FMPL Prefix:        %s\n", FMPL_BUILD_PREFIX);
-    printf("FMPL Backends:      shared memory%s\n",
-           fmpl_bootstrap_has_pmix() ? "; bootstraps: PMI-1, PMIx" : "; bootstraps: PMI-1");
+    printf("FMPL Backends:      %s; bootstraps: PMI-1%s\n", FMPL_BUILD_BACKENDS,
+           fmpl_bootstrap_has_pmix() ? ", PMIx" : "");
 }
 
 int main(int argc, char **argv)

@@ -204,6 +204,41 @@ static char **launcher_argv(const fr_job *job, int host, char **pv, int pc, char
     return remote_argv(job, host, cmdline);
 }
 
+/* Fork and exec a launcher process for host `host` with standard input,
+ * output and error on in, out, err (-1: /dev/null, or for err this
+ * process's).  Its own group, so a terminal's Ctrl-C reaches the head only
+ * (which forwards it); it ends with the head: SIGTERM, so that a proxy
+ * started directly still kills its ranks and removes their files (through
+ * ssh the proxy sees its connection end instead).  The pid, or -1. */
+static pid_t spawn_launcher(fr_job *job, char **argv, const char *host, int in, int out, int err)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fr_msg("cannot fork host %s's launcher: %s", host, strerror(errno));
+        return -1;
+    }
+    if (pid > 0)
+        return pid;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(FR_EXIT_LAUNCHER);
+    sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(in >= 0 ? in : devnull, STDIN_FILENO);
+    dup2(out >= 0 ? out : devnull, STDOUT_FILENO);
+    if (err >= 0)
+        dup2(err, STDERR_FILENO);
+    execvp(argv[0], argv);
+    char msg[512];
+    int n = snprintf(msg, sizeof msg, "fmplrun: cannot start '%s' for host %s: %s\n", argv[0],
+                     host, strerror(errno));
+    ssize_t ignored = write(STDERR_FILENO, msg, (size_t)n);
+    (void)ignored;
+    _exit(FR_EXIT_LAUNCHER);
+}
+
 /* A lost host may be alive (only its proxy died): remove the job's
  * /dev/shm files there, through the launcher, best effort and bounded by the
  * head's wait for its proxies.  The job id has only [A-Za-z0-9._-]. */
@@ -217,22 +252,7 @@ static void start_cleanup(fr_job *job, int host)
     char **v = remote_argv(job, host, cmdline);
     if (!v)
         return;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(FR_EXIT_LAUNCHER);
-        sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            dup2(devnull, STDIN_FILENO);
-            dup2(devnull, STDOUT_FILENO);
-        }
-        execvp(v[0], v);
-        _exit(FR_EXIT_LAUNCHER);
-    }
+    pid_t pid = spawn_launcher(job, v, h->name, -1, -1, -1);
     free(v);
     if (pid > 0) {
         h->cleanup_pid = pid;
@@ -262,33 +282,9 @@ static int start_proxy(fr_job *job, int host, const char *head)
         fr_msg("cannot create pipes for host %s: %s", h->name, strerror(errno));
         return -1;
     }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        fr_msg("cannot fork host %s's launcher: %s", h->name, strerror(errno));
+    pid_t pid = spawn_launcher(job, lv, h->name, in[0], out[1], err[1]);
+    if (pid < 0)
         return -1;
-    }
-    if (pid == 0) {
-        /* Its own group, so a terminal's Ctrl-C reaches the head only (which
-         * forwards it); it ends with the head: SIGTERM, so that a proxy
-         * started directly still kills its ranks and removes their files
-         * (through ssh the proxy sees its connection end instead). */
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(FR_EXIT_LAUNCHER);
-        sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
-        dup2(in[0], STDIN_FILENO);
-        dup2(out[1], STDOUT_FILENO);
-        dup2(err[1], STDERR_FILENO);
-        execvp(lv[0], lv);
-        char msg[512];
-        int n = snprintf(msg, sizeof msg, "fmplrun: cannot start '%s' for host %s: %s\n", lv[0],
-                         h->name, strerror(errno));
-        ssize_t ignored = write(STDERR_FILENO, msg, (size_t)n);
-        (void)ignored;
-        _exit(FR_EXIT_LAUNCHER);
-    }
     if (lv != pv)
         free(lv);
     free(pv);

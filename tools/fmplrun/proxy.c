@@ -132,16 +132,15 @@ static void setup_line(void *ctx, char *line)
         free(var);
 }
 
-#define send_line(job, ...) fr_conn_sendf(&(job)->head, __VA_ARGS__)
 
 void fr_proxy_forward(fr_job *job, fr_rank *r, const char *line)
 {
-    send_line(job, "P %d %s", r->rank, line);
+    fr_conn_sendf(&job->head, "P %d %s", r->rank, line);
 }
 
 void fr_proxy_reaped(fr_job *job, fr_rank *r)
 {
-    send_line(job, "X %d %d", r->rank, r->status);
+    fr_conn_sendf(&job->head, "X %d %d", r->rank, r->status);
 }
 
 static void head_line(void *ctx, char *line)
@@ -193,7 +192,7 @@ int fr_proxy_main(fr_job *job)
     char me[256] = "unknown";
     gethostname(me, sizeof me);
     me[sizeof me - 1] = '\0';
-    if (send_line(job, "HELLO %s %d %s", secret, job->opt.proxy_host, me) != 0) {
+    if (fr_conn_sendf(&job->head, "HELLO %s %d %s", secret, job->opt.proxy_host, me) != 0) {
         fr_msg("proxy: the head closed the connection");
         return FR_EXIT_LAUNCHER;
     }
@@ -218,9 +217,9 @@ int fr_proxy_main(fr_job *job)
     for (int r = job->first; r < job->first + job->nlocal; r++) {
         fr_rank *rk = &job->ranks[r];
         if (rk->alive || rk->pid > 0)
-            send_line(job, "S %d %ld", r, (long)rk->pid);
+            fr_conn_sendf(&job->head, "S %d %ld", r, (long)rk->pid);
         else if (spawn_status != 0) /* never started: it failed with the spawn's status */
-            send_line(job, "X %d %d", r, (spawn_status & 0xff) << 8);
+            fr_conn_sendf(&job->head, "X %d %d", r, (spawn_status & 0xff) << 8);
     }
     if (spawn_status != 0 && job->nalive > 0)
         fr_end_job(job, SIGTERM, 300);
