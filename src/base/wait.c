@@ -16,6 +16,7 @@ FMPL_TUNABLE(tunable_spin, "FMPL_SPIN_COUNT", "auto",
 
 unsigned fmpl_spin_count = 4000;
 int fmpl_oversubscribed;
+int (*fmpl_wait_poll)(void);
 
 void fmpl_wait_init(int local_ranks)
 {

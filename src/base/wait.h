@@ -14,6 +14,12 @@ extern unsigned fmpl_spin_count;   /* set once at init from FMPL_SPIN_COUNT */
  * same on every rank of the host). */
 extern int fmpl_oversubscribed;
 
+/* Set by a layer above whose remote writes land only while this process
+ * polls (the network backend over a provider without hardware RMA, such as
+ * tcp): every wait calls it, so a rank waiting on a flag still serves the
+ * puts and atomics that will set it.  NULL on one host. */
+extern int (*fmpl_wait_poll)(void);
+
 typedef struct fmpl_waiter {
     unsigned polls;
 } fmpl_waiter;
@@ -32,6 +38,8 @@ static inline void fmpl_cpu_relax(void)
 /* Call once per unsuccessful poll. */
 static inline void fmpl_wait_once(fmpl_waiter *w)
 {
+    if (__builtin_expect(fmpl_wait_poll != 0, 0) && fmpl_wait_poll() > 0)
+        return;
     if (w->polls < fmpl_spin_count) {
         w->polls++;
         fmpl_cpu_relax();

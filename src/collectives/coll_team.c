@@ -58,7 +58,8 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
     c->offs = calloc((size_t)t->size + 1, sizeof *c->offs);
     c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
     c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
-    if (!c->mine || !c->peer || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
+    c->peer_at = calloc((size_t)t->size, sizeof *c->peer_at);
+    if (!c->mine || !c->peer || !c->peer_at || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
         !c->fin_seen) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
@@ -102,11 +103,15 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
 {
     fmpl_coll_team *c = t->coll;
     c->cma_all = 1;
+    c->net = 0;
     for (int p = 0; p < t->size; p++) {
         if (!fmpl_fab.peers[t->world[p]].cma)
             c->cma_all = 0;
+        c->peer_at[p] = scratch[p];
         c->peer[p] = fmpl_fab_ptr(scratch[p]);
-        if (!c->peer[p])
+        if (!c->peer[p] && fmpl_fab.peers[t->world[p]].net)
+            c->net = 1;
+        else if (!c->peer[p])
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's collective scratch is not shared",
                               p);
     }
@@ -133,6 +138,7 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     else
         free(t->coll->tmp);
     free(t->coll->peer);
+    free(t->coll->peer_at);
     free(t->coll->pairs);
     free(t->coll->offs);
     free(t->coll->bcounts);

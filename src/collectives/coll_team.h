@@ -126,7 +126,11 @@ typedef struct fmpl_pair_state {
 
 typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
-    fmpl_coll_scratch **peer;  /* [size] mapped here */
+    fmpl_coll_scratch **peer;  /* [size] mapped here; NULL for network peers */
+    fmpl_raddr *peer_at;       /* [size] each member's scratch, as remote addresses */
+    int net;                   /* some member is a network peer: only the
+                                  point-to-point algorithms and the dissemination
+                                  barrier run (select.c) */
     char **areas;              /* [size] each member's areas block mapped here,
                                   NULL until used (fmpl_coll_areas) */
     const int *world;          /* the team's world ranks */

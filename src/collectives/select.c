@@ -9,6 +9,10 @@
  * coll_run.h, or a point-to-point builder's steps); otherwise it runs it to
  * completion (resumable: on the stack; point-to-point: a schedule built
  * for the call).
+ * A team with a network member (fmpl_coll_team.net) runs the point-to-point
+ * algorithms (their messages take each pair's own path, shared memory or
+ * network) and the dissemination barrier (its flag writes are remote
+ * notifies): the shared-memory algorithms read members' memory directly.
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
@@ -222,7 +226,7 @@ int fmpl_coll_barrier(fmpl_team *t)
     fmpl_barrier_run st;
     if (algo == BARRIER_BINOMIAL)
         fmpl_barrier_binomial_setup(&st, t);
-    else if (algo == BARRIER_CENTRAL)
+    else if (algo == BARRIER_CENTRAL && !t->coll->net)
         fmpl_barrier_central_setup(&st, t);
     else
         fmpl_barrier_dissemination_setup(&st, t);
@@ -238,7 +242,7 @@ int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
     int algo = forced(&forced_bcast, &tunable_bcast_algo, bcast_names);
     if (algo == ALGO_AUTO)
         algo = LOOKUP(bcast_table, t->size, size);
-    if (algo == BCAST_BINOMIAL)
+    if (algo == BCAST_BINOMIAL || t->coll->net)
         RUN_P2P(s, fmpl_sched_coll_bcast(s, t, buf, size, root));
     if (algo == BCAST_SHM_DIRECT) {
         fmpl_bcast_run st;
@@ -263,6 +267,8 @@ static int run_reduce(int algo, fmpl_team *t, void *buf, int64_t count, const fm
      * falls through to the slices. */
     if (algo == REDUCE_SHM_FLAT && bytes > fmpl_coll_area / 2)
         algo = REDUCE_SHM_SLICES;
+    if (t->coll->net)
+        algo = REDUCE_BINOMIAL;
     if (algo == REDUCE_BINOMIAL)
         RUN_P2P(s, fmpl_sched_coll_reduce(s, t, buf, count, op, root,
                                           s == fmpl_coll_capture ? NULL : work));
@@ -464,7 +470,7 @@ static int run_reduce_scatter(fmpl_team *t, const void *sendbuf, void *recvbuf,
     if (total > 0 && p > 1) {
         int algo = PICK(reduce_scatter, alltoall_names, p, total * es / p);
         /* The shm rounds need a 64-byte stride per member holding an element. */
-        if (algo == X_SHM && ((fmpl_coll_half() / p) & ~63ll) >= es) {
+        if (algo == X_SHM && !c->net && ((fmpl_coll_half() / p) & ~63ll) >= es) {
             int rc = keep_array(&counts, p);
             if (rc != FMPL_SUCCESS)
                 return rc;
@@ -503,7 +509,7 @@ static int run_scan(int *cache, const fmpl_tunable *tun, fmpl_team *t, const voi
                     void *recvbuf, int64_t count, const fmpl_op *op, int flags, int exclusive)
 {
     int64_t es = (int64_t)fmpl_op_elem_size(op);
-    if (count > 0 && t->size > 1 && es <= fmpl_coll_half() &&
+    if (count > 0 && t->size > 1 && !t->coll->net && es <= fmpl_coll_half() &&
         pick(cache, tun, scan_names, scan_table, sizeof scan_table / sizeof scan_table[0],
              t->size, count * es) == X_SHM) {
         fmpl_scan_run st;

@@ -106,6 +106,8 @@ static int64_t slot_bytes(int nchan)
 
 int fmpl_shm_pairs_usable(const fmpl_team *t, int kind)
 {
+    if (t->coll->net)
+        return 0; /* members' memory is not all in reach */
     return slot_bytes(nchan_of(kind, t->size)) >= 64;
 }
 

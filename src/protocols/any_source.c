@@ -19,13 +19,19 @@
  *        copy, zero with shared buffers), marks the record consumed
  *     8. advances head over consumed records and release-stores it
  * The ring is the only buffering: a sender whose record does not fit waits
- * (step 2) until the receiver consumes; messages never overwrite each other. */
+ * (step 2) until the receiver consumes; messages never overwrite each other.
+ * Over the network (R a network peer): step 1 is a remote fetch-add (and
+ * while the network backend is up every sender's is, fabric.h: a
+ * provider's atomics and the CPU's do not mix), step 2 reads R's head with
+ * a get, step 3 is a put of the payload and of the header from its 8th
+ * byte, step 4 a notify of the ready word, ordered after the puts. */
 #include "protocols/any_source.h"
 #include "protocols/sender_match.h"
 #include "base/error.h"
 #include "base/tunable.h"
 #include "base/wait.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +87,8 @@ int fmpl_any_team_create(fmpl_team *t, fmpl_raddr *mine)
     }
     a->mine = fmpl_fab_alloc(sizeof(fmpl_any_ring) + capacity);
     a->peer = calloc((size_t)t->size, sizeof *a->peer);
-    if (!a->mine || !a->peer) {
+    a->peer_at = calloc((size_t)t->size, sizeof *a->peer_at);
+    if (!a->mine || !a->peer || !a->peer_at) {
         fmpl_any_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a %llu-byte any-source ring",
                           (unsigned long long)capacity);
@@ -96,8 +103,9 @@ int fmpl_any_team_connect(fmpl_team *t, const fmpl_raddr *rings)
     if (!t->any->mine)
         return FMPL_SUCCESS; /* rings are off in this process (and so in all) */
     for (int p = 0; p < t->size; p++) {
+        t->any->peer_at[p] = rings[p];
         t->any->peer[p] = fmpl_fab_ptr(rings[p]);
-        if (!t->any->peer[p])
+        if (!t->any->peer[p] && !fmpl_fab.peers[t->world[p]].net)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's any-source ring is not shared", p);
     }
     return FMPL_SUCCESS;
@@ -109,6 +117,7 @@ void fmpl_any_team_destroy(fmpl_team *t)
         return;
     fmpl_fab_free(t->any->mine);
     free(t->any->peer);
+    free(t->any->peer_at);
     free(t->any);
     t->any = NULL;
 }
@@ -135,6 +144,40 @@ static any_rec *rec_at(fmpl_any_ring *r, uint64_t pos)
     return (any_rec *)(ring_data(r) + pos % capacity);
 }
 
+/* Steps 2-4 to a network peer's ring at `at`. */
+static int send_remote(fmpl_raddr at, uint64_t pos, const any_rec *hdr, const void *buf,
+                       int64_t size)
+{
+    fmpl_raddr head_at = at;
+    head_at.addr += offsetof(fmpl_any_ring, head);
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    for (;;) {
+        uint64_t head;
+        int rc = fmpl_fab_get(&head, sizeof head, head_at);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        if (pos + hdr->len - head <= capacity)
+            break;
+        if (!fmpl_sm_progress())
+            fmpl_wait_once(&w);
+    }
+    fmpl_raddr data = at;
+    data.addr += sizeof(fmpl_any_ring);
+    int rc = FMPL_SUCCESS;
+    if (!hdr->rendezvous && size > 0) { /* the payload, wrapping at the end */
+        uint64_t p = (pos + REC_HDR) % capacity;
+        size_t first = (uint64_t)size < capacity - p ? (size_t)size : (size_t)(capacity - p);
+        rc = fmpl_fab_put(buf, first, (fmpl_raddr){data.addr + p, at.rank, at.kind, 0});
+        if (rc == FMPL_SUCCESS && (size_t)size > first)
+            rc = fmpl_fab_put((const char *)buf + first, (size_t)size - first, data);
+    }
+    fmpl_raddr rec_at_r = {data.addr + pos % capacity, at.rank, at.kind, 0};
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fab_put((const char *)hdr + 8, REC_HDR - 8,
+                          (fmpl_raddr){rec_at_r.addr + 8, at.rank, at.kind, 0});
+    return rc == FMPL_SUCCESS ? fmpl_fab_notify(rec_at_r, pos + 1) : rc;
+}
+
 int fmpl_any_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
 {
     if (!t->any->mine)
@@ -142,22 +185,40 @@ int fmpl_any_send(fmpl_team *t, const void *buf, int64_t size, int dst, int inde
     fmpl_any_ring *r = t->any->peer[dst];
     int rendezvous = size > eager_max;
     uint64_t len = REC_HDR + (rendezvous ? 0 : (((uint64_t)size + 63) & ~63ull));
-    uint64_t pos = atomic_fetch_add_explicit(&r->tail, len, memory_order_acq_rel);
-    fmpl_waiter w = FMPL_WAITER_INIT;
-    while (pos + len - atomic_load_explicit(&r->head, memory_order_acquire) > capacity) {
-        if (!fmpl_sm_progress())
-            fmpl_wait_once(&w);
+    uint64_t pos;
+    if (fmpl_fab.net_atomics) {
+        fmpl_raddr tail_at = t->any->peer_at[dst];
+        tail_at.addr += offsetof(fmpl_any_ring, tail);
+        pos = fmpl_fab_fetch_add(tail_at, len);
+        if (pos == UINT64_MAX)
+            return FMPL_ERROR(FMPL_ERR_INTERNAL, "reserving room in rank %d's any-source ring "
+                                                 "failed", dst);
+    } else {
+        pos = atomic_fetch_add_explicit(&r->tail, len, memory_order_acq_rel);
     }
-    if (!rendezvous)
-        ring_copy_in(r, pos + REC_HDR, buf, (size_t)size);
-    any_rec *rec = rec_at(r, pos);
-    rec->size = size;
-    rec->len = len;
-    rec->source = t->rank;
-    rec->index = index;
-    rec->rendezvous = (uint32_t)rendezvous;
-    rec->consumed = 0;
-    atomic_store_explicit(&rec->ready, pos + 1, memory_order_release);
+    any_rec hdr = {.size = size, .len = len, .source = t->rank, .index = index,
+                   .rendezvous = (uint32_t)rendezvous};
+    if (!r) {
+        int rc = send_remote(t->any->peer_at[dst], pos, &hdr, buf, size);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    } else {
+        fmpl_waiter w = FMPL_WAITER_INIT;
+        while (pos + len - atomic_load_explicit(&r->head, memory_order_acquire) > capacity) {
+            if (!fmpl_sm_progress())
+                fmpl_wait_once(&w);
+        }
+        if (!rendezvous)
+            ring_copy_in(r, pos + REC_HDR, buf, (size_t)size);
+        any_rec *rec = rec_at(r, pos);
+        rec->size = size;
+        rec->len = len;
+        rec->source = t->rank;
+        rec->index = index;
+        rec->rendezvous = (uint32_t)rendezvous;
+        rec->consumed = 0;
+        atomic_store_explicit(&rec->ready, pos + 1, memory_order_release);
+    }
     if (!rendezvous)
         return FMPL_SUCCESS;
     int idx = fmpl_team_internal_index(t, FMPL_IDX_ANY_RNDV);

@@ -16,7 +16,9 @@ typedef struct fmpl_any_ring {
 
 typedef struct fmpl_any_team {
     fmpl_any_ring *mine;
-    fmpl_any_ring **peer;    /* [team size] each member's ring, mapped here */
+    fmpl_any_ring **peer;    /* [team size] each member's ring, mapped here (NULL:
+                                a network peer) */
+    fmpl_raddr *peer_at;     /* [team size] each member's ring, as remote addresses */
 } fmpl_any_team;
 
 /* 1 (default): every team gets an any-source ring (FMPL_ANY_QUEUE_SIZE of

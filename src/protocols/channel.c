@@ -15,10 +15,21 @@
  *     6. copies what it needs out, advances head by the record's length and
  *        release-stores ring.head                          <- space is free
  * The ring is first-in first-out per pair: the order of records from S is
- * the order S published them, which gives MPI's non-overtaking rule. */
+ * the order S published them, which gives MPI's non-overtaking rule.
+ *
+ * R on another host (a network peer, fabric.h): S builds each record in a
+ * private shadow of R's ring, at the same position, and publishes it with
+ * two remote operations:
+ *   4n. put the record from its 8th byte to its end into R's ring, then
+ *       notify its first 8 bytes {seq, type, units} (the flag, ordered after
+ *       the put by the backend's put-then-notify guarantee, net_ep.c)
+ *   2n. when the cached head says the ring may be full, S gets R's head
+ *       word (one remote read; R stores it locally as in step 6)
+ * R's side is unchanged: it polls its own memory. */
 #include "protocols/channel.h"
 #include "protocols/tag_match.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/tunable.h"
 #include "base/wait.h"
 
@@ -75,16 +86,70 @@ int fmpl_chan_init(fmpl_raddr *base)
 int fmpl_chan_connect(const fmpl_raddr *bases)
 {
     for (int r = 0; r < fmpl_fab.size; r++) {
+        chan_out *o = &fmpl_chan_out[r];
         char *p = fmpl_fab_ptr(bases[r]);
-        if (!p)
+        if (p) {
+            o->ring = (chan_ring *)(p + ring_bytes() * (size_t)fmpl_fab.rank);
+            continue;
+        }
+        if (!fmpl_fab.peers[r].net)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's channels are not shared", r);
-        fmpl_chan_out[r].ring = (chan_ring *)(p + ring_bytes() * (size_t)fmpl_fab.rank);
+        /* The shadow is touched only where records are built: calloc's
+         * untouched pages cost nothing. */
+        o->ring = calloc(1, ring_bytes());
+        if (!o->ring)
+            return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a channel shadow to rank %d",
+                              r);
+        o->net = 1;
+        o->remote = bases[r];
+        o->remote.addr += ring_bytes() * (size_t)fmpl_fab.rank;
     }
     return FMPL_SUCCESS;
 }
 
+/* Step 4n. */
+void fmpl_chan_publish_net(chan_out *o, fmpl_chan_rec *rec, uint64_t pos)
+{
+    /* A PAD record is read for its header alone. */
+    uint64_t len = rec->type == FMPL_CHAN_PAD ? 8 : (uint64_t)rec->units * 64;
+    atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_relaxed);
+    fmpl_raddr at = o->remote;
+    at.addr += sizeof(chan_ring) + (pos & fmpl_chan_mask);
+    uint64_t first;
+    memcpy(&first, rec, sizeof first);
+    int rc = FMPL_SUCCESS;
+    if (len > sizeof first)
+        rc = fmpl_fab_put((char *)rec + sizeof first, len - sizeof first,
+                          (fmpl_raddr){at.addr + sizeof first, at.rank, at.kind, 0});
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fab_notify(at, first);
+    if (rc != FMPL_SUCCESS) {
+        /* The peer's channel is broken: nothing it is owed can arrive. */
+        fmpl_log_print("error", "publishing a message to rank %d over the network failed: %s",
+                       at.rank, fmpl_error_string(rc));
+        abort();
+    }
+}
+
+/* Step 2n: R's head, read remotely. */
+static uint64_t head_of(chan_out *o)
+{
+    if (!o->net)
+        return atomic_load_explicit(&o->ring->head, memory_order_acquire);
+    uint64_t head = o->head_seen;
+    if (fmpl_fab_get(&head, sizeof head, o->remote) != FMPL_SUCCESS) {
+        fmpl_log_print("error", "reading rank %d's channel head over the network failed",
+                       o->remote.rank);
+        abort();
+    }
+    return head;
+}
+
 void fmpl_chan_finalize(void)
 {
+    for (int r = 0; fmpl_chan_out && r < fmpl_fab.size; r++)
+        if (fmpl_chan_out[r].net)
+            free(fmpl_chan_out[r].ring);
     free(fmpl_chan_out);
     free(fmpl_chan_in);
     fmpl_chan_out = NULL;
@@ -104,7 +169,7 @@ static void wait_space(chan_out *o, uint64_t need)
         return;
     fmpl_waiter w = FMPL_WAITER_INIT;
     for (;;) {
-        o->head_seen = atomic_load_explicit(&o->ring->head, memory_order_acquire);
+        o->head_seen = head_of(o);
         if (o->tail + need - o->head_seen <= capacity)
             return;
         /* Drain our own incoming channels meanwhile: the receiver may be
@@ -118,7 +183,7 @@ static int has_space(chan_out *o, uint64_t need)
 {
     if (o->tail + need - o->head_seen <= capacity)
         return 1;
-    o->head_seen = atomic_load_explicit(&o->ring->head, memory_order_acquire);
+    o->head_seen = head_of(o);
     return o->tail + need - o->head_seen <= capacity;
 }
 
@@ -142,8 +207,7 @@ fmpl_chan_rec *fmpl_chan_reserve_slow(int to, int64_t payload)
         fmpl_chan_rec *p = rec_at(o->ring, o->tail);
         p->type = FMPL_CHAN_PAD;
         p->units = (uint16_t)(pad / 64);
-        atomic_store_explicit(&p->seq, (uint32_t)(o->tail / 64 + 1), memory_order_release);
-        o->tail += pad;
+        fmpl_chan_publish(to, p); /* advances the tail */
     }
     wait_space(o, len);
     fmpl_chan_rec *rec = rec_at(o->ring, o->tail);

@@ -55,9 +55,12 @@ typedef struct chan_in {   /* receiver-side state, per sender */
 } chan_in;
 
 typedef struct chan_out {  /* sender-side state, per receiver */
-    chan_ring *ring;
+    chan_ring *ring;       /* the receiver's ring; for a network peer, a local
+                              shadow of it that records are built in */
     uint64_t tail;
     uint64_t head_seen;
+    int net;               /* the receiver is a network peer (channel.c) */
+    fmpl_raddr remote;     /* network peer: its ring, as a remote address */
 } chan_out;
 
 extern chan_in *fmpl_chan_in;
@@ -97,13 +100,23 @@ static inline fmpl_chan_rec *fmpl_chan_reserve(int to, int64_t payload)
 /* The same without waiting: NULL when the ring has no room now. */
 fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload);
 /* Step 4: the record is there. */
+void fmpl_chan_publish_net(chan_out *o, fmpl_chan_rec *rec, uint64_t pos);
 static inline void fmpl_chan_publish(int to, fmpl_chan_rec *rec)
 {
     chan_out *o = &fmpl_chan_out[to];
     uint64_t pos = o->tail;
     o->tail += (uint64_t)rec->units * 64;
+    if (__builtin_expect(o->net, 0)) {
+        fmpl_chan_publish_net(o, rec, pos);
+        return;
+    }
     atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_release);
 }
+
+/* The receiver is reached over the network: records are built in a local
+ * shadow and published by remote writes (payloads cannot be streamed into
+ * a published record). */
+static inline int fmpl_chan_is_net(int to) { return fmpl_chan_out[to].net; }
 
 static inline void fmpl_chan_release(int from, fmpl_chan_rec *rec)
 {

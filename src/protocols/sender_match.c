@@ -27,6 +27,13 @@
  *   5. S writes {size, index, status} and release-stores
  *      R.done[S][i].seq = n                                       (completion)
  *   6. R acquire-loads done.seq == n, copies inline data if any.
+ * Over the network (the peer is a network peer, fabric.h), the same steps
+ * as remote operations: R registers a private receive buffer (cached) and
+ * sends its key in the header; steps 1-2 and 5 are a put of the line from
+ * its 8th byte, then a notify of its first 8 bytes (the sequence word: the
+ * backend orders it after the put); step 4 is a put straight into the
+ * receive buffer (zero copy; no staging ring).  The waits poll only local
+ * lines, as on one host.
  * Neither side ever writes a line the other side writes (no resets): each
  * cache line makes one trip per message, and a receiver may post on i again
  * as soon as it sees the completion.
@@ -133,6 +140,19 @@ int fmpl_sm_team_create(fmpl_team *t, void *slots, void *done)
     }
     memset(sm->slots, 0, n * sizeof(fmpl_sm_slot));
     memset(sm->done, 0, n * sizeof(fmpl_sm_done));
+    /* Caller areas in private memory: network peers need them registered. */
+    if (sm->caller_areas && fmpl_fab.net) {
+        fmpl_raddr r;
+        int rc = fmpl_fab_register(sm->slots, n * sizeof(fmpl_sm_slot), &r);
+        sm->slots_key = r.key;
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_fab_register(sm->done, n * sizeof(fmpl_sm_done), &r);
+        sm->done_key = r.key;
+        if (rc != FMPL_SUCCESS) {
+            fmpl_sm_team_destroy(t);
+            return rc;
+        }
+    }
     return FMPL_SUCCESS;
 }
 
@@ -140,6 +160,8 @@ void fmpl_sm_team_local_areas(const fmpl_team *t, fmpl_raddr *slots, fmpl_raddr 
 {
     *slots = fmpl_fab_raddr(t->sm->slots);
     *done = fmpl_fab_raddr(t->sm->done);
+    slots->key = t->sm->slots_key;
+    done->key = t->sm->done_key;
 }
 
 int fmpl_sm_team_connect(fmpl_team *t, const fmpl_raddr *slots, const fmpl_raddr *done)
@@ -151,7 +173,8 @@ int fmpl_sm_team_connect(fmpl_team *t, const fmpl_raddr *slots, const fmpl_raddr
         sm->peer_slots_ptr[p] = fmpl_fab_ptr(slots[p]);
         sm->peer_done_ptr[p] = fmpl_fab_ptr(done[p]);
         int w = t->world[p];
-        if ((!sm->peer_slots_ptr[p] || !sm->peer_done_ptr[p]) && !fmpl_fab.peers[w].cma)
+        if ((!sm->peer_slots_ptr[p] || !sm->peer_done_ptr[p]) && !fmpl_fab.peers[w].cma &&
+            !fmpl_fab.peers[w].net)
             return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                               "rank %d's matching areas are in private memory and CMA is "
                               "unavailable (%s): pass NULL areas to fmpl_init",
@@ -168,6 +191,12 @@ void fmpl_sm_team_destroy(fmpl_team *t)
     if (!sm->caller_areas) {
         fmpl_fab_free(sm->slots);
         fmpl_fab_free(sm->done);
+    } else {
+        size_t n = (size_t)t->size * (size_t)t->nidx;
+        if (sm->slots_key)
+            fmpl_fab_deregister(sm->slots, n * sizeof(fmpl_sm_slot));
+        if (sm->done_key)
+            fmpl_fab_deregister(sm->done, n * sizeof(fmpl_sm_done));
     }
     free(sm->sends);
     free(sm->recvs);
@@ -226,6 +255,19 @@ static void pending_remove(fmpl_sm_sendop *s)
     fmpl_sm_outstanding--;
 }
 
+/* A line written by remote operations (caller areas in private memory
+ * reached by CMA, or a network peer): bytes 8.. first, then the first 8
+ * bytes, whose 32-bit sequence word at offset 0 makes the line visible. */
+static int put_line(void *line, size_t bytes, uint32_t seq, fmpl_raddr r)
+{
+    atomic_store_explicit((_Atomic uint32_t *)line, seq, memory_order_relaxed);
+    uint64_t first;
+    memcpy(&first, line, sizeof first);
+    int rc = fmpl_fab_put((char *)line + 8, bytes - 8,
+                          (fmpl_raddr){r.addr + 8, r.rank, r.kind, r.key});
+    return rc == FMPL_SUCCESS ? fmpl_fab_notify(r, first) : rc;
+}
+
 /* Step 5: the completion line in the receiver, with inline data if any. */
 static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
                       int64_t inline_len, int status)
@@ -258,13 +300,7 @@ static int write_done(fmpl_team *t, fmpl_sm_sendop *s, const void *inline_data,
     d.status = status;
     fmpl_raddr r = t->sm->peer_done[s->peer];
     r.addr += remote_cell_offset(t, s->slot);
-    const size_t skip = sizeof(uint32_t); /* the sequence goes last */
-    int rc = fmpl_fab_put((char *)&d + skip, sizeof d - skip,
-                          (fmpl_raddr){r.addr + skip, r.rank, r.kind});
-    uint32_t seq = s->match_seq;
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_put(&seq, sizeof seq, r);
-    return rc;
+    return put_line(&d, sizeof d, s->match_seq, r);
 }
 
 static void spool_release(fmpl_sm_sendop *s);
@@ -320,7 +356,8 @@ static int stream(fmpl_sm_sendop *s)
 }
 
 /* Steps 4-5 once the header is known. */
-static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t kind)
+static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t kind,
+                    uint64_t key)
 {
     fmpl_team *t = s->team;
     int64_t n = s->size < capacity ? s->size : capacity;
@@ -329,6 +366,11 @@ static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t 
     int rc;
     if (n <= inline_max) {
         rc = write_done(t, s, s->buf, n, status);
+    } else if (fmpl_fab.peers[w].net) { /* network step 4: a put */
+        fmpl_raddr dst = {.addr = buf, .rank = w, .kind = kind, .key = key};
+        rc = fmpl_fab_put(s->buf, (size_t)n, dst);
+        if (rc == FMPL_SUCCESS)
+            rc = write_done(t, s, NULL, 0, status);
     } else if (kind == FMPL_MEM_SHARED || w == fmpl_fab.rank) {
         fmpl_raddr dst = {.addr = buf, .rank = w, .kind = kind};
         memcpy(fmpl_fab_ptr(dst), s->buf, (size_t)n);
@@ -372,7 +414,7 @@ static int try_match(fmpl_sm_sendop *s)
     /* Programs that pre-post walk the indices in order: start fetching the
      * next slot's header now, off the next send's critical path. */
     __builtin_prefetch(h + 1, 0, 3);
-    deliver(s, h->buf, h->capacity, h->kind);
+    deliver(s, h->buf, h->capacity, h->kind, h->key);
     return 1;
 }
 
@@ -437,7 +479,18 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
     r->capacity = size;
     r->state = FMPL_RECV_POSTED;
     r->received = 0;
-    r->staged = where.kind == FMPL_MEM_PRIVATE && size > inline_max && t->world[src] != fmpl_fab.rank;
+    int w = t->world[src];
+    r->registered = 0;
+    if (fmpl_fab.peers[w].net && where.kind == FMPL_MEM_PRIVATE && size > inline_max) {
+        int rc = fmpl_fab_register(buf, (size_t)size, &where);
+        if (rc != FMPL_SUCCESS) {
+            r->state = FMPL_RECV_FREE;
+            return rc;
+        }
+        r->registered = 1;
+    }
+    r->staged = where.kind == FMPL_MEM_PRIVATE && size > inline_max && w != fmpl_fab.rank &&
+                !fmpl_fab.peers[w].net;
     if (r->staged) {
         stage_expect[t->world[src]]++;
         stage_expect_total++;
@@ -451,18 +504,16 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
         h->buf = where.addr;
         h->capacity = size;
         h->kind = where.kind;
+        h->key = where.key;
         atomic_store_explicit(&h->seq, seq, memory_order_release);
         return FMPL_SUCCESS;
     }
     /* The sender's slots are caller memory: header fields, then the flag. */
-    fmpl_sm_slot h = {.buf = where.addr, .capacity = size, .kind = where.kind};
+    fmpl_sm_slot h = {.buf = where.addr, .capacity = size, .kind = where.kind, .key = where.key};
     fmpl_raddr r0 = t->sm->peer_slots[src];
     r0.addr += remote_cell_offset(t, slot);
-    int rc = fmpl_fab_put((char *)&h + 8, 24, (fmpl_raddr){r0.addr + 8, r0.rank, r0.kind});
-    uint64_t seq64 = seq;
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_put(&seq64, sizeof seq64, r0);
-    return rc;
+    int rc = fmpl_fab_put((char *)&h + 8, 32, (fmpl_raddr){r0.addr + 8, r0.rank, r0.kind, r0.key});
+    return rc == FMPL_SUCCESS ? fmpl_fab_notify(r0, seq) : rc;
 }
 
 static inline int recv_complete(fmpl_team *t, size_t c)
@@ -489,6 +540,10 @@ static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *
         size = r->msg_size;
         err = r->status;
         msg_index = r->msg_index;
+    }
+    if (r->registered) {
+        fmpl_fab_deregister(r->buf, (size_t)r->capacity);
+        r->registered = 0;
     }
     if (r->staged) {
         stage_expect[t->world[src]]--;

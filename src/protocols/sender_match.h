@@ -17,7 +17,8 @@ typedef struct fmpl_sm_slot {
     int64_t capacity;         /* receive buffer size in bytes */
     uint32_t kind;            /* FMPL_MEM_SHARED or FMPL_MEM_PRIVATE */
     uint32_t pad0;
-    char pad[32];
+    uint64_t key;             /* network: the receive buffer's key (fmpl_raddr.key) */
+    char pad[24];
 } __attribute__((aligned(64))) fmpl_sm_slot;
 
 #define FMPL_SM_INLINE_CAP 40
@@ -64,6 +65,7 @@ typedef struct fmpl_sm_recvop {
     int64_t capacity;
     uint32_t state;           /* FMPL_RECV_* */
     uint32_t staged;          /* buffer is private: data may come by the ring */
+    uint32_t registered;      /* buffer registered for a network sender */
     int64_t received;         /* staged bytes copied out so far */
     int64_t msg_size;
     int32_t status;
@@ -76,6 +78,7 @@ enum { FMPL_RECV_FREE = 0, FMPL_RECV_POSTED, FMPL_RECV_DONE };
 typedef struct fmpl_sm_team {
     fmpl_sm_slot *slots;      /* mine: [peer][nidx], written by peers */
     fmpl_sm_done *done;       /* mine: [peer][nidx], written by peers */
+    uint64_t slots_key, done_key; /* network keys of caller areas (fmpl_fab_register) */
     int caller_areas;         /* slots/done are caller memory (fmpl_init ma/fa) */
     fmpl_raddr *peer_slots;   /* [peer] base of the peer's slot area */
     fmpl_raddr *peer_done;    /* [peer] base of the peer's completion area */

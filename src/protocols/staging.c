@@ -52,6 +52,8 @@ int fmpl_stage_connect(const fmpl_raddr *bases)
 {
     for (int r = 0; r < fmpl_fab.size; r++) {
         char *p = fmpl_fab_ptr(bases[r]);
+        if (!p && fmpl_fab.peers[r].net)
+            continue; /* network peers take no staging (sender_match.c) */
         if (!p)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's staging rings are not shared", r);
         peer_rings[r] = (fmpl_stage_ring *)(p + ring_bytes * (size_t)fmpl_fab.rank);

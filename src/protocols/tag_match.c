@@ -46,6 +46,15 @@
  *                                            records through S->R; the last
  *                                            completes R, and S when written
  *   3. FIN completes the request it names.
+ * Over the network (R a network peer of S, fabric.h): records travel as
+ * channel.c says (built locally, put, then the flag); EAGER_PIPE and
+ * EAGER_REF are not used (a published record cannot be written into, and
+ * S's buffer is not in reach), and the rendezvous is a read:
+ *   1. S registers its buffer (fmpl_fab_register: a cached registration,
+ *      or none for the shared heap) and publishes RTS with its key
+ *   2. R gets the data straight into the receive buffer (one remote read,
+ *      zero copies), then publishes FIN to S
+ *   3. S, on FIN, drops the registration and completes.
  * Order: envelopes from one sender are matched in the order it sent them,
  * eager and rendezvous alike (the channel is FIFO and matching happens when
  * a record is taken from it), which is MPI's non-overtaking rule. */
@@ -82,6 +91,7 @@ typedef struct rts_body {
     uint64_t sbuf_addr;
     uint32_t sbuf_kind;
     uint32_t pad;
+    uint64_t sbuf_key;  /* network peers: the registration's key (fabric.h) */
 } rts_body;
 
 typedef struct cts_body {
@@ -301,6 +311,12 @@ static void rndv_start_recv(fmpl_tm_req *r, int src, int tag, int64_t size, uint
         complete(r, n, error);
         return;
     }
+    if (fmpl_fab.peers[w].net) { /* network step 2: one remote read */
+        int rc = fmpl_fab_get(r->buf, (size_t)n, sbuf);
+        send_fin(w, sreq, n);
+        complete(r, n, rc != FMPL_SUCCESS ? rc : error);
+        return;
+    }
     if (rbuf.kind == FMPL_MEM_SHARED || !rndv_cma || !fmpl_fab.peers[w].cma) {
         fmpl_chan_rec *rec = fmpl_chan_reserve(w, sizeof(cts_body));
         rec->type = REC_CTS;
@@ -453,7 +469,8 @@ static void on_eager(fmpl_team *t, fmpl_chan_rec *rec, int w)
 static void on_rts(fmpl_team *t, fmpl_chan_rec *rec, int w)
 {
     const rts_body *b = fmpl_chan_payload(rec);
-    fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind};
+    fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind,
+                       .key = b->sbuf_key};
     fmpl_tm_req *r = find_posted(t, rec->source, rec->tag);
     if (r) {
         list_remove(r);
@@ -500,6 +517,10 @@ static void on_fin(fmpl_chan_rec *rec)
 {
     const fin_body *b = fmpl_chan_payload(rec);
     fmpl_tm_req *r = (fmpl_tm_req *)(uintptr_t)b->req;
+    if (r->registered) { /* network step 3 */
+        fmpl_fab_deregister(r->buf, (size_t)r->size);
+        r->registered = 0;
+    }
     complete(r, b->bytes, r->kind == FMPL_TM_RECV ? r->st_error : FMPL_SUCCESS);
 }
 
@@ -594,7 +615,7 @@ static int send_eager_copy(fmpl_team *t, const void *buf, int64_t size, int dst,
     rec->tag = tag;
     rec->source = t->rank;
     rec->size = size;
-    if (size < eager_pipe) {
+    if (size < eager_pipe || fmpl_chan_is_net(w)) {
         memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
         fmpl_chan_publish(w, rec);
         return 1;
@@ -663,7 +684,8 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
     if (size > eager_max)
         return 0;
     int w = t->world[dst];
-    if (size >= eager_ref && w != fmpl_fab.rank && fmpl_fab_is_shared(buf) &&
+    if (size >= eager_ref && w != fmpl_fab.rank && !fmpl_fab.peers[w].net &&
+        fmpl_fab_is_shared(buf) &&
         (int64_t)sizeof(ref_body) + size <= fmpl_chan_max_record - FMPL_CHAN_HEADER) {
         send_eager_ref(t, buf, size, dst, tag, w);
         return 1;
@@ -685,6 +707,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     r->buf = (void *)buf;
     r->size = size;
     r->st_error = FMPL_SUCCESS;
+    r->registered = 0;
     r->next = r->prev = NULL;
     /* Never by reference here: isend must not wait (progress calls it). */
     if (mode == FMPL_TM_MODE_STANDARD && size <= eager_max &&
@@ -693,6 +716,12 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
         return FMPL_SUCCESS;
     }
     fmpl_raddr where = fmpl_fab_raddr(buf);
+    if (fmpl_fab.peers[w].net && size > 0 && where.kind == FMPL_MEM_PRIVATE) {
+        int rc = fmpl_fab_register(buf, (size_t)size, &where); /* network step 1 */
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        r->registered = 1;
+    }
     fmpl_chan_rec *rec = fmpl_chan_reserve(w, sizeof(rts_body));
     rec->type = REC_RTS;
     rec->context = t->peer_id[dst]; /* the receiver's id */
@@ -703,6 +732,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     b->sreq = (uint64_t)(uintptr_t)r;
     b->sbuf_addr = where.addr;
     b->sbuf_kind = where.kind;
+    b->sbuf_key = where.key;
     fmpl_chan_publish(w, rec);
     return FMPL_SUCCESS;
 }
@@ -769,7 +799,8 @@ int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
         rec->context == r->team->id && matches(r->peer, r->tag, rec->source, rec->tag)) {
         if (type == REC_RTS) {
             const rts_body *b = fmpl_chan_payload(rec);
-            fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind};
+            fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind,
+                               .key = b->sbuf_key};
             rndv_start_recv(r, rec->source, rec->tag, rec->size, b->sreq, sbuf);
         } else {
             int64_t n = rec->size < r->size ? rec->size : r->size;

@@ -51,6 +51,7 @@ typedef struct fmpl_tm_req {
     uint8_t complete;         /* set once; the owner polls it */
     uint8_t mode;             /* FMPL_TM_MODE_* */
     uint8_t cancelled;
+    uint8_t registered;       /* rendezvous send: buf holds a network registration */
     int32_t peer;             /* team rank, or FMPL_TM_ANY_SOURCE */
     int32_t tag;
     fmpl_team *team;

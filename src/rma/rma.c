@@ -10,8 +10,12 @@
  *               (shared heap) is a datatype copy with plain loads and
  *               stores (contiguous data: one memcpy at the address
  *               resolved at connection, fmpl_rma_direct_span); private memory goes chunk by chunk through CMA
- *               (fmpl_fab_cma_write / _read), each contiguous piece of T's
- *               datatype one call.  Complete when the call returns.
+ *               (fmpl_fab_cma_write / _read), or, T being a network peer,
+ *               remote writes and reads (fmpl_fab_put / _get: the key of
+ *               T's registration came with the exchange), each contiguous
+ *               piece of T's datatype one call.  Complete when the call
+ *               returns.  (A dynamic window's attached memory has no key:
+ *               win.c refuses dynamic windows over the network.)
  *   update      (accumulate family) O takes T.acc exclusively (as the lock
  *               below), reads T's elements, combines, writes them back,
  *               releases T.acc (release order: the data first).  Small
@@ -80,6 +84,22 @@ void fmpl_rma_win_entry(const fmpl_rma_win *w, fmpl_raddr base, uint64_t size,
     entry[2] = (uint64_t)disp_unit;
     entry[3] = fmpl_raddr_pack(fmpl_fab_raddr(w->mine));
     entry[4] = (uint64_t)base.rank;
+    entry[5] = w->reg_key;
+}
+
+int fmpl_rma_win_expose(fmpl_rma_win *w, fmpl_raddr base, uint64_t size)
+{
+    if (!fmpl_fab.net || base.kind != FMPL_MEM_PRIVATE || size == 0 || w->dynamic)
+        return FMPL_SUCCESS;
+    const void *p = (const void *)(uintptr_t)base.addr;
+    fmpl_raddr r;
+    int rc = fmpl_fab_register(p, (size_t)size, &r);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    w->reg_base = p;
+    w->reg_len = (size_t)size;
+    w->reg_key = r.key;
+    return FMPL_SUCCESS;
 }
 
 void fmpl_rma_win_connect(fmpl_rma_win *w, const uint64_t *entries, const int *world)
@@ -90,6 +110,7 @@ void fmpl_rma_win_connect(fmpl_rma_win *w, const uint64_t *entries, const int *w
                                      .size = e[1],
                                      .disp_unit = (int64_t)e[2],
                                      .desc = fmpl_raddr_unpack(e[3], world[t])};
+        w->peer[t].base.key = e[5];
         w->peer[t].direct = w->dynamic ? NULL : fmpl_fab_ptr(w->peer[t].base);
     }
 }
@@ -100,6 +121,8 @@ void fmpl_rma_win_destroy(fmpl_rma_win *w)
         return;
     if (w->mine)
         fmpl_fab_free(w->mine);
+    if (w->reg_base)
+        fmpl_fab_deregister(w->reg_base, w->reg_len);
     free(w->peer);
     free(w->posts_used);
     free(w);
@@ -107,25 +130,28 @@ void fmpl_rma_win_destroy(fmpl_rma_win *w)
 
 /* ------------------------------------------------------------ data */
 
-typedef struct cma_walk {
-    int rank;
+typedef struct remote_walk {
+    fmpl_raddr at;  /* the target region (its rank, kind and key) */
     int write;
-} cma_walk;
+} remote_walk;
 
-static int cma_chunk(void *ctx, uintptr_t addr, char *pk, int64_t n)
+static int remote_chunk(void *ctx, uintptr_t addr, char *pk, int64_t n)
 {
-    const cma_walk *c = ctx;
-    return c->write ? fmpl_fab_cma_write(c->rank, addr, pk, (size_t)n)
-                    : fmpl_fab_cma_read(c->rank, pk, addr, (size_t)n);
+    const remote_walk *c = ctx;
+    fmpl_raddr r = c->at;
+    r.addr = addr;
+    return c->write ? fmpl_fab_put(pk, (size_t)n, r) : fmpl_fab_get(pk, (size_t)n, r);
 }
 
 /* Move the packed stream of (remote, tcount, ttype) to or from `stream`
- * through kernel-assisted copies, one per contiguous piece. */
+ * through remote writes or reads (CMA, or the network), one per contiguous
+ * piece. */
 static int remote_stream(fmpl_raddr remote, int64_t tcount, const fmpl_datatype *ttype,
                          char *stream, int write)
 {
-    cma_walk c = {.rank = remote.rank, .write = write};
-    return fmpl_dt_for_each_chunk((uintptr_t)remote.addr, tcount, ttype, stream, cma_chunk, &c);
+    remote_walk c = {.at = remote, .write = write};
+    return fmpl_dt_for_each_chunk((uintptr_t)remote.addr, tcount, ttype, stream, remote_chunk,
+                                  &c);
 }
 
 /* Private target memory: pack the origin's data (or unpack into it) around

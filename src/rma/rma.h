@@ -5,7 +5,8 @@
  * descriptor in its shared heap (locks, PSCW counters) and exposes a memory
  * region reached through the fabric: direct loads and stores when the
  * region is in a shared heap, kernel-assisted copies (CMA) when it is
- * private memory.  See rma.c for the sequence of remote operations.
+ * private memory, remote reads and writes (registered private memory: its
+ * key travels in the exchange) when the member is a network peer.  See rma.c for the sequence of remote operations.
  *
  * Layer: rma -> progress -> protocols -> fabric; uses the datatype engine.
  * Creation exchanges FMPL_RMA_ENTRY_WORDS words per member; the caller
@@ -52,13 +53,20 @@ typedef struct fmpl_rma_win {
     fmpl_rma_peer *peer;       /* [size] */
     uint64_t *posts_used;      /* [size] posts of each member consumed by start */
     uint64_t completes_used;   /* completions consumed by wait / test */
+    const void *reg_base;      /* private memory registered for network peers */
+    size_t reg_len;
+    uint64_t reg_key;
 } fmpl_rma_win;
 
-#define FMPL_RMA_ENTRY_WORDS 5
+#define FMPL_RMA_ENTRY_WORDS 6
 
 /* A window of `size` members in which this process is `rank`: allocates
  * the descriptor.  FMPL_SUCCESS or FMPL_ERR_NO_MEMORY. */
 int fmpl_rma_win_create(int rank, int size, int dynamic, fmpl_rma_win **out);
+/* Expose this member's private memory to network peers (a registration,
+ * dropped by fmpl_rma_win_destroy); nothing to do on one host or for the
+ * shared heap.  FMPL_SUCCESS, or why the provider refused it. */
+int fmpl_rma_win_expose(fmpl_rma_win *w, fmpl_raddr base, uint64_t size);
 /* This member's words for the exchange: its memory (base, bytes, unit). */
 void fmpl_rma_win_entry(const fmpl_rma_win *w, fmpl_raddr base, uint64_t size,
                         int64_t disp_unit, uint64_t entry[FMPL_RMA_ENTRY_WORDS]);

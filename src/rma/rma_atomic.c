@@ -90,6 +90,8 @@ int fmpl_rma_update_atomic(fmpl_rma_win *w, int t, int64_t disp, int64_t tcount,
         tcount * fmpl_dt_size(ttype) > FMPL_RMA_ATOMIC_MAX * (int64_t)es)
         return 0;
     char *p = fmpl_fab_ptr(dst);
+    if (!p)
+        return 0; /* a network peer's memory: the locked update (rma.c) */
     /* The walk needs a stream pointer to count positions: the origin's, the
      * fetch buffer's, or (a pure no-op without fetch) nothing to do. */
     char *stream = el->fetched ? el->fetched : (char *)el->origin;

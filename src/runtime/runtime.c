@@ -40,17 +40,13 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_log_set_rank(bootstrap->rank);
-    fmpl_wait_init(bootstrap->size); /* every rank is on this host (no network yet) */
     rc = fmpl_fabric_init(bootstrap);
-    /* The fabric can reach a peer on another host (its network backend),
-     * but the protocols above it still reach peers by loads and stores. */
-    if (rc == FMPL_SUCCESS && fmpl_fab.net_peers > 0)
-        rc = FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
-                        "rank %d runs on host %s, this rank on host %s%s: the fabric reaches "
-                        "it over the network, but FMPL's protocols do not run over the "
-                        "network yet; all ranks must share one host",
-                        fmpl_fab.net_first, fmpl_fab.net_first_host, fmpl_fab.host,
-                        fmpl_fab.net_remote ? "" : " (FMPL_FABRIC=net makes it a network peer)");
+    /* Waits spin or yield by the ranks sharing this host (peers on other
+     * hosts are the network backend's; FMPL_FABRIC=net peers still share
+     * the cores). */
+    fmpl_wait_init(bootstrap->size - fmpl_fab.net_remote);
+    if (rc == FMPL_SUCCESS && fmpl_fab.net)
+        fmpl_wait_poll = fmpl_fab_progress;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_sm_init();
     if (rc == FMPL_SUCCESS)
@@ -81,6 +77,7 @@ int fmpl_runtime_finalize(void)
     fmpl_stage_finalize();
     fmpl_tm_finalize();
     fmpl_sm_finalize();
+    fmpl_wait_poll = NULL;
     fmpl_fabric_finalize();
     fmpl_bootstrap_finalize(&bootstrap);
     fmpl_runtime_state = FMPL_RUNTIME_DONE;

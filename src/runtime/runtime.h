@@ -44,6 +44,9 @@ int fmpl_team_dup_start(fmpl_team *parent, fmpl_team_build **b);
 struct fmpl_async *fmpl_team_build_async(fmpl_team_build *b);
 int fmpl_team_build_finish(fmpl_team_build *b, fmpl_team **out);
 void fmpl_team_free(fmpl_team *t);
+/* Some member of t is reached over the network (another host, or
+ * FMPL_FABRIC=net): its memory is not in load/store reach. */
+int fmpl_team_spans_network(const fmpl_team *t);
 /* Free a team without waiting for its other members (MPI_Comm_free):
  * this member's state stays, and the team's id stays in use on this
  * member, until every member has retired it; each member then releases

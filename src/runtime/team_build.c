@@ -52,7 +52,10 @@
  * to member 0's memory.  Member 0 releases its own state last, once
  * reclaimed == size - 1.  A retired team's id stays in this member's table
  * until then, so no new team can take the id while any member of the old
- * one may still use it. */
+ * one may still use it.
+ * Member 0 may be a network peer: the adds are then remote fetch-adds and
+ * the reads remote gets (while the network backend is up every member's
+ * add goes through it, fabric.h). */
 #include "runtime/runtime.h"
 #include "collectives/collectives.h"
 #include "protocols/any_source.h"
@@ -63,8 +66,10 @@
 #include "progress/async.h"
 #include "collectives/coll_team.h"
 #include "base/error.h"
+#include "base/log.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +83,8 @@ static fmpl_team *retired_teams;
 typedef struct team_areas {
     uint64_t slots, done, any, coll;
     uint64_t id; /* the member's id for the team */
+    uint64_t slots_key, done_key; /* network keys of caller-provided (private)
+                                     matching areas (fmpl_init's), else 0 */
 } team_areas;
 
 static fmpl_team *team_new(int id, int rank, int size, int *world)
@@ -124,13 +131,41 @@ void fmpl_team_free(fmpl_team *t)
     free(t);
 }
 
+/* Add one to, or read, a line of member 0's scratch. */
+static void leader_add(fmpl_team *t, size_t field)
+{
+    if (fmpl_fab.net_atomics) {
+        fmpl_raddr r = t->coll->peer_at[0];
+        r.addr += field;
+        if (fmpl_fab_fetch_add(r, 1) == UINT64_MAX)
+            fmpl_log_error("retiring a communicator: the add at member 0 failed");
+        return;
+    }
+    atomic_fetch_add_explicit((_Atomic uint64_t *)((char *)t->coll->peer[0] + field), 1,
+                              memory_order_release);
+}
+
+static uint64_t leader_get(const fmpl_team *t, size_t field)
+{
+    if (t->coll->peer[0])
+        return atomic_load_explicit((_Atomic uint64_t *)((char *)t->coll->peer[0] + field),
+                                    memory_order_acquire);
+    fmpl_raddr r = t->coll->peer_at[0];
+    r.addr += field;
+    uint64_t v = 0;
+    if (fmpl_fab_get(&v, sizeof v, r) != FMPL_SUCCESS)
+        fmpl_log_error("retiring a communicator: reading member 0's count failed");
+    return v;
+}
+
+int fmpl_team_spans_network(const fmpl_team *t) { return t->coll->net; }
+
 void fmpl_team_retire(fmpl_team *t)
 {
     if (!t || t->retired)
         return;
     t->retired = 1;
-    fmpl_coll_scratch *leader = t->coll->peer[0];
-    atomic_fetch_add_explicit(&leader->retired.v, 1, memory_order_release);
+    leader_add(t, offsetof(fmpl_coll_scratch, retired));
     t->next_retired = retired_teams;
     retired_teams = t;
     fmpl_team_reclaim_retired();
@@ -141,13 +176,12 @@ static int team_reclaimable(const fmpl_team *t)
 {
     if (t->pending_builds)
         return 0; /* MPI_Comm_free while an MPI_Comm_idup of it is pending */
-    fmpl_coll_scratch *leader = t->coll->peer[0];
-    uint64_t retired = atomic_load_explicit(&leader->retired.v, memory_order_acquire);
+    uint64_t retired = leader_get(t, offsetof(fmpl_coll_scratch, retired));
     if (retired < (uint64_t)t->size)
         return 0;
     if (t->rank != 0)
         return 1;
-    uint64_t others = atomic_load_explicit(&leader->reclaimed.v, memory_order_acquire);
+    uint64_t others = leader_get(t, offsetof(fmpl_coll_scratch, reclaimed));
     return others == (uint64_t)t->size - 1;
 }
 
@@ -165,11 +199,10 @@ void fmpl_team_reclaim_retired(void)
             fmpl_progress();
             drained = 1;
         }
-        fmpl_coll_scratch *leader = t->coll->peer[0];
         int rank = t->rank;
+        if (rank != 0) /* before the free: the scratch addresses go with it */
+            leader_add(t, offsetof(fmpl_coll_scratch, reclaimed));
         fmpl_team_free(t); /* takes it off the list */
-        if (rank != 0)
-            atomic_fetch_add_explicit(&leader->reclaimed.v, 1, memory_order_release);
     }
 }
 
@@ -192,6 +225,8 @@ static int team_create_areas(fmpl_team *t, void *ma, void *fa, team_areas *mine)
     mine->any = fmpl_raddr_pack(any);
     mine->coll = fmpl_raddr_pack(coll);
     mine->id = (uint64_t)t->id;
+    mine->slots_key = slots.key;
+    mine->done_key = done.key;
     return FMPL_SUCCESS;
 }
 
@@ -204,7 +239,9 @@ static int team_connect(fmpl_team *t, const team_areas *all)
     for (int p = 0; p < n; p++) {
         int w = t->world[p];
         r[p] = fmpl_raddr_unpack(all[p].slots, w);
+        r[p].key = all[p].slots_key;
         r[n + p] = fmpl_raddr_unpack(all[p].done, w);
+        r[n + p].key = all[p].done_key;
         r[2 * n + p] = fmpl_raddr_unpack(all[p].any, w);
         r[3 * n + p] = fmpl_raddr_unpack(all[p].coll, w);
         t->peer_id[p] = (int)all[p].id;
@@ -240,10 +277,11 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
         return rc;
 
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
-    snprintf(value, sizeof value, "%llx,%llx,%llx,%llx,%llx,%llx",
+    snprintf(value, sizeof value, "%llx,%llx,%llx,%llx,%llx,%llx,%llx,%llx",
              (unsigned long long)mine.slots, (unsigned long long)mine.done,
              (unsigned long long)mine.any, (unsigned long long)mine.coll,
-             (unsigned long long)fmpl_raddr_pack(stage), (unsigned long long)fmpl_raddr_pack(chan));
+             (unsigned long long)fmpl_raddr_pack(stage), (unsigned long long)fmpl_raddr_pack(chan),
+             (unsigned long long)mine.slots_key, (unsigned long long)mine.done_key);
     if (bs->put(bs, "areas", value) != FMPL_SUCCESS || bs->fence(bs) != FMPL_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "exchanging area addresses failed");
 
@@ -257,13 +295,14 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", bs->size);
     }
     for (int r = 0; r < bs->size && rc == FMPL_SUCCESS; r++) {
-        unsigned long long a, b, c, d, e, f;
+        unsigned long long a, b, c, d, e, f, g, h;
         if (bs->get(bs, r, "areas", value, sizeof value) != FMPL_SUCCESS ||
-            sscanf(value, "%llx,%llx,%llx,%llx,%llx,%llx", &a, &b, &c, &d, &e, &f) != 6) {
+            sscanf(value, "%llx,%llx,%llx,%llx,%llx,%llx,%llx,%llx", &a, &b, &c, &d, &e, &f, &g,
+                   &h) != 8) {
             rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no area addresses", r);
             break;
         }
-        all[r] = (team_areas){a, b, c, d, FMPL_COMM_WORLD};
+        all[r] = (team_areas){a, b, c, d, FMPL_COMM_WORLD, g, h};
         stages[r] = fmpl_raddr_unpack(e, r);
         chans[r] = fmpl_raddr_unpack(f, r);
     }

@@ -160,6 +160,8 @@ static int win_finish(fmpl_mpi_win *w, int ok, fmpl_raddr base, MPI_Aint size,
         ok = MPI_ERR_NO_MEM;
     if (ok == MPI_SUCCESS && fmpl_mpi_table_add(&fmpl_mpi_wins, w, &w->handle) != MPI_SUCCESS)
         ok = MPI_ERR_NO_MEM; /* too many windows */
+    if (ok == MPI_SUCCESS && fmpl_rma_win_expose(w->rma, base, (uint64_t)size) != FMPL_SUCCESS)
+        ok = MPI_ERR_WIN; /* the network provider cannot register the memory */
     if (agree(ok, comm)) {
         if (ok == MPI_SUCCESS)
             fmpl_mpi_table_remove(&fmpl_mpi_wins, w->handle);
@@ -281,6 +283,12 @@ static int win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                          func, &w);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (fmpl_team_spans_network(w->team)) { /* some member's memory is on another host */
+        win_destroy(w);
+        return fmpl_mpi_error(comm, MPI_ERR_RMA_SHARED, func,
+                              "the communicator's members do not all share this host's memory "
+                              "(split it with MPI_COMM_TYPE_SHARED first)");
+    }
     MPI_Aint before = 0, total = 0;
     PMPI_Exscan(&size, &before, 1, MPI_AINT, MPI_SUM, comm);
     PMPI_Allreduce(&size, &total, 1, MPI_AINT, MPI_SUM, comm);
@@ -331,6 +339,12 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     if (rc != MPI_SUCCESS)
         return rc;
     w->disp_unit = 1;
+    if (fmpl_team_spans_network(w->team)) { /* attached memory would need a key per region */
+        win_destroy(w);
+        return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
+                              "dynamic windows over the network (a member on another host, "
+                              "or FMPL_FABRIC=net) are not supported yet");
+    }
     /* Targets are addressed by absolute address: the base is address 0 of
      * the member's process. */
     fmpl_raddr base = {.addr = 0, .rank = w->team->world[w->team->rank],
