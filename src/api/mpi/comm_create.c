@@ -147,40 +147,31 @@ FMPL_MPI_WEAK(Comm_create_group)
 
 /* ------------------------------------------------------------ split by type */
 
-/* 64-bit FNV-1a of this host's name: equal on one host, and on different
- * hosts equal only by a 2^-64 accident. */
-static uint64_t host_hash(void)
-{
-    char name[256];
-    if (gethostname(name, sizeof name) != 0)
-        strcpy(name, "localhost");
-    name[sizeof name - 1] = '\0';
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
-    return h;
-}
-
-/* Collective over the parent: the lowest parent rank on this process's
- * host (*color) and the number of hosts among the parent's members. */
+/* Collective over the parent: the lowest parent rank whose memory this
+ * process shares (*color: members on this host; with FMPL_FABRIC=net, which
+ * makes every pair a network pair, this member alone) and the number of
+ * such groups among the parent's members.  Sharing memory is the fabric's
+ * judgement (host identity: host name and boot id), so a communicator of
+ * MPI_COMM_TYPE_SHARED always takes MPI_Win_allocate_shared. */
 static int host_color(fmpl_team *parent, int *color, int *nhosts)
 {
-    uint64_t mine = host_hash();
-    uint64_t *all = malloc((size_t)parent->size * sizeof *all);
+    int mine = parent->rank;
+    for (int q = 0; q < parent->size; q++) {
+        int w = parent->world[q];
+        if (q == parent->rank || !fmpl_fab.peers[w].net) {
+            mine = q;
+            break;
+        }
+    }
+    int *all = malloc((size_t)parent->size * sizeof *all);
     if (!all)
         return FMPL_ERR_NO_MEMORY;
     int rc = fmpl_coll_allgather_small(parent, &mine, sizeof mine, all);
     if (rc == FMPL_SUCCESS) {
-        *color = -1;
+        *color = mine;
         *nhosts = 0;
-        for (int r = 0; r < parent->size; r++) {
-            int first = 1;
-            for (int q = 0; q < r && first; q++)
-                first = all[q] != all[r];
-            *nhosts += first;
-            if (all[r] == mine && *color < 0)
-                *color = r;
-        }
+        for (int r = 0; r < parent->size; r++)
+            *nhosts += all[r] == r; /* each group's lowest member names it */
     }
     free(all);
     return rc;

@@ -48,6 +48,7 @@ static const char *const class_strings[] = {
     [MPI_ERR_ASSERT] = "invalid assertion",
     [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
     [MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
 };
 

@@ -89,6 +89,12 @@ typedef struct fmpl_net {
     int flag_by_rma;         /* only RMA writes are ordered (FI_ORDER_RMA_WAW) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
+    _Atomic uint64_t polls;  /* progress passes of the owner's threads: the
+                                progress thread serves only when it stalls */
+    _Atomic int thread_stop;
+    int thread_on;           /* the progress thread runs (net_iface.c) */
+    long thread_ns;          /* its interval */
+    pthread_t thread;
     _Atomic uint64_t next_key;
     uint64_t *scratch;       /* 64 lines of 64 bytes in the segment (registered) */
     _Atomic uint64_t scratch_free;  /* bit i: line i is free */

@@ -22,7 +22,15 @@
  * then sleeps in poll() on the CQ's file descriptor for at most a
  * millisecond after fi_trywait agrees, or yields when the CQ has none).
  * Incoming RMA generates no completion at the target, so no wait may block
- * on the CQ without a timeout. */
+ * on the CQ without a timeout.
+ * A rank computing outside FMPL polls nothing, and with manual progress its
+ * memory would then be out of reach: a window's passive target, or a
+ * sender whose rendezvous buffer the receiver reads.  So with such
+ * providers a progress thread (FMPL_NET_PROGRESS_THREAD) watches the
+ * owner's progress passes: while they go on it only sleeps; once a whole
+ * interval (FMPL_NET_PROGRESS_INTERVAL) passes without one, it serves the
+ * endpoint itself, sleeping in ppoll() on the CQ's file descriptor between
+ * passes.  Hardware-RMA providers need none (auto). */
 #include "fabric/net/net.h"
 #include "fabric/fabric.h"
 #include "base/error.h"
@@ -35,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 FMPL_TUNABLE(tunable_provider, "FMPL_NET_PROVIDER", "",
              "libfabric provider for the network backend, e.g. \"tcp;ofi_rxm\", \"sockets\" "
@@ -49,10 +58,21 @@ FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
              "else fence), delivery (FI_DELIVERY_COMPLETE), ordered (FI_ORDER_WAW), fence "
              "(FI_FENCE)");
 
+FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "auto",
+             "a thread that serves remote operations on this rank's memory while the rank "
+             "computes outside FMPL: auto (when the provider's data progress is manual, as "
+             "tcp's), on, off");
+FMPL_TUNABLE(tunable_thread_us, "FMPL_NET_PROGRESS_INTERVAL", "500",
+             "microseconds without a progress pass of the rank before the progress thread "
+             "serves the network itself (and its sleep between checks)");
+
 fmpl_net fmpl_net_state;
+
+static void start_progress_thread(void);
 #define N fmpl_net_state
 
 static const char *const mr_local_choices[] = {"auto", "always", NULL};
+static const char *const thread_choices[] = {"auto", "on", "off", NULL};
 static const char *const notify_choices[] = {"auto", "delivery", "ordered", "fence", NULL};
 static const char *const notify_names[] = {"", "delivery-complete", "ordered (FI_ORDER_WAW)",
                                            "fenced (FI_FENCE)"};
@@ -285,6 +305,7 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     }
     fmpl_fab.net = &fmpl_net_ops;
     fmpl_fab.net_atomics = 1;
+    start_progress_thread();
     snprintf(N.chosen, sizeof N.chosen,
              "%s on %s (%s); notify %s%s; mr_mode%s%s%s%s; inject %zu",
              N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
@@ -304,6 +325,11 @@ const char *fmpl_net_describe_chosen(void) { return N.chosen; }
 
 void fmpl_net_close(void)
 {
+    if (N.thread_on) {
+        atomic_store_explicit(&N.thread_stop, 1, memory_order_release);
+        pthread_join(N.thread, NULL);
+        N.thread_on = 0;
+    }
     fmpl_fab.net = NULL;
     fmpl_fab.net_atomics = 0;
     fmpl_net_md_close();
@@ -356,13 +382,67 @@ void fmpl_net_lock(void) { pthread_mutex_lock(&data_lock); }
 
 void fmpl_net_unlock(void) { pthread_mutex_unlock(&data_lock); }
 
-int fmpl_net_progress(void)
+static int progress_pass(void)
 {
     struct fi_cq_entry e[16];
     fmpl_net_lock();
     int n = reap(fi_cq_read(N.cq, e, 16), e);
     fmpl_net_unlock();
     return n;
+}
+
+int fmpl_net_progress(void)
+{
+    /* A liveness hint for the progress thread: a lost update between two
+     * of the owner's threads costs nothing. */
+    atomic_store_explicit(&N.polls, atomic_load_explicit(&N.polls, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return progress_pass();
+}
+
+static void *progress_thread(void *arg)
+{
+    (void)arg;
+    uint64_t seen = UINT64_MAX;
+    struct timespec nap = {N.thread_ns / 1000000000L, N.thread_ns % 1000000000L};
+    while (!atomic_load_explicit(&N.thread_stop, memory_order_acquire)) {
+        uint64_t polls = atomic_load_explicit(&N.polls, memory_order_relaxed);
+        if (polls != seen) { /* the owner progresses: stay out of its way */
+            seen = polls;
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        struct fid *f = &N.cq->fid;
+        fmpl_net_lock();
+        int can_block = N.cq_fd >= 0 && fi_trywait(N.fabric, &f, 1) == FI_SUCCESS;
+        fmpl_net_unlock();
+        if (can_block) {
+            struct pollfd p = {.fd = N.cq_fd, .events = POLLIN};
+            (void)ppoll(&p, 1, &nap, NULL);
+        } else {
+            nanosleep(&nap, NULL);
+        }
+        while (progress_pass() > 0) {
+        }
+    }
+    return NULL;
+}
+
+static void start_progress_thread(void)
+{
+    int choice = fmpl_tunable_choice(&tunable_thread, thread_choices);
+    int manual = N.info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
+    if (choice == 2 || (choice == 0 && !manual))
+        return;
+    long long us = fmpl_tunable_long(&tunable_thread_us);
+    N.thread_ns = (us < 10 ? 10 : us) * 1000L;
+    atomic_store(&N.thread_stop, 0);
+    atomic_store(&N.polls, 0);
+    if (pthread_create(&N.thread, NULL, progress_thread, NULL) == 0)
+        N.thread_on = 1;
+    else
+        fmpl_log_warn("network backend: no progress thread (pthread_create failed): a rank "
+                      "computing outside FMPL delays remote operations on its memory");
 }
 
 void fmpl_net_idle(void)
