@@ -48,7 +48,9 @@ static inline void fmpl_wait_once(fmpl_waiter *w)
     }
 }
 
-/* Set the spin budget for `local_ranks` ranks sharing this host. */
-void fmpl_wait_init(int local_ranks);
+/* Set the spin budget for `local_ranks` ranks sharing this host;
+ * `remote_peers`: some peers are on other hosts (their packets need this
+ * host's kernel, which a spinning rank starves: see wait.c). */
+void fmpl_wait_init(int local_ranks, int remote_peers);
 
 #endif

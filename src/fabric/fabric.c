@@ -38,7 +38,9 @@ FMPL_TUNABLE(tunable_cma, "FMPL_SHM_CMA", "auto",
              "allows), on (fail at start-up when refused), off (stage through shared memory)");
 FMPL_TUNABLE(tunable_fabric, "FMPL_FABRIC", "auto",
              "which backend reaches a peer: auto (shared memory on the same host, the network "
-             "otherwise), net (the network for every peer, even on this host: for testing)");
+             "otherwise), net (the network for every peer, even on this host: for testing), "
+             "split (for testing: the lower and the upper half of the ranks act as two hosts, "
+             "shared memory inside each half, the network between them)");
 
 fmpl_fabric fmpl_fab;
 
@@ -46,12 +48,15 @@ int fmpl_shm_cma_probe(int rank);
 #ifdef FMPL_HAVE_NET
 int fmpl_net_open(fmpl_bootstrap *bs);
 void fmpl_net_close(void);
+void fmpl_net_start_progress_thread(void);
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
 void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
 #endif
 
 static const char *const cma_choices[] = {"auto", "on", "off", NULL};
-static const char *const fabric_choices[] = {"auto", "net", NULL};
+static const char *const fabric_choices[] = {"auto", "net", "split", NULL};
+enum { FABRIC_AUTO, FABRIC_NET, FABRIC_SPLIT };
+static int fabric_mode;
 
 /* "<host name>/<boot id>": the boot id tells hosts apart that share a name
  * and, being per kernel, containers of one host apart from hosts. */
@@ -66,6 +71,10 @@ static void host_identity(char *out, size_t len)
         boot[strcspn(boot, "\n")] = '\0';
     }
     snprintf(out, len, "%s/%s", fmpl_fab.host, boot);
+    if (fabric_mode == FABRIC_SPLIT) { /* the half is part of the identity */
+        size_t used = strlen(out);
+        snprintf(out + used, len - used, "/half%d", fmpl_fab.rank * 2 / fmpl_fab.size);
+    }
 }
 
 static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
@@ -155,7 +164,8 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     if (gethostname(fmpl_fab.host, sizeof fmpl_fab.host) != 0)
         strcpy(fmpl_fab.host, "localhost");
     fmpl_fab.host[sizeof fmpl_fab.host - 1] = '\0';
-    int force_net = fmpl_tunable_choice(&tunable_fabric, fabric_choices) == 1;
+    fabric_mode = fmpl_tunable_choice(&tunable_fabric, fabric_choices);
+    int force_net = fabric_mode == FABRIC_NET;
     /* One more entry than ranks, all zero: the out-of-line paths meet rank
      * `size` (a common off-by-one) as "no such peer", not as stray memory. */
     fmpl_fab.peers = calloc((size_t)bs->size + 1, sizeof *fmpl_fab.peers);
@@ -223,6 +233,14 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     if (rc == FMPL_SUCCESS)
         fmpl_shm_malloc_enable(fmpl_fab.heap, fmpl_fab.heap, size - FMPL_SHM_HEADER_SIZE);
     return rc;
+}
+
+void fmpl_fabric_started(void)
+{
+#ifdef FMPL_HAVE_NET
+    if (fmpl_fab.net)
+        fmpl_net_start_progress_thread();
+#endif
 }
 
 void fmpl_fabric_finalize(void)

@@ -117,6 +117,9 @@ extern fmpl_fabric fmpl_fab;
 
 int fmpl_fabric_init(fmpl_bootstrap *bs);
 void fmpl_fabric_finalize(void);
+/* Start-up is over (every rank has connected its protocols): the network
+ * backend may start its progress thread. */
+void fmpl_fabric_started(void);
 
 /* Shared heap of this rank (fmpl_alloc). */
 void *fmpl_fab_alloc(size_t size);

@@ -113,6 +113,7 @@ typedef struct net_op {
 /* net_iface.c */
 int fmpl_net_open(fmpl_bootstrap *bs);
 void fmpl_net_close(void);
+void fmpl_net_start_progress_thread(void);
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
 const char *fmpl_net_describe_chosen(void);
 int fmpl_net_progress(void);
@@ -125,6 +126,9 @@ int fmpl_net_wait(net_op *op, const char *what, int rank);
  * an uncontended lock is noise next to a network operation. */
 void fmpl_net_lock(void);
 void fmpl_net_unlock(void);
+/* Around each whole operation of the owner (see net_iface.c). */
+void fmpl_net_owner_enter(void);
+void fmpl_net_owner_exit(void);
 
 /* Post `call` until it is not -FI_EAGAIN (progressing meanwhile). */
 #define NET_POST(call)                                                             \

@@ -85,9 +85,12 @@ static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_
     struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
                              .addr = fmpl_fab.peers[rank].net_dest, .rma_iov = &riov,
                              .rma_iov_count = 1, .context = &op};
+    fmpl_net_owner_enter();
     ssize_t rc = write ? NET_POST(fi_writemsg(N.ep, &msg, flags | FI_COMPLETION))
                        : NET_POST(fi_readmsg(N.ep, &msg, flags | FI_COMPLETION));
-    return rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+    int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+    fmpl_net_owner_exit();
+    return ret;
 }
 
 static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_t key)
@@ -165,6 +168,7 @@ static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uin
                                 .context = &op};
     uint64_t flags = FI_COMPLETION | extra_flags;
     ssize_t rc;
+    fmpl_net_owner_enter();
     if (aop == FI_CSWAP)
         rc = NET_POST(fi_compare_atomicmsg(N.ep, &msg, &cmp, &desc, 1, &res, &desc, 1, flags));
     else if (result)
@@ -175,6 +179,7 @@ static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uin
          * completion. */
         rc = NET_POST(fi_atomicmsg(N.ep, &msg, flags | N.write_flags));
     int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+    fmpl_net_owner_exit();
     if (ret == FMPL_SUCCESS && result)
         *result = sc[1];
     fmpl_net_scratch_put(line);

@@ -24,13 +24,14 @@
  * Incoming RMA generates no completion at the target, so no wait may block
  * on the CQ without a timeout.
  * A rank computing outside FMPL polls nothing, and with manual progress its
- * memory would then be out of reach: a window's passive target, or a
- * sender whose rendezvous buffer the receiver reads.  So with such
- * providers a progress thread (FMPL_NET_PROGRESS_THREAD) watches the
- * owner's progress passes: while they go on it only sleeps; once a whole
- * interval (FMPL_NET_PROGRESS_INTERVAL) passes without one, it serves the
- * endpoint itself, sleeping in ppoll() on the CQ's file descriptor between
- * passes.  Hardware-RMA providers need none (auto). */
+ * memory is then out of reach until it calls FMPL again: a window's passive
+ * target, or a sender whose rendezvous buffer the receiver reads.  A
+ * progress thread (FMPL_NET_PROGRESS_THREAD=on) watches the owner's
+ * progress passes: while they go on it only sleeps; once a whole interval
+ * (FMPL_NET_PROGRESS_INTERVAL) passes without one, it serves the endpoint
+ * itself, a pass every interval.  It is off by default: with tcp;ofi_rxm
+ * (libfabric 1.17) its passes hang jobs across two namespace hosts (see
+ * owner_lock); the offload agent of issue 14 is to take this over. */
 #include "fabric/net/net.h"
 #include "fabric/fabric.h"
 #include "base/error.h"
@@ -48,8 +49,10 @@
 FMPL_TUNABLE(tunable_provider, "FMPL_NET_PROVIDER", "",
              "libfabric provider for the network backend, e.g. \"tcp;ofi_rxm\", \"sockets\" "
              "(empty: FI_PROVIDER, else libfabric's first match)");
-FMPL_TUNABLE(tunable_spin, "FMPL_NET_SPIN", "1000",
-             "completion-queue polls of an idle network wait before it blocks (or yields)");
+FMPL_TUNABLE(tunable_spin, "FMPL_NET_SPIN", "0",
+             "completion-queue polls of an idle network wait before it blocks (or yields); "
+             "every poll is a system call already, and a spinning rank holds off the kernel's "
+             "packet work (base/wait.c)");
 FMPL_TUNABLE(tunable_mr_local, "FMPL_NET_MR_LOCAL", "auto",
              "local buffers of network operations: auto (registered when the provider asks, "
              "FI_MR_LOCAL), always (registered anyway: tests that path on any provider)");
@@ -58,17 +61,17 @@ FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
              "else fence), delivery (FI_DELIVERY_COMPLETE), ordered (FI_ORDER_WAW), fence "
              "(FI_FENCE)");
 
-FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "auto",
+FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "off",
              "a thread that serves remote operations on this rank's memory while the rank "
-             "computes outside FMPL: auto (when the provider's data progress is manual, as "
-             "tcp's), on, off");
+             "computes outside FMPL: off (the default: with tcp;ofi_rxm of libfabric 1.17 "
+             "its passes hang jobs that span hosts), on, auto (on when the provider's data "
+             "progress is manual)");
 FMPL_TUNABLE(tunable_thread_us, "FMPL_NET_PROGRESS_INTERVAL", "500",
              "microseconds without a progress pass of the rank before the progress thread "
              "serves the network itself (and its sleep between checks)");
 
 fmpl_net fmpl_net_state;
 
-static void start_progress_thread(void);
 #define N fmpl_net_state
 
 static const char *const mr_local_choices[] = {"auto", "always", NULL};
@@ -305,7 +308,6 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     }
     fmpl_fab.net = &fmpl_net_ops;
     fmpl_fab.net_atomics = 1;
-    start_progress_thread();
     snprintf(N.chosen, sizeof N.chosen,
              "%s on %s (%s); notify %s%s; mr_mode%s%s%s%s; inject %zu",
              N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
@@ -377,6 +379,21 @@ static int reap(ssize_t n, struct fi_cq_entry *e)
 }
 
 static pthread_mutex_t data_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held by the owner's threads across a whole operation (post and wait) and
+ * a progress pass; the progress thread only ever try-locks it.  So the
+ * provider sees the owner's operations and the thread's passes strictly one
+ * after the other: with passes interleaved between an operation's post and
+ * its completion, tcp;ofi_rxm (1.17) hung four ranks on two namespace hosts
+ * in their first puts. */
+static pthread_mutex_t owner_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* (The strict alternation did not cure that hang: any pass of the thread,
+ * even between the owner's operations, can leave four ranks on two
+ * namespace hosts stuck in their first puts; one host, FMPL_FABRIC=split,
+ * never hangs.  So the thread is off by default.) */
+
+void fmpl_net_owner_enter(void) { pthread_mutex_lock(&owner_lock); }
+
+void fmpl_net_owner_exit(void) { pthread_mutex_unlock(&owner_lock); }
 
 void fmpl_net_lock(void) { pthread_mutex_lock(&data_lock); }
 
@@ -397,7 +414,10 @@ int fmpl_net_progress(void)
      * of the owner's threads costs nothing. */
     atomic_store_explicit(&N.polls, atomic_load_explicit(&N.polls, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    return progress_pass();
+    fmpl_net_owner_enter();
+    int n = progress_pass();
+    fmpl_net_owner_exit();
+    return n;
 }
 
 static void *progress_thread(void *arg)
@@ -412,23 +432,26 @@ static void *progress_thread(void *arg)
             nanosleep(&nap, NULL);
             continue;
         }
-        struct fid *f = &N.cq->fid;
-        fmpl_net_lock();
-        int can_block = N.cq_fd >= 0 && fi_trywait(N.fabric, &f, 1) == FI_SUCCESS;
-        fmpl_net_unlock();
-        if (can_block) {
-            struct pollfd p = {.fd = N.cq_fd, .events = POLLIN};
-            (void)ppoll(&p, 1, &nap, NULL);
-        } else {
-            nanosleep(&nap, NULL);
-        }
+        /* No fi_trywait and wait on the CQ's descriptor here: with
+         * tcp;ofi_rxm (libfabric 1.17) a thread armed that way while the
+         * owner posts and polls stalls both (four ranks on two namespace
+         * hosts hung in their first puts). */
+        nanosleep(&nap, NULL);
+        if (pthread_mutex_trylock(&owner_lock) != 0)
+            continue; /* the owner is in an operation: it progresses */
         while (progress_pass() > 0) {
         }
+        pthread_mutex_unlock(&owner_lock);
     }
     return NULL;
 }
 
-static void start_progress_thread(void)
+/* Only once start-up is over (fmpl_fabric_started): the thread's passes
+ * while every rank was still in its start-up exchanges, and making its
+ * first connections, hung four ranks on two namespace hosts in their first
+ * puts (tcp;ofi_rxm, libfabric 1.17; with the thread off, or idle until
+ * then, the same runs pass). */
+void fmpl_net_start_progress_thread(void)
 {
     int choice = fmpl_tunable_choice(&tunable_thread, thread_choices);
     int manual = N.info->domain_attr->data_progress == FI_PROGRESS_MANUAL;
