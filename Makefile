@@ -1,6 +1,8 @@
 # FMPL: the README's commands.
 #   make            build (release, in build/)
 #   make test       build and run the whole test suite, also under ASan/UBSan
+#   make test-net   the suite again with every pair of ranks over the network
+#                   backend on this host (FMPL_FABRIC=net; CI runs it)
 #   make demo       install what is missing, build, run the FMPL benchmark
 #   make bench      FMPL, Open MPI and MPICH side by side (bench/compare --quick;
 #                   report, plots and JSON in build/bench-report/)
@@ -18,7 +20,7 @@ BUILD := build
 BUILD_SAN := build-sanitize
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all build build-sanitize build-werror test test-release test-sanitize demo bench deps \
+.PHONY: all build build-sanitize build-werror test test-release test-sanitize test-net demo bench deps \
         install builds deb test-deb clean
 
 all: build
@@ -55,6 +57,13 @@ test-release: build-werror
 	cd $(BUILD) && ctest --output-on-failure -j 1
 
 test: test-sanitize test-release
+
+# The suite with every pair of ranks over libfabric on this host, less the
+# tests of shared-memory properties (label shm-only: no system call or
+# allocation on the hot path, CMA, a peer served without calling FMPL) and
+# the multi-host ones (label cluster, which cross real hosts anyway).
+test-net: build-werror
+	cd $(BUILD) && FMPL_FABRIC=net ctest -LE 'cluster|shm-only' --output-on-failure -j 1
 
 demo: deps build
 	@echo "== fmpl-bench, 2 ranks =="

@@ -573,8 +573,10 @@ static void test_user_ops(void)
     CHECK(kvop == NULL, "fmpl_op_free must set the handle to NULL");
     CALL(fmpl_op_free(&matop));
     CHECK(matop == NULL, "fmpl_op_free must set the handle to NULL");
-    if (n > 1)
-        CHECK(user_calls > 0, "the user functions were never called (%d ranks)", n);
+    /* Member 0 combines in every algorithm (the binomial tree, which teams
+     * spanning the network run, leaves the leaves idle). */
+    if (n > 1 && me == 0)
+        CHECK(user_calls > 0, "the user functions were never called on rank 0 (%d ranks)", n);
 }
 
 /* ------------------------------------------------------ communicators */
