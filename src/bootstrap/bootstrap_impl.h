@@ -11,6 +11,7 @@
 /* Fill in *bs (zeroed by the caller); FMPL_SUCCESS or an error already
  * reported.  On failure nothing stays allocated. */
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd);
+int fmpl_bootstrap_pmi2_open(fmpl_bootstrap *bs, const char *pmi_fd);
 int fmpl_bootstrap_singleton_open(fmpl_bootstrap *bs);
 #ifdef FMPL_HAVE_PMIX
 int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs); /* pmix.c, only with libpmix */
@@ -19,6 +20,10 @@ int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs); /* pmix.c, only with libpmix *
 /* Build "<rank>.<key>" into full[FMPL_BOOTSTRAP_KEY_MAX] after checking key
  * (a PMI-1 word, short enough); FMPL_SUCCESS or FMPL_ERR_ARG, reported. */
 int fmpl_bootstrap_full_key(const char *func, int rank, const char *key, char *full);
+/* Read what a launcher that sets PMI_FD (text pmi_fd) passes in the
+ * environment: the descriptor (marked close-on-exec), PMI_RANK and
+ * PMI_SIZE; FMPL_SUCCESS or FMPL_ERR_BOOTSTRAP, reported. */
+int fmpl_bootstrap_pmi_env(const char *pmi_fd, int *fd, int *rank, int *size);
 /* Check a value to put: a PMI-1 word shorter than FMPL_BOOTSTRAP_VALUE_MAX. */
 int fmpl_bootstrap_check_value(const char *func, const char *value);
 

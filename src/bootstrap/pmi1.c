@@ -13,7 +13,6 @@
 #include "base/tunable.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,19 +200,6 @@ static int p_finalize(fmpl_bootstrap *bs)
     return rc;
 }
 
-/* Parse a non-negative decimal environment variable. */
-static int env_int(const char *name, const char *text, int *out)
-{
-    char *end;
-    if (!text || !*text)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_FD is set but %s is not", name);
-    long v = strtol(text, &end, 10);
-    if (*end || v < 0 || v > 1 << 30)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "%s='%s' is not a valid number", name, text);
-    *out = (int)v;
-    return FMPL_SUCCESS;
-}
-
 static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 {
     char line[FMPL_PMI1_LINE_MAX];
@@ -242,14 +228,8 @@ static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
 {
     int fd = -1, rank = -1, size = 0;
-    if (env_int("PMI_FD", pmi_fd, &fd) || env_int("PMI_RANK", getenv("PMI_RANK"), &rank) ||
-        env_int("PMI_SIZE", getenv("PMI_SIZE"), &size))
+    if (fmpl_bootstrap_pmi_env(pmi_fd, &fd, &rank, &size) != FMPL_SUCCESS)
         return FMPL_ERR_BOOTSTRAP;
-    if (size < 1 || rank >= size)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_RANK=%d is not below PMI_SIZE=%d", rank, size);
-    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) /* programs we exec must not hold it */
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_FD=%d is not an open descriptor: %s", fd,
-                          strerror(errno));
     pmi1 *p = calloc(1, sizeof *p);
     if (!p)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "out of memory");
