@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(((fmpl_bootstrap *)0)->job_id) == FMPL_JOB_ID_MAX,
@@ -148,6 +149,37 @@ int fmpl_bootstrap_pmi_env(const char *pmi_fd, int *fd, int *rank, int *size)
     if (fcntl(*fd, F_SETFD, FD_CLOEXEC) != 0) /* programs we exec must not hold it */
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_FD=%d is not an open descriptor: %s", *fd,
                           strerror(errno));
+    return FMPL_SUCCESS;
+}
+
+int fmpl_bootstrap_send_all(int fd, const char *func, const char *buf, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
+                                     "cannot write to the launcher (PMI_FD %d): %s", fd,
+                                     strerror(errno));
+        off += (size_t)w;
+    }
+    return FMPL_SUCCESS;
+}
+
+int fmpl_bootstrap_check_reply(const char *func, const char *reply, const char *cmd,
+                               fmpl_pmi_field_fn field, const char *msg_key)
+{
+    char got[64], rcval[16], msg[256];
+    if (field(reply, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
+        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
+                                 "expected cmd=%s from the launcher, got '%.200s'", cmd, reply);
+    if (field(reply, "rc", rcval, sizeof rcval) == 0 && strcmp(rcval, "0") != 0) {
+        if (field(reply, msg_key, msg, sizeof msg) != 0)
+            strcpy(msg, "no message");
+        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "launcher refused (rc=%s): %s",
+                                 rcval, msg);
+    }
     return FMPL_SUCCESS;
 }
 

@@ -42,17 +42,7 @@ __attribute__((format(printf, 3, 4))) static int send_line(pmi1 *p, const char *
     va_end(ap);
     if (n < 0 || n >= (int)sizeof line)
         return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMI request too long");
-    for (int off = 0; off < n;) {
-        ssize_t w = send(p->fd, line + off, (size_t)(n - off), MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                     "cannot write to the launcher (PMI_FD %d): %s", p->fd,
-                                     strerror(errno));
-        off += (int)w;
-    }
-    return FMPL_SUCCESS;
+    return fmpl_bootstrap_send_all(p->fd, func, line, (size_t)n);
 }
 
 /* Read one reply line (without its newline) into line[FMPL_PMI1_LINE_MAX]. */
@@ -93,17 +83,7 @@ static int expect(pmi1 *p, const char *func, const char *cmd, char *line)
     int rc = read_line(p, func, line);
     if (rc != FMPL_SUCCESS)
         return rc;
-    char got[64], rcval[16], msg[256];
-    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                 "expected cmd=%s from the launcher, got '%.200s'", cmd, line);
-    if (fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) == 0 && strcmp(rcval, "0") != 0) {
-        if (fmpl_pmi1_field(line, "msg", msg, sizeof msg) != 0)
-            strcpy(msg, "no message");
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "launcher refused (rc=%s): %s",
-                                 rcval, msg);
-    }
-    return FMPL_SUCCESS;
+    return fmpl_bootstrap_check_reply(func, line, cmd, fmpl_pmi1_field, "msg");
 }
 
 static int int_field(const char *line, const char *key, int *out)

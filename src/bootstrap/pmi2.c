@@ -50,21 +50,6 @@ typedef struct pmi2 {
     char jobid[FMPL_PMI2_JOBID_MAX]; /* the server's name for the job (job-getid) */
 } pmi2;
 
-static int write_all(int fd, const char *func, const char *buf, size_t len)
-{
-    for (size_t off = 0; off < len;) {
-        ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                     "cannot write to the launcher (PMI_FD %d): %s", fd,
-                                     strerror(errno));
-        off += (size_t)w;
-    }
-    return FMPL_SUCCESS;
-}
-
 static int read_exactly(int fd, const char *func, char *buf, size_t len)
 {
     for (size_t off = 0; off < len;) {
@@ -95,7 +80,7 @@ __attribute__((format(printf, 3, 4))) static int send_command(pmi2 *p, const cha
     if (n < 0 || n > FMPL_PMI2_MSG_MAX)
         return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMI-2 command too long");
     fmpl_pmi2_header(msg, n);
-    return write_all(p->fd, func, msg, FMPL_PMI2_HEADER_LEN + (size_t)n);
+    return fmpl_bootstrap_send_all(p->fd, func, msg, FMPL_PMI2_HEADER_LEN + (size_t)n);
 }
 
 /* Read one length-prefixed reply into msg[FMPL_PMI2_MSG_MAX + 1], NUL-ended. */
@@ -122,17 +107,7 @@ static int expect(pmi2 *p, const char *func, const char *cmd, char *msg)
     int rc = read_reply(p, func, msg);
     if (rc != FMPL_SUCCESS)
         return rc;
-    char got[64], rcval[16], errmsg[256];
-    if (fmpl_pmi2_field(msg, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                 "expected cmd=%s from the launcher, got '%.200s'", cmd, msg);
-    if (fmpl_pmi2_field(msg, "rc", rcval, sizeof rcval) == 0 && strcmp(rcval, "0") != 0) {
-        if (fmpl_pmi2_field(msg, "errmsg", errmsg, sizeof errmsg) != 0)
-            strcpy(errmsg, "no message");
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "launcher refused (rc=%s): %s",
-                                 rcval, errmsg);
-    }
-    return FMPL_SUCCESS;
+    return fmpl_bootstrap_check_reply(func, msg, cmd, fmpl_pmi2_field, "errmsg");
 }
 
 static int p2_put(fmpl_bootstrap *bs, const char *key, const char *value)
@@ -234,7 +209,7 @@ static int int_field(const char *msg, const char *key, int *out)
 static int announce_version(pmi2 *p)
 {
     static const char init[] = "cmd=init pmi_version=2 pmi_subversion=0\n";
-    int rc = write_all(p->fd, __func__, init, sizeof init - 1);
+    int rc = fmpl_bootstrap_send_all(p->fd, __func__, init, sizeof init - 1);
     if (rc != FMPL_SUCCESS)
         return rc;
     /* Byte by byte: the length-prefixed replies follow on the same socket. */
