@@ -11,8 +11,9 @@
  *          for each task (PMI_JOBID="<job>.<step>"); Hydra sets neither, and
  *          sbatch's batch shell, where mpiexec.hydra runs, has no
  *          SLURM_MPI_TYPE.  fmplrun marks its ranks with FMPL_LAUNCHER, which
- *          wins even inside an srun step.  Hydra also speaks PMI-2, so a
- *          wrong "2" still works there;
+ *          wins even inside an srun step.  (Hydra 4.0 accepts the PMI-2
+ *          handshake but its fence does not order the ranks' start-up and
+ *          it refuses abort, so "2" is for Slurm only);
  *        - otherwise PMI-1 (fmplrun, Hydra).
  *   2. PMIX_RANK or PMIX_NAMESPACE set: the PMIx client (Open MPI's mpirun,
  *      srun --mpi=pmix), if this build has PMIx support, else an error.
@@ -40,7 +41,7 @@ _Static_assert(FMPL_BOOTSTRAP_KEY_MAX <= FMPL_PMI1_KEYLEN_MAX, "key limit");
 
 FMPL_TUNABLE(tunable_pmi_version, "FMPL_PMI_VERSION", "auto",
              "PMI wire protocol when PMI_FD is set: auto (PMI-2 under srun --mpi=pmi2, "
-             "else PMI-1), 1 or 2");
+             "else PMI-1), 1, or 2 (Slurm's pmi2 server only)");
 
 /* PMI-2 under PMI_FD?  The rule is at the top of this file. */
 static int pmi2_wanted(void)

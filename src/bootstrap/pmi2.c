@@ -272,7 +272,8 @@ int fmpl_bootstrap_pmi2_open(fmpl_bootstrap *bs, const char *pmi_fd)
     int fd = -1, rank = -1, size = 0;
     if (fmpl_bootstrap_pmi_env(pmi_fd, &fd, &rank, &size) != FMPL_SUCCESS)
         return FMPL_ERR_BOOTSTRAP;
-    /* Hydra does not set PMI_JOBID; its server ignores pmijobid's value. */
+    /* Slurm checks that pmijobid is present, not its value: a placeholder
+     * serves when PMI_JOBID is missing (FMPL_PMI_VERSION=2 by hand). */
     const char *pmi_jobid = getenv("PMI_JOBID");
     if (!pmi_jobid || !*pmi_jobid || strpbrk(pmi_jobid, ";="))
         pmi_jobid = "0";

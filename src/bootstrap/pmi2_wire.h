@@ -1,7 +1,7 @@
 /* PMI-2 wire format (the client is pmi2.c).
  *
  * A message is a 6-character header holding its length in decimal, padded
- * with spaces on the right ("%-6d"), then that many bytes of key=value
+ * with spaces ("%-6d" from clients and Slurm, "%6d" from Hydra), then that many bytes of key=value
  * pairs each ended by ';', the first being cmd=<name>.  Servers (Slurm's
  * pmi2 plugin) do not unescape ';' inside values, so a value must not hold
  * one.  Header-only so a unit test can check it without a server. */
@@ -29,10 +29,13 @@ static inline void fmpl_pmi2_header(char *msg, int len)
 }
 
 /* The body length a NUL-ended header announces, or -1 when it is not
- * digits followed only by spaces. */
+ * digits padded with spaces.  Slurm pads on the right ("%-6d"), Hydra on
+ * the left ("%6d"): both are accepted. */
 static inline int fmpl_pmi2_parse_header(const char *header)
 {
     int len = 0, digits = 0, i = 0;
+    while (header[i] == ' ')
+        i++;
     for (; header[i] >= '0' && header[i] <= '9'; i++, digits++)
         len = len * 10 + (header[i] - '0');
     for (; header[i] == ' '; i++)

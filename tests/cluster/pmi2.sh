@@ -3,15 +3,17 @@
 # (the PMI-2 bootstrap, src/bootstrap/pmi2.c) on tools/testcluster's hosts:
 #   - mpi_basic and mpi_collectives on one host (1 x 2) and across the two
 #     hosts (2 x 2), each checking itself and printing its "ok" line;
-#   - a rank that aborts (lt_fail abort: bootstrap abort with code 7, while
-#     the other ranks block, some ignoring SIGTERM) ends the whole job
-#     promptly with a non-zero status and its message on stderr.
+#   - a rank that aborts ends the whole job promptly with a non-zero status
+#     and its message on stderr: lt_fail abort (bootstrap abort with code 7,
+#     while the other ranks block, some ignoring SIGTERM) and pmix_abort
+#     (fmpl_abort, the runtime's path that MPI_Abort takes too, after the
+#     ranks have exchanged messages; the others wait in a barrier).
 # Uses a healthy cluster that is up (left up), else builds its own.
-#   pmi2.sh MPI_BASIC MPI_COLLECTIVES LT_FAIL WORKDIR
+#   pmi2.sh MPI_BASIC MPI_COLLECTIVES LT_FAIL ABORT_PROGRAM WORKDIR
 # WORKDIR must be visible to the hosts (the build tree is; /tmp is not).
 # Exit: 0 pass, 1 fail, 77 skip.
 set -uo pipefail
-BASIC=$1 COLL=$2 FAIL=$3 WORK=$4
+BASIC=$1 COLL=$2 FAIL=$3 ABORT=$4 WORK=$5
 . "$(dirname "$0")/cluster_begin.sh"
 command -v srun >/dev/null 2>&1 || { echo "SKIP: srun not installed"; cluster_end; exit 77; }
 srun --mpi=list 2>&1 | grep -qw pmi2 || { echo "SKIP: Slurm has no pmi2 plugin"; cluster_end; exit 77; }
@@ -62,6 +64,13 @@ for layout in "-N1 -n2" "-N2 -n4"; do
     else bad "abort ($layout): status $st after $ms ms (124: still running at the timeout)"; fi
     rm -f "$WORK"/pid.* "$WORK"/jobid
 done
+
+run 60 -N2 -n4 "$ABORT"
+if [ $st != 0 ] && [ $st != 124 ] && [ $ms -lt 30000 ] &&
+   [ "$(grep -c '^pmix_abort: rank [0-3] of 4 .* ready$' "$WORK/log")" = 4 ] &&
+   grep -q 'fmpl\[3\] abort: pmix_abort: deliberate abort' "$WORK/log"; then
+    ok "fmpl_abort after start-up (-N2 -n4): job ended with status $st in $ms ms, message shown"
+else bad "fmpl_abort after start-up (-N2 -n4): status $st after $ms ms"; fi
 
 echo "pmi2: $pass passed, $fails failed"
 [ "$fails" = 0 ]

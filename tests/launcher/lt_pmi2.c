@@ -105,6 +105,7 @@ static void check_wire_helpers(void)
     fmpl_pmi2_header(msg, 42);
     CHECK(memcmp(msg, "42    ", 6) == 0);
     CHECK(fmpl_pmi2_parse_header("42    ") == 42);
+    CHECK(fmpl_pmi2_parse_header("   113") == 113); /* Hydra pads on the left */
     CHECK(fmpl_pmi2_parse_header("      ") == -1);
     CHECK(fmpl_pmi2_parse_header("4 2   ") == -1);
     const char *body = "cmd=kvs-get-response;rc=0;found=TRUE;value=abc;";
