@@ -1,7 +1,9 @@
 /* Bootstrap: who am I, how many are we, and a key-value space with a fence.
  *
  * One client serves every launcher that speaks the PMI-1 wire protocol on an
- * inherited socket (PMI_FD): FMPL's own fmplrun and MPICH's mpiexec.hydra.
+ * inherited socket (PMI_FD): FMPL's own fmplrun and MPICH's mpiexec.hydra;
+ * a PMI-2 client (pmi2.c) serves Slurm's srun --mpi=pmi2 on the same kind
+ * of socket.
  * A PMIx client (pmix.c, built when libpmix is found) serves PMIx process
  * managers such as Open MPI's mpirun.  Without a launcher the process is a
  * singleton (rank 0 of 1).
@@ -22,8 +24,8 @@
 typedef struct fmpl_bootstrap {
     int rank;
     int size;
-    const char *launcher;  /* "fmplrun", "pmi1" (another PMI-1 launcher), "pmix",
-                              "singleton" */
+    const char *launcher;  /* "fmplrun", "pmi1" (another PMI-1 launcher), "pmi2"
+                              (srun --mpi=pmi2), "pmix", "singleton" */
     char job_id[128];      /* unique per job, safe in file names */
 
     int (*put)(struct fmpl_bootstrap *bs, const char *key, const char *value);
@@ -38,9 +40,10 @@ typedef struct fmpl_bootstrap {
     void *impl;
 } fmpl_bootstrap;
 
-/* Picks the implementation from the environment (PMI_FD set: PMI-1; else
- * PMIX_RANK or PMIX_NAMESPACE set: PMIx, or an error in a build without
- * PMIx; nothing: singleton).  Returns FMPL_SUCCESS or FMPL_ERR_BOOTSTRAP
+/* Picks the implementation from the environment (PMI_FD set: PMI-2 under
+ * srun --mpi=pmi2, else PMI-1, see bootstrap.c; else PMIX_RANK or
+ * PMIX_NAMESPACE set: PMIx, or an error in a build without PMIx; nothing:
+ * singleton).  Returns FMPL_SUCCESS or FMPL_ERR_BOOTSTRAP
  * after logging why. */
 int fmpl_bootstrap_init(fmpl_bootstrap **bs);
 /* Finalize and free; *bs becomes NULL. */

@@ -13,7 +13,6 @@
 #include "base/tunable.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,17 +42,7 @@ __attribute__((format(printf, 3, 4))) static int send_line(pmi1 *p, const char *
     va_end(ap);
     if (n < 0 || n >= (int)sizeof line)
         return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMI request too long");
-    for (int off = 0; off < n;) {
-        ssize_t w = send(p->fd, line + off, (size_t)(n - off), MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                     "cannot write to the launcher (PMI_FD %d): %s", p->fd,
-                                     strerror(errno));
-        off += (int)w;
-    }
-    return FMPL_SUCCESS;
+    return fmpl_bootstrap_send_all(p->fd, func, line, (size_t)n);
 }
 
 /* Read one reply line (without its newline) into line[FMPL_PMI1_LINE_MAX]. */
@@ -94,17 +83,7 @@ static int expect(pmi1 *p, const char *func, const char *cmd, char *line)
     int rc = read_line(p, func, line);
     if (rc != FMPL_SUCCESS)
         return rc;
-    char got[64], rcval[16], msg[256];
-    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func,
-                                 "expected cmd=%s from the launcher, got '%.200s'", cmd, line);
-    if (fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) == 0 && strcmp(rcval, "0") != 0) {
-        if (fmpl_pmi1_field(line, "msg", msg, sizeof msg) != 0)
-            strcpy(msg, "no message");
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "launcher refused (rc=%s): %s",
-                                 rcval, msg);
-    }
-    return FMPL_SUCCESS;
+    return fmpl_bootstrap_check_reply(func, line, cmd, fmpl_pmi1_field, "msg");
 }
 
 static int int_field(const char *line, const char *key, int *out)
@@ -201,19 +180,6 @@ static int p_finalize(fmpl_bootstrap *bs)
     return rc;
 }
 
-/* Parse a non-negative decimal environment variable. */
-static int env_int(const char *name, const char *text, int *out)
-{
-    char *end;
-    if (!text || !*text)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_FD is set but %s is not", name);
-    long v = strtol(text, &end, 10);
-    if (*end || v < 0 || v > 1 << 30)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "%s='%s' is not a valid number", name, text);
-    *out = (int)v;
-    return FMPL_SUCCESS;
-}
-
 static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 {
     char line[FMPL_PMI1_LINE_MAX];
@@ -242,14 +208,8 @@ static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
 {
     int fd = -1, rank = -1, size = 0;
-    if (env_int("PMI_FD", pmi_fd, &fd) || env_int("PMI_RANK", getenv("PMI_RANK"), &rank) ||
-        env_int("PMI_SIZE", getenv("PMI_SIZE"), &size))
+    if (fmpl_bootstrap_pmi_env(pmi_fd, &fd, &rank, &size) != FMPL_SUCCESS)
         return FMPL_ERR_BOOTSTRAP;
-    if (size < 1 || rank >= size)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_RANK=%d is not below PMI_SIZE=%d", rank, size);
-    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) /* programs we exec must not hold it */
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMI_FD=%d is not an open descriptor: %s", fd,
-                          strerror(errno));
     pmi1 *p = calloc(1, sizeof *p);
     if (!p)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "out of memory");
