@@ -49,6 +49,8 @@ int fmpl_coll_allgather_small(fmpl_team *t, const void *mine, int64_t len, void 
     if (len * t->size > fmpl_coll_area / 2)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "allgather of %lld bytes per member is too large",
                           (long long)len);
+    if (t->coll->net) /* members' scratch is not all in reach: point-to-point */
+        return fmpl_coll_allgather(t, mine, all, len, 0);
     allgather_run st = {.mine = mine, .len = len, .all = all};
     fmpl_coll_algo_init(&st.a, body, t);
     return fmpl_coll_run(&st.a);

@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int world_rank, world_size;
 
@@ -200,26 +201,45 @@ int main(int argc, char **argv)
     }
 
     /* MPI_Comm_split_type: one host, so SHARED is everybody, ordered by key
-     * (reversed here). */
+     * (reversed here); with every pair over the network (FMPL_FABRIC=net)
+     * nobody shares memory, and FMPL_FABRIC=split makes two halves. */
     CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, -rank, MPI_INFO_NULL, &c));
-    for (int i = 0; i < n; i++)
-        expect[i] = n - 1 - i;
-    exercise(c, n, expect, "split_type shared");
+    const char *fabric = getenv("FMPL_FABRIC");
+    int lo = 0, hi = n; /* world ranks [lo, hi) share my memory */
+    if (fabric && strcmp(fabric, "net") == 0) {
+        lo = rank;
+        hi = rank + 1;
+    } else if (fabric && strcmp(fabric, "split") == 0) {
+        lo = rank * 2 / n == 0 ? 0 : (n + 1) / 2;
+        hi = rank * 2 / n == 0 ? (n + 1) / 2 : n;
+    }
+    for (int i = 0; i < hi - lo; i++)
+        expect[i] = hi - 1 - i;
+    exercise(c, hi - lo, expect, "split_type shared");
     CHECK_OK(MPI_Comm_free(&c));
     CHECK_OK(MPI_Comm_split_type(dup, MPI_UNDEFINED, 0, MPI_INFO_NULL, &c));
     CHECK(c == MPI_COMM_NULL, "split_type MPI_UNDEFINED gave a communicator");
     CHECK_OK(MPI_Comm_split_type(dup, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &c));
-    CHECK(c == MPI_COMM_NULL, "split_type HW_UNGUIDED on one host gave a communicator");
+    if (hi - lo == n) {
+        CHECK(c == MPI_COMM_NULL, "split_type HW_UNGUIDED on one host gave a communicator");
+    } else { /* several "hosts": the node level is a strict subset */
+        for (int i = 0; i < hi - lo; i++)
+            expect[i] = lo + i;
+        exercise(c, hi - lo, expect, "split_type HW_UNGUIDED across hosts");
+        CHECK_OK(MPI_Comm_free(&c));
+    }
     CHECK_OK(MPI_Comm_split_type(dup, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &c));
     CHECK(c == MPI_COMM_NULL, "split_type HW_GUIDED without a resource type");
     MPI_Info info;
     CHECK_OK(MPI_Info_create(&info));
     CHECK_OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
     CHECK_OK(MPI_Comm_split_type(dup, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c));
-    for (int i = 0; i < n; i++)
-        expect[i] = i;
-    exercise(c, n, expect, "split_type HW_GUIDED shared memory");
+    for (int i = 0; i < hi - lo; i++)
+        expect[i] = lo + i;
+    exercise(c, hi - lo, expect, "split_type HW_GUIDED shared memory");
     CHECK_OK(MPI_Comm_free(&c));
+    for (int i = 0; i < n; i++) /* the whole world again, for what follows */
+        expect[i] = i;
     CHECK_CLASS(MPI_Comm_split_type(dup, 12345, 0, MPI_INFO_NULL, &c), MPI_ERR_ARG);
 
     /* MPI_Comm_idup: the communicator works once the request completes

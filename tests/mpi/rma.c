@@ -4,7 +4,12 @@
  * window), every communication call, every synchronisation mode, data
  * checked byte for byte, derived datatypes on both sides, accumulate
  * atomicity under contention, passive-target progress while the target
- * computes without calling MPI, window objects, and the error classes. */
+ * computes without calling MPI, window objects, and the error classes.
+ * When the ranks do not all share memory (another host, FMPL_FABRIC=net or
+ * split): the shared allocation and dynamic windows must be refused with
+ * their error classes, and the target that computes without calling MPI is
+ * left out (over tcp its memory is served only while it polls: docs/
+ * cluster.md, "Progress"). */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -16,6 +21,7 @@
 #define N 128 /* ints per rank in the data windows */
 
 static int rank, size;
+static int spans_network; /* some pair of ranks does not share memory */
 
 static int val(int r, int i) { return r * 1000 + i; }
 
@@ -59,11 +65,30 @@ static void make_case(win_case *c, int kind)
         break;
     case 3:
         c->what = "Win_allocate_shared";
+        if (spans_network) { /* refused: some members do not share memory */
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            int rc = MPI_Win_allocate_shared(N * sizeof(int), 1, MPI_INFO_NULL,
+                                             MPI_COMM_WORLD, &c->mem, &c->win);
+            CHECK(error_class(rc) == MPI_ERR_RMA_SHARED, "allocate_shared across hosts: "
+                  "class %d", error_class(rc));
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            c->win = MPI_WIN_NULL;
+            return;
+        }
         CHECK_OK(MPI_Win_allocate_shared(N * sizeof(int), 1, MPI_INFO_NULL, MPI_COMM_WORLD,
                                          &c->mem, &c->win));
         break;
     default: {
         c->what = "Win_create_dynamic";
+        if (spans_network) {
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            int rc = MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &c->win);
+            CHECK(error_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION,
+                  "dynamic window across hosts: class %d", error_class(rc));
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            c->win = MPI_WIN_NULL;
+            return;
+        }
         c->mem = c->to_free = malloc(N * sizeof(int));
         CHECK_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &c->win));
         CHECK_OK(MPI_Win_attach(c->win, c->mem, N * sizeof(int)));
@@ -507,6 +532,8 @@ static void objects(void)
     CHECK_OK(MPI_Win_free(&win));
     CHECK(deleted == 5, "delete callback ran %d", deleted);
     CHECK_OK(MPI_Win_free_keyval(&key));
+    if (spans_network)
+        return; /* shared windows are refused (checked in make_case) */
     /* shared windows: contiguous across ranks, reachable by query */
     double *sh;
     CHECK_OK(MPI_Win_allocate_shared((rank + 1) * sizeof(double), sizeof(double), MPI_INFO_NULL,
@@ -649,15 +676,26 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm node;
+    int node_size;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    spans_network = node_size < size;
     for (int kind = 0; kind < 5; kind++) {
         win_case c;
         make_case(&c, kind);
+        if (c.win == MPI_WIN_NULL) { /* refused across hosts (checked) */
+            free(c.base);
+            continue;
+        }
         fence_put_get(&c);
         fence_accumulate(&c);
         pscw(&c);
         passive(&c);
         contention(&c);
-        passive_progress(&c);
+        if (!spans_network)
+            passive_progress(&c);
         free_case(&c);
     }
     objects();
