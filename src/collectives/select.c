@@ -551,7 +551,8 @@ const char *fmpl_coll_describe_selection(void)
              "alltoall(v): shm (point-to-point when the staging slots are too small);\n  "
              "reduce_scatter(_block): shm up to %lld bytes per member, pairwise above;\n  "
              "scan/exscan: shm up to %d members, recursive_doubling above "
-             "(FMPL_*_ALGO overrides)",
+             "(FMPL_*_ALGO overrides);\n  teams spanning hosts: point-to-point, barrier, "
+             "bcast, reduce and allreduce through node leaders (FMPL_COLL_NODES)",
              (long long)reduce_table[0].max_bytes, (long long)reduce_scatter_table[0].max_bytes,
              scan_table[0].max_procs);
     return text;
