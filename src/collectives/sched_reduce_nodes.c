@@ -10,7 +10,9 @@
  *               combined in rank order;
  *   3. deliver  reduce: rank 0 sends the result to a root other than 0;
  *               allreduce: a binomial broadcast among the leaders from
- *               leader 0, then one inside each node from its leader.
+ *               leader 0 and one inside each node from its leader, in the
+ *               same rounds (a leader's node sends do not wait for its
+ *               network sends to complete).
  * Network messages: those of the leaders' trees only.  work as in
  * fmpl_sched_reduce_binomial (one block reused by the stages in turn). */
 #include "collectives/sched_nodes.h"
@@ -37,5 +39,5 @@ int fmpl_sched_reduce_nodes(fmpl_sched *s, fmpl_team *t, void *buf, int64_t coun
         return s->error;
     if (v.my_leader_index >= 0)
         fmpl_sched_binomial_tree(s, v.leaders, v.nleaders, v.my_leader_index, buf, bytes, 0);
-    return fmpl_sched_binomial_tree(s, v.locals, v.nlocals, v.my_local_index, buf, bytes, 2);
+    return fmpl_sched_binomial_tree(s, v.locals, v.nlocals, v.my_local_index, buf, bytes, 0);
 }
