@@ -1,6 +1,7 @@
 /* Collective scratch blocks: allocation, exchange of their addresses,
  * pre-built barrier flag writes.  See coll_team.h for the layout. */
 #include "collectives/coll_team.h"
+#include "collectives/sched_nodes.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -115,6 +116,7 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's collective scratch is not shared",
                               p);
     }
+    c->nodes = c->net ? fmpl_sched_nodes_shape(t) : 0;
     /* Dissemination round k: signal rank + 2^k in its flag[k]. */
     for (int k = 0; k < c->rounds; k++) {
         int to = (t->rank + (1 << k)) % t->size;

@@ -131,6 +131,8 @@ typedef struct fmpl_coll_team {
     int net;                   /* some member is a network peer: only the
                                   point-to-point algorithms and the dissemination
                                   barrier run (select.c) */
+    int nodes;                 /* with net: the team's node shape
+                                  (fmpl_sched_nodes_shape), for the selection */
     char **areas;              /* [size] each member's areas block mapped here,
                                   NULL until used (fmpl_coll_areas) */
     const int *world;          /* the team's world ranks */

@@ -52,6 +52,7 @@ int fmpl_sched_coll_scan(fmpl_sched *s, fmpl_team *t, const void *sendbuf, void 
 
 /* The catalogue. */
 int fmpl_sched_barrier_dissemination(fmpl_sched *s, fmpl_team *t);
+int fmpl_sched_barrier_nodes(fmpl_sched *s, fmpl_team *t);
 int fmpl_sched_bcast_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_sched_bcast_leaders(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
 int fmpl_sched_bcast_split(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, int root);
@@ -59,6 +60,9 @@ int fmpl_sched_bcast_split(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size,
  * vector's size that the caller keeps until the run completes. */
 int fmpl_sched_reduce_binomial(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count, int root,
                                void *work);
+/* Only for teams whose nodes hold consecutive ranks (FMPL_NODES_ORDERED). */
+int fmpl_sched_reduce_nodes(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count, int root,
+                            void *work);
 int fmpl_sched_gatherv_linear(fmpl_sched *s, fmpl_team *t, const void *sendbuf,
                               int64_t sendbytes, void *recvbuf, const fmpl_coll_layout *l,
                               int root, int flags);

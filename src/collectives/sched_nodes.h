@@ -13,10 +13,22 @@ typedef struct fmpl_sched_nodes_view {
     int my_local_index;
 } fmpl_sched_nodes_view;
 
+/* The team's shape (computed once, when its collectives connect):
+ * FMPL_NODES_HIER when the node-aware schedules apply (several nodes, some
+ * with two members or more, FMPL_COLL_NODES not off), with
+ * FMPL_NODES_ORDERED when each node's members are consecutive team ranks
+ * (so a reduction through node leaders combines in rank order); 0 else. */
+enum { FMPL_NODES_HIER = 1, FMPL_NODES_ORDERED = 2 };
+int fmpl_sched_nodes_shape(const fmpl_team *t);
 /* Arrays from the schedule's memory. */
 int fmpl_sched_nodes(fmpl_sched *s, fmpl_team *t, int root, fmpl_sched_nodes_view *v);
 /* The binomial tree of sched_bcast_binomial.c over a member list. */
 int fmpl_sched_binomial_tree(fmpl_sched *s, const int *members, int n, int v, void *buf,
                              int64_t size, int round);
+/* The reduction tree of sched_reduce_binomial.c over a member list in rank
+ * order (members[0] receives the result), from phase round 0; work as
+ * there.  Returns the round after the member's last step. */
+int fmpl_sched_reduce_tree(fmpl_sched *s, const int *members, int n, int v, void *buf,
+                           int64_t count, void *work);
 
 #endif

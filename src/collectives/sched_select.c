@@ -1,9 +1,15 @@
 /* Selection of the schedule builders (sched_coll.h): each entry binds the
  * schedule to the team (drawing its tags), opens a phase and picks the
- * builder.  FMPL_IBCAST_ALGO overrides the broadcast's table; the other
- * collectives have one schedule algorithm each so far.  Like select.c, the
- * choice uses only values every member shares. */
+ * builder.  FMPL_IBCAST_ALGO overrides the broadcast's table.  A team
+ * spanning nodes over the network (its shape, t->coll->nodes, from
+ * sched_nodes.c) runs the barrier, broadcast, reduce and allreduce through
+ * node leaders, so that one member per node pays network latency; a
+ * reduction does only when its nodes hold consecutive ranks (rank-order
+ * combining), else the flat binomial tree.  Like select.c, the choice uses
+ * only values every member shares (all members compute the same shape). */
 #include "collectives/sched_coll.h"
+#include "collectives/coll_team.h"
+#include "collectives/sched_nodes.h"
 #include "base/error.h"
 #include "base/tunable.h"
 
@@ -23,10 +29,18 @@ typedef struct rule {
     int64_t max_bytes;
     int algo;
 } rule;
-/* One node today (sched_nodes.c), where the hierarchy adds nothing. */
+/* Within one node (and with FMPL_COLL_NODES=off); a team spanning nodes
+ * relays through the leaders (spanning(), above the table's choice). */
 static const rule bcast_table[] = {
     {INT_MAX, INT64_MAX, BCAST_BINOMIAL},
 };
+
+/* The team spans nodes over the network, some of them shared by members:
+ * the node-aware algorithms apply (flags: FMPL_NODES_HIER and maybe more). */
+static int spanning(const fmpl_team *t, int flags)
+{
+    return t->coll && (t->coll->nodes & flags) == flags;
+}
 
 static void begin(fmpl_sched *s, fmpl_team *t, const fmpl_op *op)
 {
@@ -47,6 +61,8 @@ int fmpl_sched_bcast_forced(void)
 int fmpl_sched_coll_barrier(fmpl_sched *s, fmpl_team *t)
 {
     begin(s, t, NULL);
+    if (spanning(t, FMPL_NODES_HIER))
+        return fmpl_sched_barrier_nodes(s, t);
     return fmpl_sched_barrier_dissemination(s, t);
 }
 
@@ -59,6 +75,8 @@ int fmpl_sched_coll_bcast(fmpl_sched *s, fmpl_team *t, void *buf, int64_t size, 
     if (forced < 0)
         forced = fmpl_tunable_choice(&tunable_ibcast_algo, bcast_names);
     int algo = forced;
+    if (algo == ALGO_AUTO && spanning(t, FMPL_NODES_HIER))
+        algo = BCAST_LEADERS;
     size_t n = sizeof bcast_table / sizeof bcast_table[0];
     for (size_t i = 0; algo == ALGO_AUTO && i < n; i++)
         if (i == n - 1 || (t->size <= bcast_table[i].max_procs && size <= bcast_table[i].max_bytes))
@@ -79,6 +97,8 @@ int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count
     begin(s, t, op);
     if (t->size == 1 || count == 0)
         return s->error;
+    if (spanning(t, FMPL_NODES_HIER | FMPL_NODES_ORDERED))
+        return fmpl_sched_reduce_nodes(s, t, buf, count, root, work);
     return fmpl_sched_reduce_binomial(s, t, buf, count, root, work);
 }
 

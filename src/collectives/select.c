@@ -13,10 +13,15 @@
  * algorithms (their messages take each pair's own path, shared memory or
  * network) and the dissemination barrier (its flag writes are remote
  * notifies): the shared-memory algorithms read members' memory directly.
+ * When it spans nodes some of which hold several members
+ * (fmpl_coll_team.nodes), the barrier runs as a schedule too, so that
+ * sched_select.c can pick the node-aware ones for it, the broadcast and the
+ * reductions.
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
 #include "collectives/sched_coll.h"
+#include "collectives/sched_nodes.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -221,6 +226,8 @@ int fmpl_coll_barrier(fmpl_team *t)
     if (t->size == 1)
         return FMPL_SUCCESS;
     int algo = forced(&forced_barrier, &tunable_barrier_algo, barrier_names);
+    if (algo == ALGO_AUTO && t->coll->net && (t->coll->nodes & FMPL_NODES_HIER))
+        RUN_P2P(s, fmpl_sched_coll_barrier(s, t));
     if (algo == ALGO_AUTO)
         algo = fmpl_oversubscribed ? BARRIER_CENTRAL : LOOKUP(barrier_table, t->size, 0);
     fmpl_barrier_run st;
@@ -544,7 +551,8 @@ const char *fmpl_coll_describe_selection(void)
              "alltoall(v): shm (point-to-point when the staging slots are too small);\n  "
              "reduce_scatter(_block): shm up to %lld bytes per member, pairwise above;\n  "
              "scan/exscan: shm up to %d members, recursive_doubling above "
-             "(FMPL_*_ALGO overrides)",
+             "(FMPL_*_ALGO overrides);\n  teams spanning hosts: point-to-point, barrier, "
+             "bcast, reduce and allreduce through node leaders (FMPL_COLL_NODES)",
              (long long)reduce_table[0].max_bytes, (long long)reduce_scatter_table[0].max_bytes,
              scan_table[0].max_procs);
     return text;

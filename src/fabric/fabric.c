@@ -77,6 +77,22 @@ static void host_identity(char *out, size_t len)
     }
 }
 
+/* The node of a rank whose host identity is `id`: the first rank seen with
+ * it (ranks are visited in increasing order, so the lowest).  ids/id_rank
+ * hold the distinct identities so far (*n of them). */
+static int node_of_identity(const char *id, int rank, char (*ids)[384], int *id_rank, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(ids[i], id) == 0)
+            return id_rank[i];
+    snprintf(ids[*n], sizeof ids[*n], "%s", id);
+    id_rank[*n] = rank;
+    return id_rank[(*n)++];
+}
+
+static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, char (*ids)[384],
+                        int *id_rank);
+
 static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
 {
     char host[384], value[FMPL_BOOTSTRAP_VALUE_MAX];
@@ -87,10 +103,27 @@ static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
         rc = bs->fence(bs);
     if (rc != FMPL_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "exchanging shared-segment information failed");
+    /* Pages are taken only for the distinct identities written. */
+    char (*ids)[384] = malloc((size_t)fmpl_fab.size * sizeof *ids);
+    int *id_rank = malloc((size_t)fmpl_fab.size * sizeof *id_rank);
+    rc = ids && id_rank ? attach_peers(bs, force_net, host, ids, id_rank)
+                        : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the host identities");
+    free(ids);
+    free(id_rank);
+    return rc;
+}
 
+static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, char (*ids)[384],
+                        int *id_rank)
+{
+    char value[FMPL_BOOTSTRAP_VALUE_MAX];
+    int nids = 0, rc;
     for (int r = 0; r < fmpl_fab.size; r++) {
-        if (r == fmpl_fab.rank)
+        if (r == fmpl_fab.rank) {
+            int node = node_of_identity(host, r, ids, id_rank, &nids);
+            fmpl_fab.peers[r].node = force_net ? r : node;
             continue;
+        }
         char peer_host[384];
         int pid;
         size_t size;
@@ -100,6 +133,8 @@ static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
         fmpl_peer *peer = &fmpl_fab.peers[r];
         peer->pid = pid;
         peer->seg_size = size;
+        int node = node_of_identity(peer_host, r, ids, id_rank, &nids);
+        peer->node = force_net ? r : node;
         int remote = strcmp(peer_host, host) != 0;
         if (force_net || remote) {
             /* Another host (or FMPL_FABRIC=net): the network backend. */

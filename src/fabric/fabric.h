@@ -65,6 +65,10 @@ typedef struct fmpl_peer {
     pid_t pid;
     int cma;           /* process_vm_writev/readv to this peer works */
     int net;           /* reached through fmpl_fab.net */
+    int node;          /* the lowest world rank sharing its host (FMPL_FABRIC=net: the
+                          peer itself), from the identities every rank publishes at
+                          start-up: all ranks agree on every peer's node without
+                          communicating (the node-aware collective schedules) */
     uint64_t net_dest; /* its address-vector entry (fi_addr_t) */
     uint64_t net_base; /* remote address of its segment's byte 0 (0: offset-based) */
     uint64_t net_key;  /* key of its segment registration */

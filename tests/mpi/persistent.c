@@ -329,15 +329,23 @@ int main(int argc, char **argv)
 
     /* Warm-up for the whole-loop count: the protocol keeps entries for
      * unexpected messages in a pool that grows on first use; a message
-     * can arrive before its receive is started, so fill the pool first. */
-    int w[2] = {1, 2}, wr[2];
-    MPI_Send(&w[0], 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
-    MPI_Send(&w[1], 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+     * can arrive before its receive is started, so fill the pool first.
+     * Besides the peer's message, a faster rank's messages of the barrier
+     * after the loop can arrive during it (the node-aware barrier of a job
+     * spanning hosts, sched_barrier_nodes.c, is made of messages): room for
+     * one from every rank. */
+    enum { WARM_MAX = 2 + 1024 };
+    int nwarm = 2 + size < WARM_MAX ? 2 + size : WARM_MAX;
+    int w[WARM_MAX];
+    for (int i = 0; i < nwarm; i++) {
+        w[i] = i;
+        MPI_Send(&w[i], 1, MPI_INT, rank, 99, MPI_COMM_WORLD);
+    }
     /* A probe drains the channel into the unexpected queue (a blocking
      * receive would take the records straight from the channel). */
     MPI_Probe(rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Recv(&wr[0], 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Recv(&wr[1], 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int i = 0; i < nwarm; i++)
+        MPI_Recv(&w[i], 1, MPI_INT, rank, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 
     long loop_small, loop_large;
     long start_small = pingpong(8, &loop_small);     /* eager */
