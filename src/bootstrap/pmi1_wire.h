@@ -39,17 +39,18 @@ static inline int fmpl_pmi1_word_ok(const char *s)
     return 1;
 }
 
-/* Copy the value of word `key`=... from a line into out[len].  Returns 0,
- * -1 when the line has no such word, -2 when the value does not fit. */
-static inline int fmpl_pmi1_field(const char *line, const char *key, char *out, size_t len)
+/* Copy the value of `key`=... from text made of key=value words split by
+ * any of `seps` (PMI-1: spaces, up to a line break; PMI-2: ';') into
+ * out[len].  Returns 0, -1 when there is no such word, -2 when the value
+ * does not fit. */
+static inline int fmpl_pmi_field(const char *text, const char *seps, const char *key, char *out,
+                                 size_t len)
 {
     size_t klen = strlen(key);
-    const char *p = line;
-    while (*p) {
-        while (*p == ' ')
-            p++;
+    const char *p = text;
+    while (*p && *p != '\n') {
         const char *word = p;
-        while (*p && *p != ' ' && *p != '\n')
+        while (*p && *p != '\n' && !strchr(seps, *p))
             p++;
         if ((size_t)(p - word) > klen && strncmp(word, key, klen) == 0 && word[klen] == '=') {
             size_t vlen = (size_t)(p - word) - klen - 1;
@@ -59,10 +60,15 @@ static inline int fmpl_pmi1_field(const char *line, const char *key, char *out, 
             out[vlen] = '\0';
             return 0;
         }
-        if (*p == '\n')
-            break;
+        if (*p && *p != '\n')
+            p++; /* past the separator */
     }
     return -1;
+}
+
+static inline int fmpl_pmi1_field(const char *line, const char *key, char *out, size_t len)
+{
+    return fmpl_pmi_field(line, " ", key, out, len);
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "bootstrap/pmi1_wire.h"
 
 #define FMPL_PMI2_HEADER_LEN 6
 #define FMPL_PMI2_KEYLEN_MAX 64    /* PMI2_MAX_KEYLEN, including the NUL */
@@ -43,26 +44,10 @@ static inline int fmpl_pmi2_parse_header(const char *header)
     return digits > 0 && header[i] == '\0' ? len : -1;
 }
 
-/* Copy the value of pair `key` from a message body into out[len].  Returns
- * 0, -1 when the body has no such pair, -2 when the value does not fit. */
+/* The value of pair `key` of a message body (fmpl_pmi_field). */
 static inline int fmpl_pmi2_field(const char *body, const char *key, char *out, size_t len)
 {
-    size_t klen = strlen(key);
-    for (const char *pair = body; *pair;) {
-        const char *end = strchr(pair, ';');
-        if (!end)
-            end = pair + strlen(pair); /* tolerate a last pair without ';' */
-        if ((size_t)(end - pair) > klen && strncmp(pair, key, klen) == 0 && pair[klen] == '=') {
-            size_t vlen = (size_t)(end - pair) - klen - 1;
-            if (vlen + 1 > len)
-                return -2;
-            memcpy(out, pair + klen + 1, vlen);
-            out[vlen] = '\0';
-            return 0;
-        }
-        pair = *end ? end + 1 : end;
-    }
-    return -1;
+    return fmpl_pmi_field(body, ";", key, out, len);
 }
 
 /* Copy text into out[len] (cut if longer) with ';', '=' and line breaks
