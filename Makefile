@@ -67,12 +67,10 @@ test: test-sanitize test-release
 # open item; CMA on/off, a shared-memory
 # algorithm forced: over the network the point-to-point ones run), the spool
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
-# "Progress"), and NET_OPEN: tests that fail over the network today, each
-# an open item of issue 13 (docs/cluster.md, "Known failures").
+# "Progress").
 NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|hotpath_|mpi_nbc_hotpath|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
-NET_OPEN := ^(p2p_semantics|prepost600)
 test-net: build-werror
-	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)|$(NET_OPEN)' --output-on-failure -j 1
+	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j 1
 
 demo: deps build
 	@echo "== fmpl-bench, 2 ranks =="

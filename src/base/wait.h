@@ -20,6 +20,14 @@ extern int fmpl_oversubscribed;
  * puts and atomics that will set it.  NULL on one host. */
 extern int (*fmpl_wait_poll)(void);
 
+/* One poll for calls that test rather than wait (fmpl_irecv_test, ...): a
+ * rank that only tests must serve the writes it tests for, too. */
+static inline void fmpl_poll_remote(void)
+{
+    if (__builtin_expect(fmpl_wait_poll != 0, 0))
+        fmpl_wait_poll();
+}
+
 typedef struct fmpl_waiter {
     unsigned polls;
 } fmpl_waiter;

@@ -2,7 +2,8 @@
  *
  * Every protocol reaches another rank's memory only through this interface:
  *   register    fmpl_fab_raddr()       a local address -> a remote address (key)
- *   put         fmpl_fab_put()         bytes into a peer's memory, complete on return
+ *   put         fmpl_fab_put()         bytes into a peer's memory (source reusable on
+ *                                      return; placed as "Ordering" says)
  *   notify      fmpl_fab_notify()      a 64-bit flag store, ordered after earlier puts
  *   get         fmpl_fab_get()         bytes from a peer's memory
  *   atomics     fmpl_fab_fetch_add(), fmpl_fab_cswap()  on 64-bit words
@@ -30,9 +31,13 @@
  * A shared heap mapped at identical addresses in all ranks (PVAS) makes
  * fmpl_fab_ptr() the identity; callers never assume either way.
  *
- * Ordering: a put or get is complete when the call returns; fmpl_fab_notify()
- * is a release store, so a peer that observes the flag with an acquire load
- * also observes every put issued before it. */
+ * Ordering: a get is complete when the call returns.  A put is placed at
+ * its target before any later notify, get or atomic of the caller at that
+ * rank takes effect, and before fmpl_fab_flush returns; over loads, stores
+ * and CMA it is placed on return already, over the network it may still be
+ * on its way (net_ep.c: settling).  fmpl_fab_notify() is a release store, so
+ * a peer that observes the flag with an acquire load also observes every
+ * put issued before it. */
 #ifndef FMPL_FABRIC_H
 #define FMPL_FABRIC_H
 
@@ -76,8 +81,8 @@ typedef struct fmpl_peer {
 
 struct fmpl_ctl_desc;
 
-/* The network backend's operations (src/fabric/net/net_ep.c).  Each one is
- * complete when it returns, as the inline shared-memory paths are. */
+/* The network backend's operations (src/fabric/net/net_ep.c), with the
+ * guarantees the inline shared-memory paths give (see "Ordering" above). */
 typedef struct fmpl_fab_ops {
     const char *name;
     int (*put)(const void *src, size_t len, fmpl_raddr dst);
@@ -263,10 +268,13 @@ static inline uint64_t fmpl_fab_cswap(fmpl_raddr r, uint64_t expected, uint64_t 
     return expected;
 }
 
-static inline void fmpl_fab_flush(int rank)
+/* Every earlier put and notify to rank (-1: to every rank) is placed at
+ * its target on return.  Loads and stores need only the fence; the network
+ * backend may have writes on their way (net_ep.c: settling). */
+static inline int fmpl_fab_flush(int rank)
 {
-    (void)rank;
     atomic_thread_fence(memory_order_seq_cst);
+    return fmpl_fab.net ? fmpl_fab.net->flush(rank) : FMPL_SUCCESS;
 }
 
 /* Pre-built control write: the target is resolved once (for a network

@@ -587,6 +587,7 @@ int fmpl_sm_recv_test(fmpl_team *t, int src, int index, int *flag, fmpl_status *
         return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no receive from rank %d on index %d", src,
                           index);
     if (!recv_complete(t, c)) {
+        fmpl_poll_remote();
         fmpl_sm_progress();
         if (!recv_complete(t, c))
             return FMPL_SUCCESS;
@@ -647,8 +648,10 @@ int fmpl_sm_send_test(fmpl_team *t, int dst, int index, int *flag)
     *flag = 0;
     if (s->state == FMPL_SEND_FREE || s->spool_off != UINT64_MAX)
         return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no send to rank %d on index %d", dst, index);
-    if (s->state != FMPL_SEND_DONE)
+    if (s->state != FMPL_SEND_DONE) {
+        fmpl_poll_remote();
         fmpl_sm_progress();
+    }
     if (s->state != FMPL_SEND_DONE)
         return FMPL_SUCCESS;
     *flag = 1;

@@ -334,6 +334,16 @@ int main(int argc, char **argv)
      * after the loop can arrive during it (the node-aware barrier of a job
      * spanning hosts, sched_barrier_nodes.c, is made of messages): room for
      * one from every rank. */
+    /* Over the network a connection to a peer is opened on its first use
+     * (libfabric's rxm over tcp allocates then): one message with every
+     * rank first. */
+    int *all = malloc(2 * (size_t)size * sizeof *all);
+    for (int i = 0; i < size; i++)
+        all[i] = rank;
+    MPI_Alltoall(all, 1, MPI_INT, all + size, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < size; i++)
+        EXPECT(all[size + i] == i, "warm-up alltoall: %d from rank %d", all[size + i], i);
+    free(all);
     enum { WARM_MAX = 2 + 1024 };
     int nwarm = 2 + size < WARM_MAX ? 2 + size : WARM_MAX;
     int w[WARM_MAX];

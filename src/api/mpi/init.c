@@ -67,8 +67,12 @@ int fmpl_mpi_core_start(int required, int *provided, const char *func)
     if (rc != FMPL_SUCCESS)
         return MPI_ERR_OTHER;
     fmpl_mpi_comms_init();
+    /* MPI_COMM_SELF is a group of one: built without a word to any other
+     * rank (a split of the world would exchange with every rank, and across
+     * hosts open a connection to each: most of the start-up at 64 ranks). */
     fmpl_team *self;
-    rc = fmpl_team_split(fmpl_teams[0], fmpl_teams[0]->rank, 0, &self);
+    int me = fmpl_teams[0]->rank;
+    rc = fmpl_team_from_members(fmpl_teams[0], 1, &me, 0, &self);
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, func,
                               "cannot create MPI_COMM_SELF");

@@ -16,8 +16,11 @@
  *    fmpl_fab.peers[r].net_dest (every rank is inserted, itself included:
  *    the rank's own atomics go through its endpoint, see fabric.h).
  *  - Every operation passes a net_op (starting with struct fi_context, so
- *    FI_CONTEXT mode is met) and is complete when it returns: whichever
- *    thread reads a completion marks its net_op done.
+ *    FI_CONTEXT mode is met) and waits for its completion before it returns:
+ *    whichever thread reads a completion marks its net_op done.  A write's
+ *    completion means "placed at the target" in delivery mode, and only
+ *    "source reusable" in the ordered and fenced modes, where net_ep.c
+ *    settles the writes to a rank before anything that must see them.
  *  - Posts and CQ reads hold fmpl_net_lock (see there); the registration
  *    cache has its own lock and never holds both.
  *  - Nothing here runs unless fmpl_net_open succeeded (fmpl_fab.net set). */
@@ -64,7 +67,8 @@ static inline struct fi_info *fmpl_ofi_allocinfo(void) { return fmpl_ofi.dupinfo
 /* How a notify's flag is kept behind the data of earlier puts. */
 enum {
     NET_NOTIFY_DELIVERY = 1, /* every write completes only once placed at the target */
-    NET_NOTIFY_ORDERED,      /* the provider delivers writes in order (FI_ORDER_WAW) */
+    NET_NOTIFY_ORDERED,      /* the provider applies writes in order (FI_ORDER_WAW); a
+                                write returns once the source is reusable */
     NET_NOTIFY_FENCE         /* the flag write carries FI_FENCE */
 };
 
@@ -87,6 +91,9 @@ typedef struct fmpl_net {
     int notify_mode;         /* NET_NOTIFY_* */
     int atomic_write;        /* flags go by FI_ATOMIC_WRITE on FI_UINT64 */
     int flag_by_rma;         /* only RMA writes are ordered (FI_ORDER_RMA_WAW) */
+    int raw_ordered;         /* reads and atomics follow earlier writes (FI_ORDER_RAW) */
+    unsigned char *unsettled; /* [size]: writes to that rank may still be on their way
+                                (ordered and fenced modes; net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
     _Atomic uint64_t polls;  /* progress passes of the owner's threads: the

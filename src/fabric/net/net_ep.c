@@ -12,20 +12,31 @@
  *              8-byte fi_writemsg; FI_FENCE in fenced mode
  *   fetch-add  fi_fetch_atomicmsg(FI_SUM, FI_UINT64)
  *   cswap      fi_compare_atomicmsg(FI_CSWAP, FI_UINT64)
- *   flush      nothing to wait for: every operation is complete on return
+ *   flush      settle (below) the writes to one rank or to all
  *   ctl_write  notify with the target resolved by ctl_prepare
  * Operands and results of atomics live in scratch lines of the segment, so
  * they are registered (FI_MR_LOCAL) without a cache lookup.
  *
  * Ordering guarantee of put-then-notify (fabric.h: a peer that sees the flag
  * sees the data), by the mode net_iface.c picked:
+ *   ordered   the provider applies writes (RMA and atomic; or RMA only, and
+ *             then the flag goes as an RMA write) from one endpoint to one
+ *             peer in order (FI_ORDER_WAW), so a write returns as soon as its
+ *             source is reusable (at once for an injected one): a small
+ *             message costs the sender no round trip;
  *   delivery  each put returns only once its data is placed in the target's
  *             memory (FI_DELIVERY_COMPLETE), before the flag is even sent;
- *   ordered   the provider applies writes (RMA and atomic) from one endpoint
- *             to one peer in order (FI_ORDER_WAW), and the flag is issued
- *             after the put completed locally;
  *   fenced    the flag write carries FI_FENCE: it starts only after every
  *             earlier operation on the endpoint completed at the target.
+ * Settling (ordered and fenced modes): fabric.h promises more than the
+ * flag's order.  A get or an atomic at a rank acts after the caller's
+ * earlier writes there (an accumulate's unlock, a fence's counter), and
+ * fmpl_fab_flush returns only once they are placed (MPI_Win_flush).  So a
+ * rank with writes on their way (unsettled[rank]) is settled by an 8-byte
+ * read of its segment header's net_settle word, ordered after the writes
+ * (FI_ORDER_RAW, else FI_FENCE): once the read completes, they are placed.
+ * A get or atomic settles first only where the provider does not order
+ * reads and atomics after writes itself (FI_ORDER_WAW | FI_ORDER_RAW).
  * The flag is seen by the owner's ordinary loads; with manual-progress
  * providers the owner's thread itself applies both writes while it polls
  * its completion queue, data first.
@@ -39,6 +50,9 @@
  * registration's start address (net_md.c), so the offset is addr - start. */
 #include "fabric/net/net.h"
 #include "base/error.h"
+#include "fabric/shm/shm_segment.h"
+
+#include <stddef.h>
 
 #define N fmpl_net_state
 
@@ -74,6 +88,31 @@ static int posted(ssize_t rc, const char *what, int rank)
                       rank, fi_strerror((int)-rc));
 }
 
+static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
+                   uint64_t key, uint64_t flags, const char *what);
+
+/* Wait until every earlier write to rank is placed (see the top). */
+static int settle(int rank)
+{
+    if (!N.unsettled || !N.unsettled[rank])
+        return FMPL_SUCCESS;
+    N.unsettled[rank] = 0;
+    int line = fmpl_net_scratch_get();
+    const fmpl_peer *peer = &fmpl_fab.peers[rank];
+    uint64_t fence = N.info->tx_attr->msg_order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW) ? 0 : FI_FENCE;
+    int ret = rma_one(0, N.scratch + 8 * line, 8, N.seg_desc, rank,
+                      peer->net_base + offsetof(fmpl_shm_header, net_settle), peer->net_key,
+                      fence, "flush");
+    fmpl_net_scratch_put(line);
+    return ret;
+}
+
+/* Before a get or an atomic at rank: its earlier writes first. */
+static int settle_before_read(int rank)
+{
+    return N.raw_ordered ? FMPL_SUCCESS : settle(rank);
+}
+
 /* One fi_writemsg or fi_readmsg of n bytes between buf (descriptor desc)
  * and (rank, addr, key), waited for. */
 static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
@@ -106,6 +145,8 @@ static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_
     }
     int ret = rma_one(1, (void *)src, n, desc, rank, addr, key, flags, "put");
     fmpl_net_local_put(token);
+    if (N.unsettled)
+        N.unsettled[rank] = 1;
     return ret;
 }
 
@@ -135,6 +176,8 @@ static int net_get(void *dst, size_t len, fmpl_raddr src)
 {
     uint64_t addr, key;
     int rc = target(src, len, &addr, &key, "get");
+    if (rc == FMPL_SUCCESS)
+        rc = settle_before_read(src.rank);
     for (size_t done = 0; rc == FMPL_SUCCESS && done < len;) {
         size_t n = len - done < N.max_msg ? len - done : N.max_msg;
         rc = read_one((char *)dst + done, n, src.rank, addr + done, key);
@@ -151,6 +194,11 @@ static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uin
     if (addr & 7)
         return FMPL_ERROR(FMPL_ERR_ARG, "%s at rank %d: address %#llx is not 8-byte aligned",
                           what, rank, (unsigned long long)addr);
+    if (aop != FI_ATOMIC_WRITE) {
+        int rc = settle_before_read(rank);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
     int line = fmpl_net_scratch_get();
     uint64_t *sc = N.scratch + 8 * line;
     sc[0] = operand;
@@ -183,6 +231,8 @@ static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uin
     if (ret == FMPL_SUCCESS && result)
         *result = sc[1];
     fmpl_net_scratch_put(line);
+    if (aop == FI_ATOMIC_WRITE && N.unsettled)
+        N.unsettled[rank] = 1;
     return ret;
 }
 
@@ -200,6 +250,8 @@ static int flag_write(int rank, uint64_t addr, uint64_t key, uint64_t value)
     int ret = rma_one(1, sc, sizeof value, N.seg_desc, rank, addr, key,
                       FI_FENCE | N.write_flags, "notify");
     fmpl_net_scratch_put(line);
+    if (N.unsettled)
+        N.unsettled[rank] = 1;
     return ret;
 }
 
@@ -228,9 +280,15 @@ static int net_cswap(fmpl_raddr r, uint64_t expected, uint64_t desired, uint64_t
 
 static int net_flush(int rank)
 {
-    (void)rank;
-    atomic_thread_fence(memory_order_seq_cst);
-    return FMPL_SUCCESS;
+    int rc = FMPL_SUCCESS;
+    if (rank >= 0)
+        return settle(rank);
+    for (int r = 0; r < fmpl_fab.size && N.unsettled; r++)
+        if (N.unsettled[r] && fmpl_fab.peers[r].net) {
+            int e = settle(r);
+            rc = rc ? rc : e;
+        }
+    return rc;
 }
 
 static void net_ctl_prepare(fmpl_ctl_desc *d)

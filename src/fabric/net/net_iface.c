@@ -57,8 +57,9 @@ FMPL_TUNABLE(tunable_mr_local, "FMPL_NET_MR_LOCAL", "auto",
              "local buffers of network operations: auto (registered when the provider asks, "
              "FI_MR_LOCAL), always (registered anyway: tests that path on any provider)");
 FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
-             "how a notify's flag stays behind earlier puts: auto (delivery, else ordered, "
-             "else fence), delivery (FI_DELIVERY_COMPLETE), ordered (FI_ORDER_WAW), fence "
+             "how a notify's flag stays behind earlier puts: auto (ordered with reads after "
+             "writes, else delivery, else ordered, else fence), delivery (FI_DELIVERY_COMPLETE), "
+             "ordered (FI_ORDER_WAW), fence "
              "(FI_FENCE)");
 
 FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "off",
@@ -82,7 +83,7 @@ static const char *const notify_names[] = {"", "delivery-complete", "ordered (FI
 
 #define MR_MODES (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ENDPOINT | FI_MR_ALLOCATED)
 
-static struct fi_info *make_hints(uint64_t op_flags)
+static struct fi_info *make_hints(uint64_t op_flags, uint64_t msg_order)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -93,40 +94,64 @@ static struct fi_info *make_hints(uint64_t op_flags)
     h->domain_attr->mr_mode = MR_MODES;
     h->domain_attr->threading = FI_THREAD_SAFE;
     h->tx_attr->op_flags = op_flags;
+    h->tx_attr->msg_order = msg_order;
     const char *prov = fmpl_tunable_string(&tunable_provider);
     if (prov && *prov)
         h->fabric_attr->prov_name = strdup(prov);
     return h;
 }
 
-/* fi_getinfo as step 1 says; *why tells what was asked and found. */
-static int select_info(struct fi_info **out, char *why, size_t len, int *delivery)
+/* What fi_getinfo is asked for, in the order FMPL_NET_NOTIFY allows:
+ * in-order writes whose reads and atomics follow them (the cheapest: a
+ * write waits only until its source is reusable), delivery-complete writes
+ * (each write waits for its placement), or neither (the ordering the
+ * provider happens to offer, or a fence). */
+enum { ASK_ORDERED, ASK_DELIVERY, ASK_ANY, ASK_NONE };
+/* The least in-order writes need: RMA writes after RMA writes (the flag then
+ * goes as an RMA write) and an RMA read after them (it settles them). */
+#define ORDER_ASKED (FI_ORDER_RMA_WAW | FI_ORDER_RMA_RAW)
+/* Reads and atomics after writes of either kind: nothing to settle first. */
+#define ORDER_FULL (FI_ORDER_WAW | FI_ORDER_RAW)
+
+/* fi_getinfo as step 1 says; *why tells what was asked and found, *asked
+ * which request matched. */
+static int select_info(struct fi_info **out, char *why, size_t len, int *asked)
 {
+    static const int tries[4][3] = {
+        {ASK_ORDERED, ASK_DELIVERY, ASK_ANY}, /* auto */
+        {ASK_DELIVERY, ASK_NONE, ASK_NONE},   /* delivery */
+        {ASK_ORDERED, ASK_ANY, ASK_NONE},     /* ordered */
+        {ASK_ANY, ASK_NONE, ASK_NONE},        /* fence */
+    };
+    static const char *const found[] = {"in-order RMA writes, RMA reads after them",
+                                        "delivery-complete writes",
+                                        "neither in-order nor delivery-complete writes"};
+    int want = fmpl_tunable_choice(&tunable_notify, notify_choices);
     const char *prov = fmpl_tunable_string(&tunable_provider);
     const char *env = getenv("FI_PROVIDER");
-    char asked[96];
+    char from[96];
     if (prov && *prov)
-        snprintf(asked, sizeof asked, "FMPL_NET_PROVIDER=%s", prov);
+        snprintf(from, sizeof from, "FMPL_NET_PROVIDER=%s", prov);
     else if (env && *env)
-        snprintf(asked, sizeof asked, "FI_PROVIDER=%s", env);
+        snprintf(from, sizeof from, "FI_PROVIDER=%s", env);
     else
-        snprintf(asked, sizeof asked, "libfabric's first match");
+        snprintf(from, sizeof from, "libfabric's first match");
     int rc = -FI_ENODATA;
-    for (int pass = 0; pass < 2 && rc != 0; pass++) {
-        struct fi_info *h = make_hints(pass == 0 ? FI_DELIVERY_COMPLETE : 0);
+    for (int i = 0; i < 3 && rc != 0 && tries[want < 0 ? 0 : want][i] != ASK_NONE; i++) {
+        *asked = tries[want < 0 ? 0 : want][i];
+        struct fi_info *h = make_hints(*asked == ASK_DELIVERY ? FI_DELIVERY_COMPLETE : 0,
+                                       *asked == ASK_ORDERED ? ORDER_ASKED : 0);
         if (!h)
             return -FI_ENOMEM;
         rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, out);
         fi_freeinfo(h);
-        *delivery = pass == 0;
     }
     if (rc != 0) {
         snprintf(why, len, "no provider offers an RDM endpoint with RMA, atomics and messages "
-                 "(%s): %s", asked, fi_strerror(-rc));
+                 "(%s): %s", from, fi_strerror(-rc));
         return rc;
     }
-    snprintf(why, len, "%s, RDM with RMA+atomics+messages, %s", asked,
-             *delivery ? "delivery-complete writes" : "no delivery-complete writes");
+    snprintf(why, len, "%s, RDM with RMA+atomics+messages, %s", from, found[*asked]);
     return 0;
 }
 
@@ -137,18 +162,22 @@ static int atomic_ok(enum fi_op op, uint64_t flags)
 }
 
 /* Choose how a notify keeps its flag behind the data (net_ep.c relies on
- * it): delivery-complete writes make every put's return mean "placed";
- * else in-order writes (FI_ORDER_WAW: RMA and atomic writes alike); else a
- * fenced flag write. */
-static int choose_notify(int delivery)
+ * it): in-order writes (FI_ORDER_WAW: RMA and atomic writes alike; or
+ * FI_ORDER_RMA_WAW, the flag then going as an RMA write), settled before
+ * whatever must see them by a read that follows them (FI_ORDER_RAW, else
+ * fenced); else delivery-complete writes, which make every put's return
+ * mean "placed"; else a fenced flag write. */
+static int choose_notify(int asked)
 {
     int want = fmpl_tunable_choice(&tunable_notify, notify_choices);
-    /* FI_ORDER_WAW covers RMA and atomic writes together; FI_ORDER_RMA_WAW
-     * only RMA writes, so the flag then goes as an RMA write (net_ep.c). */
-    int ordered = (N.info->tx_attr->msg_order & (FI_ORDER_WAW | FI_ORDER_RMA_WAW)) != 0;
-    if (!(N.info->tx_attr->msg_order & FI_ORDER_WAW))
-        N.flag_by_rma = 1;
+    uint64_t order = N.info->tx_attr->msg_order;
     int fence = (N.info->caps & FI_FENCE) != 0;
+    int ordered = (order & (FI_ORDER_WAW | FI_ORDER_RMA_WAW)) != 0 &&
+                  ((order & (FI_ORDER_RAW | FI_ORDER_RMA_RAW)) != 0 || fence);
+    if (!(order & FI_ORDER_WAW))
+        N.flag_by_rma = 1;
+    N.raw_ordered = (order & ORDER_FULL) == ORDER_FULL;
+    int delivery = asked == ASK_DELIVERY;
     int mode = want == 1 ? (delivery ? NET_NOTIFY_DELIVERY : 0)
              : want == 2 ? (ordered ? NET_NOTIFY_ORDERED : 0)
              : want == 3 ? (fence ? NET_NOTIFY_FENCE : 0)
@@ -159,11 +188,17 @@ static int choose_notify(int delivery)
     if (!mode)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                           "provider %s cannot order a flag after data (%s): no delivery-"
-                          "complete writes, no FI_ORDER_WAW, no FI_FENCE",
+                          "complete writes, no FI_ORDER_WAW with reads after writes, no "
+                          "FI_FENCE",
                           N.info->fabric_attr->prov_name,
                           want ? "as FMPL_NET_NOTIFY asks" : "by any means FMPL knows");
     N.notify_mode = mode;
     N.write_flags = mode == NET_NOTIFY_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
+    if (mode != NET_NOTIFY_DELIVERY) {
+        N.unsettled = calloc((size_t)fmpl_fab.size, 1);
+        if (!N.unsettled)
+            return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the network's write states");
+    }
     return FMPL_SUCCESS;
 }
 
@@ -268,8 +303,8 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     memset(&N, 0, sizeof N);
     if (fmpl_ofi_load(N.why, sizeof N.why) != 0)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "network backend: %s", N.why);
-    int delivery = 0;
-    int rc = select_info(&N.info, N.why, sizeof N.why, &delivery);
+    int asked = ASK_ANY;
+    int rc = select_info(&N.info, N.why, sizeof N.why, &asked);
     if (rc)
         return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "network backend: %s", N.why);
     uint64_t mr = N.info->domain_attr->mr_mode;
@@ -292,7 +327,7 @@ int fmpl_net_open(fmpl_bootstrap *bs)
                         N.info->fabric_attr->prov_name);
     if (rc == FMPL_SUCCESS) {
         N.atomic_write = atomic_ok(FI_ATOMIC_WRITE, 0);
-        rc = choose_notify(delivery);
+        rc = choose_notify(asked);
         if (N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma)
             N.atomic_write = 0;
     }
@@ -347,6 +382,7 @@ void fmpl_net_close(void)
         fi_close(&N.fabric->fid);
     if (N.info)
         fi_freeinfo(N.info);
+    free(N.unsettled);
     memset(&N, 0, sizeof N);
 }
 
@@ -554,21 +590,24 @@ void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx)
     }
     struct fi_info *chosen = NULL;
     char why[320];
-    int delivery = 0;
-    if (select_info(&chosen, why, sizeof why, &delivery) == 0) {
+    int asked = ASK_ANY;
+    if (select_info(&chosen, why, sizeof why, &asked) == 0) {
         uint64_t mr = chosen->domain_attr->mr_mode;
         snprintf(buf, sizeof buf,
                  "  chosen: %s on %s (%s)",
                  chosen->fabric_attr->prov_name, chosen->domain_attr->name, why);
         line(buf, ctx);
         snprintf(buf, sizeof buf, "  its mr_mode:%s%s%s%s%s%s; inject %zu bytes; "
-                 "writes ordered after writes: %s; fence: %s",
+                 "writes ordered after writes: %s; reads after writes: %s; fence: %s",
                  mr & FI_MR_VIRT_ADDR ? " virt_addr" : " offsets",
                  mr & FI_MR_LOCAL ? " local" : "", mr & FI_MR_PROV_KEY ? " prov_key" : "",
                  mr & FI_MR_ENDPOINT ? " endpoint" : "", mr & FI_MR_ALLOCATED ? " allocated" : "",
                  mr == 0 ? " (none)" : "", chosen->tx_attr->inject_size,
                  chosen->tx_attr->msg_order & FI_ORDER_WAW       ? "yes"
                  : chosen->tx_attr->msg_order & FI_ORDER_RMA_WAW ? "RMA writes only"
+                                                                 : "no",
+                 chosen->tx_attr->msg_order & FI_ORDER_RAW       ? "yes"
+                 : chosen->tx_attr->msg_order & FI_ORDER_RMA_RAW ? "RMA only"
                                                                  : "no",
                  chosen->caps & FI_FENCE ? "yes" : "no");
         line(buf, ctx);

@@ -25,6 +25,9 @@ typedef struct fmpl_shm_header {
     int32_t rank;
     int32_t pid;
     uint64_t size;
+    /* Read by network peers to settle their writes (net_ep.c: settle): a
+     * word of its own line that the owner never writes after creation. */
+    _Alignas(64) uint64_t net_settle;
 } fmpl_shm_header;
 
 /* Name of rank's segment in this job (shm_open form, starting with '/'). */
