@@ -35,11 +35,9 @@ static inline void fmpl_poll_remote(void)
 
 typedef struct fmpl_waiter {
     unsigned polls;
-    int (*poll)(void); /* fmpl_wait_poll when the wait began: a register in the
-                          loop, not a load per poll */
 } fmpl_waiter;
 
-#define FMPL_WAITER_INIT {0, fmpl_wait_poll}
+#define FMPL_WAITER_INIT {0}
 
 static inline void fmpl_cpu_relax(void)
 {
@@ -53,7 +51,7 @@ static inline void fmpl_cpu_relax(void)
 /* Call once per unsuccessful poll. */
 static inline void fmpl_wait_once(fmpl_waiter *w)
 {
-    if (__builtin_expect(w->poll != 0, 0) && w->poll() > 0)
+    if (__builtin_expect(fmpl_wait_poll != 0, 0) && fmpl_wait_poll() > 0)
         return;
     if (w->polls < fmpl_spin_count) {
         w->polls++;
