@@ -7,9 +7,12 @@
  *    initiator adds the peer's base and uses the peer's segment key.  Large
  *    malloc blocks live in the heap (shm_malloc.c), so they are covered too.
  *  - Private memory (the C library's blocks, stacks, static data) goes
- *    through a registration cache: exact byte ranges, a fixed number of
- *    entries (FMPL_NET_RCACHE_MAX), least recently used eviction among
- *    entries nobody references.  fmpl_fab_register takes a reference (the
+ *    through a registration cache: exact byte ranges, FMPL_NET_RCACHE_MAX
+ *    entries, least recently used eviction among entries nobody
+ *    references.  When every entry is referenced (receives pre-posted into
+ *    that many private buffers) the cache grows by as many entries again
+ *    rather than fail; it shrinks back to the cap by eviction as references
+ *    are dropped.  Entries never move (tokens point at them).  fmpl_fab_register takes a reference (the
  *    key is out there: a peer may use it until the protocol says it is
  *    done), fmpl_fab_deregister drops it; an operation's local descriptor
  *    (FI_MR_LOCAL) is referenced for the operation's duration only.
@@ -52,8 +55,8 @@ typedef struct rc_entry {
 } rc_entry;
 
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
-static rc_entry *cache;
-static long rc_cap, rc_live;
+static rc_entry **cache;  /* [rc_slots]: blocks of rc_cap entries each */
+static long rc_cap, rc_slots, rc_live;
 static uint64_t rc_clock;
 static _Atomic uintptr_t rc_lo = UINTPTR_MAX, rc_hi = 0;  /* bounds of every live entry */
 static long st_hits, st_misses, st_evictions, st_invalidations;
@@ -96,6 +99,22 @@ static void unlock(void)
     pthread_mutex_unlock(&rc_lock);
 }
 
+/* rc_cap more entries (a block of their own: entries never move). */
+static int grow(void)
+{
+    rc_entry **more = realloc(cache, (size_t)(rc_slots + rc_cap) * sizeof *more);
+    if (!more)
+        return 0;
+    cache = more;
+    rc_entry *block = calloc((size_t)rc_cap, sizeof *block);
+    if (!block)
+        return 0;
+    for (long i = 0; i < rc_cap; i++)
+        cache[rc_slots + i] = &block[i];
+    rc_slots += rc_cap;
+    return 1;
+}
+
 static void drop(rc_entry *e)
 {
     fi_close(&e->mr->fid);
@@ -111,9 +130,9 @@ static void release(const void *p, size_t len)
         lo >= atomic_load_explicit(&rc_hi, memory_order_relaxed))
         return;
     lock();
-    for (long i = 0; cache && i < rc_cap; i++)
-        if (cache[i].mr && cache[i].lo < hi && lo < cache[i].hi) {
-            drop(&cache[i]);
+    for (long i = 0; i < rc_slots; i++)
+        if (cache[i]->mr && cache[i]->lo < hi && lo < cache[i]->hi) {
+            drop(cache[i]);
             st_invalidations++;
         }
     unlock();
@@ -134,8 +153,7 @@ int fmpl_net_md_open(void)
     atomic_store(&N.scratch_free, ~(uint64_t)0);
     long long cap = fmpl_tunable_long(&tunable_rcache_max);
     rc_cap = cap < 1 ? 1 : (long)cap;
-    cache = calloc((size_t)rc_cap, sizeof *cache);
-    if (!cache)
+    if (!grow())
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %ld cache entries", rc_cap);
     return FMPL_SUCCESS;
 }
@@ -144,12 +162,14 @@ void fmpl_net_md_close(void)
 {
     fmpl_mem_release_hook = NULL;
     lock();
-    for (long i = 0; cache && i < rc_cap; i++)
-        if (cache[i].mr)
-            drop(&cache[i]);
+    for (long i = 0; i < rc_slots; i++)
+        if (cache[i]->mr)
+            drop(cache[i]);
+    for (long i = 0; i < rc_slots; i += rc_cap)
+        free(cache[i]); /* each block's first entry is the block */
     free(cache);
     cache = NULL;
-    rc_cap = rc_live = 0;
+    rc_cap = rc_slots = rc_live = 0;
     st_hits = st_misses = st_evictions = st_invalidations = 0;
     atomic_store(&rc_lo, UINTPTR_MAX);
     atomic_store(&rc_hi, 0);
@@ -169,8 +189,8 @@ static rc_entry *acquire(const void *p, size_t len, int *err)
 {
     uintptr_t lo = (uintptr_t)p, hi = lo + len;
     rc_entry *slot = NULL, *lru = NULL;
-    for (long i = 0; i < rc_cap; i++) {
-        rc_entry *e = &cache[i];
+    for (long i = 0; i < rc_slots; i++) {
+        rc_entry *e = cache[i];
         if (!e->mr) {
             if (!slot)
                 slot = e;
@@ -186,16 +206,20 @@ static rc_entry *acquire(const void *p, size_t len, int *err)
             lru = e;
     }
     st_misses++;
-    if (!slot) {
-        if (!lru) {
-            *err = FMPL_ERROR(FMPL_ERR_NO_MEMORY,
-                              "all %ld registration-cache entries are referenced "
-                              "(FMPL_NET_RCACHE_MAX)", rc_cap);
-            return NULL;
-        }
+    if (lru && (!slot || rc_live >= rc_cap)) {
         drop(lru);
         st_evictions++;
         slot = lru;
+    }
+    if (!slot) {
+        long first = rc_slots;
+        if (!grow()) {
+            *err = FMPL_ERROR(FMPL_ERR_NO_MEMORY,
+                              "all %ld registration-cache entries are referenced and no "
+                              "memory for more", rc_slots);
+            return NULL;
+        }
+        slot = cache[first];
     }
     int rc2 = reg_mr(p, len, &slot->mr);
     if (rc2) {
@@ -243,9 +267,9 @@ void fmpl_net_dereg(const void *p, size_t len)
 {
     uintptr_t lo = (uintptr_t)p, hi = lo + len;
     lock();
-    for (long i = 0; i < rc_cap; i++)
-        if (cache[i].mr && cache[i].refs > 0 && cache[i].lo <= lo && hi <= cache[i].hi) {
-            cache[i].refs--;
+    for (long i = 0; i < rc_slots; i++)
+        if (cache[i]->mr && cache[i]->refs > 0 && cache[i]->lo <= lo && hi <= cache[i]->hi) {
+            cache[i]->refs--;
             break;
         }
     unlock();
