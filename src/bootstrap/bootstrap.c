@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(((fmpl_bootstrap *)0)->job_id) == FMPL_JOB_ID_MAX,
@@ -229,4 +230,10 @@ void fmpl_bootstrap_print_abort(int rank, int code, const char *message)
     }
     ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
     (void)ignored;
+    /* The abort request to the launcher follows at once, on another
+     * connection, and a launcher that tears the job down on it can drop
+     * this line still in the pipe (Hydra did, in CI): give its output
+     * forwarding a head start. */
+    struct timespec head_start = {0, 50 * 1000 * 1000};
+    nanosleep(&head_start, NULL);
 }
