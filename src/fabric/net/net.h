@@ -92,9 +92,6 @@ typedef struct fmpl_net {
     int atomic_write;        /* flags go by FI_ATOMIC_WRITE on FI_UINT64 */
     int flag_by_rma;         /* only RMA writes are ordered (FI_ORDER_RMA_WAW) */
     int raw_ordered;         /* reads and atomics follow earlier writes (FI_ORDER_RAW) */
-    struct net_op *unwaited; /* context of the injected writes nobody waits for
-                                (ordered mode): an error lands here, and the next
-                                settle reports it */
     unsigned char *unsettled; /* [size]: writes to that rank may still be on their way
                                 (ordered and fenced modes; net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */

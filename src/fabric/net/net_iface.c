@@ -238,9 +238,7 @@ static int open_endpoint(void)
         return fi_fail(rc, "fi_endpoint");
     if ((rc = fi_ep_bind(N.ep, &N.av->fid, 0)) != 0)
         return fi_fail(rc, "fi_ep_bind(av)");
-    /* Selective: every operation asks for its completion (FI_COMPLETION),
-     * except injected writes in ordered mode, which nobody waits for. */
-    if ((rc = fi_ep_bind(N.ep, &N.cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) != 0)
+    if ((rc = fi_ep_bind(N.ep, &N.cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
         return fi_fail(rc, "fi_ep_bind(cq)");
     if ((rc = fi_enable(N.ep)) != 0)
         return fi_fail(rc, "fi_enable");
