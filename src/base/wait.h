@@ -10,8 +10,7 @@
 #include <sched.h>
 
 /* Read on every poll of every wait: hidden, so that the library reaches
- * them directly rather than through its symbol table (the 8-byte ping-pong
- * measured the difference: bench/ab). */
+ * them directly rather than through its symbol table. */
 #define FMPL_WAIT_INTERNAL __attribute__((visibility("hidden")))
 
 extern FMPL_WAIT_INTERNAL unsigned fmpl_spin_count; /* set once at init (FMPL_SPIN_COUNT) */

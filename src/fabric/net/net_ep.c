@@ -88,8 +88,31 @@ static int posted(ssize_t rc, const char *what, int rank)
                       rank, fi_strerror((int)-rc));
 }
 
+/* One fi_writemsg or fi_readmsg of n bytes between buf (descriptor desc)
+ * and (rank, addr, key), waited for. */
 static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
-                   uint64_t key, uint64_t flags, const char *what);
+                   uint64_t key, uint64_t flags, const char *what)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = n};
+    struct fi_rma_iov riov = {.addr = addr, .len = n, .key = key};
+    net_op op = {0};
+    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+                             .addr = fmpl_fab.peers[rank].net_dest, .rma_iov = &riov,
+                             .rma_iov_count = 1, .context = &op};
+    /* Every write waits for its completion, injected ones too: posted
+     * without one (selective completion), they doubled the 8-byte message
+     * rate across hosts, but nothing bounded how many were outstanding, and
+     * tcp;ofi_rxm's buffer pools grew by 17 MB in a test that creates and
+     * frees communicators (mpi_comm_scale over FMPL_FABRIC=net). */
+    fmpl_net_owner_enter();
+    ssize_t rc = write ? NET_POST(fi_writemsg(N.ep, &msg, flags | FI_COMPLETION))
+                       : NET_POST(fi_readmsg(N.ep, &msg, flags | FI_COMPLETION));
+    int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
+    fmpl_net_owner_exit();
+    if (write && N.unsettled)
+        N.unsettled[rank] = 1;
+    return ret;
+}
 
 /* Wait until every earlier write to rank is placed (see the top). */
 static int settle(int rank)
@@ -113,30 +136,6 @@ static int settle_before_read(int rank)
     return N.raw_ordered ? FMPL_SUCCESS : settle(rank);
 }
 
-/* One fi_writemsg or fi_readmsg of n bytes between buf (descriptor desc)
- * and (rank, addr, key), waited for. */
-static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
-                   uint64_t key, uint64_t flags, const char *what)
-{
-    struct iovec iov = {.iov_base = buf, .iov_len = n};
-    struct fi_rma_iov riov = {.addr = addr, .len = n, .key = key};
-    net_op op = {0};
-    struct fi_msg_rma msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-                             .addr = fmpl_fab.peers[rank].net_dest, .rma_iov = &riov,
-                             .rma_iov_count = 1, .context = &op};
-    /* Every write waits for its completion, injected ones too: posted
-     * without one (selective completion), they doubled the 8-byte message
-     * rate across hosts, but nothing bounded how many were outstanding, and
-     * tcp;ofi_rxm's buffer pools grew by 17 MB in a test that creates and
-     * frees communicators (mpi_comm_scale over FMPL_FABRIC=net). */
-    fmpl_net_owner_enter();
-    ssize_t rc = write ? NET_POST(fi_writemsg(N.ep, &msg, flags | FI_COMPLETION))
-                       : NET_POST(fi_readmsg(N.ep, &msg, flags | FI_COMPLETION));
-    int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
-    fmpl_net_owner_exit();
-    return ret;
-}
-
 static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_t key)
 {
     void *desc = NULL, *token = NULL;
@@ -150,8 +149,6 @@ static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_
     }
     int ret = rma_one(1, (void *)src, n, desc, rank, addr, key, flags, "put");
     fmpl_net_local_put(token);
-    if (N.unsettled)
-        N.unsettled[rank] = 1;
     return ret;
 }
 
@@ -255,8 +252,6 @@ static int flag_write(int rank, uint64_t addr, uint64_t key, uint64_t value)
     int ret = rma_one(1, sc, sizeof value, N.seg_desc, rank, addr, key,
                       FI_FENCE | N.write_flags, "notify");
     fmpl_net_scratch_put(line);
-    if (N.unsettled)
-        N.unsettled[rank] = 1;
     return ret;
 }
 
