@@ -37,7 +37,12 @@
  * and CMA it is placed on return already, over the network it may still be
  * on its way (net_ep.c: settling).  fmpl_fab_notify() is a release store, so
  * a peer that observes the flag with an acquire load also observes every
- * put issued before it. */
+ * put issued before it.  Over the network a flag may be seen half written:
+ * without network atomics the backend sends it as an 8-byte RMA write,
+ * which a stream provider (tcp) places in pieces as its segments arrive,
+ * lowest address first.  So a flag's value must be the whole message: a
+ * counter (a prefix of a larger one reads smaller) or a sequence word whose
+ * other bytes a put already placed (channel.c, sender_match.c). */
 #ifndef FMPL_FABRIC_H
 #define FMPL_FABRIC_H
 

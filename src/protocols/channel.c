@@ -20,9 +20,11 @@
  * R on another host (a network peer, fabric.h): S builds each record in a
  * private shadow of R's ring, at the same position, and publishes it with
  * two remote operations:
- *   4n. put the record from its 8th byte to its end into R's ring, then
+ *   4n. put the record from its 4th byte to its end into R's ring, then
  *       notify its first 8 bytes {seq, type, units} (the flag, ordered after
- *       the put by the backend's put-then-notify guarantee, net_ep.c)
+ *       the put by the backend's put-then-notify guarantee, net_ep.c).  The
+ *       put carries type and units too: the flag may arrive in pieces
+ *       (fabric.h), and R must never see the new seq beside a stale type
  *   2n. when the cached head says the ring may be full, S gets R's head
  *       word (one remote read; R stores it locally as in step 6)
  * R's side is unchanged: it polls its own memory. */
@@ -112,15 +114,15 @@ void fmpl_chan_publish_net(chan_out *o, fmpl_chan_rec *rec, uint64_t pos)
 {
     /* A PAD record is read for its header alone. */
     uint64_t len = rec->type == FMPL_CHAN_PAD ? 8 : (uint64_t)rec->units * 64;
+    const uint64_t seq_bytes = sizeof rec->seq; /* the notify alone writes these */
     atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_relaxed);
     fmpl_raddr at = o->remote;
     at.addr += sizeof(chan_ring) + (pos & fmpl_chan_mask);
     uint64_t first;
     memcpy(&first, rec, sizeof first);
     int rc = FMPL_SUCCESS;
-    if (len > sizeof first)
-        rc = fmpl_fab_put((char *)rec + sizeof first, len - sizeof first,
-                          (fmpl_raddr){at.addr + sizeof first, at.rank, at.kind, 0});
+    rc = fmpl_fab_put((char *)rec + seq_bytes, len - seq_bytes,
+                      (fmpl_raddr){at.addr + seq_bytes, at.rank, at.kind, 0});
     if (rc == FMPL_SUCCESS)
         rc = fmpl_fab_notify(at, first);
     if (rc != FMPL_SUCCESS) {

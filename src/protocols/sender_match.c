@@ -30,8 +30,10 @@
  * Over the network (the peer is a network peer, fabric.h), the same steps
  * as remote operations: R registers a private receive buffer (cached) and
  * sends its key in the header; steps 1-2 and 5 are a put of the line from
- * its 8th byte, then a notify of its first 8 bytes (the sequence word: the
- * backend orders it after the put); step 4 is a put straight into the
+ * its 4th byte (a completion's index) or 8th (a header, whose sequence word
+ * is 64-bit), then a notify of its first 8 bytes (the sequence word: the
+ * backend orders it after the put, and the put already placed the bytes
+ * beside the sequence, since a flag may arrive in pieces: fabric.h); step 4 is a put straight into the
  * receive buffer (zero copy; no staging ring).  The waits poll only local
  * lines, as on one host.
  * Neither side ever writes a line the other side writes (no resets): each
@@ -256,15 +258,19 @@ static void pending_remove(fmpl_sm_sendop *s)
 }
 
 /* A line written by remote operations (caller areas in private memory
- * reached by CMA, or a network peer): bytes 8.. first, then the first 8
- * bytes, whose 32-bit sequence word at offset 0 makes the line visible. */
+ * reached by CMA, or a network peer): bytes 4.. first, then the first 8
+ * bytes, whose 32-bit sequence word at offset 0 makes the line visible.
+ * Bytes 4..7 (the index) go in the put as well as in the flag: a flag may
+ * arrive in pieces (fabric.h), and the receiver must never see the new
+ * sequence beside a stale index. */
 static int put_line(void *line, size_t bytes, uint32_t seq, fmpl_raddr r)
 {
     atomic_store_explicit((_Atomic uint32_t *)line, seq, memory_order_relaxed);
     uint64_t first;
     memcpy(&first, line, sizeof first);
-    int rc = fmpl_fab_put((char *)line + 8, bytes - 8,
-                          (fmpl_raddr){r.addr + 8, r.rank, r.kind, r.key});
+    const size_t seq_bytes = sizeof seq;
+    int rc = fmpl_fab_put((char *)line + seq_bytes, bytes - seq_bytes,
+                          (fmpl_raddr){r.addr + seq_bytes, r.rank, r.kind, r.key});
     return rc == FMPL_SUCCESS ? fmpl_fab_notify(r, first) : rc;
 }
 
@@ -391,13 +397,21 @@ static void deliver(fmpl_sm_sendop *s, uint64_t buf, int64_t capacity, uint32_t 
     send_finished(s, rc != FMPL_SUCCESS ? rc : status);
 }
 
+/* The header's sequence word, or the last one consumed while the word is
+ * still arriving (seq_low disagrees: fabric.h, a flag in pieces). */
+static uint64_t header_seq(const fmpl_sm_slot *h, uint64_t seen)
+{
+    uint64_t seq = atomic_load_explicit(&h->seq, memory_order_acquire);
+    return seq == seen || (uint32_t)seq == h->seq_low ? seq : seen;
+}
+
 /* Step 3: look for the receiver's header on the index, then the ANY slot. */
 static int try_match(fmpl_sm_sendop *s)
 {
     fmpl_team *t = s->team;
     size_t c = cell(t, s->peer, s->index);
     fmpl_sm_slot *h = &t->sm->slots[c];
-    uint64_t seq = atomic_load_explicit(&h->seq, memory_order_acquire);
+    uint64_t seq = header_seq(h, t->sm->seen[c]);
     s->slot = s->index;
     if (seq == t->sm->seen[c]) {
         if (s->index >= t->count)
@@ -405,7 +419,7 @@ static int try_match(fmpl_sm_sendop *s)
         s->slot = t->count + FMPL_IDX_ANY;
         c = cell(t, s->peer, s->slot);
         h = &t->sm->slots[c];
-        seq = atomic_load_explicit(&h->seq, memory_order_acquire);
+        seq = header_seq(h, t->sm->seen[c]);
         if (seq == t->sm->seen[c])
             return 0;
     }
@@ -505,11 +519,13 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
         h->capacity = size;
         h->kind = where.kind;
         h->key = where.key;
+        h->seq_low = seq;
         atomic_store_explicit(&h->seq, seq, memory_order_release);
         return FMPL_SUCCESS;
     }
     /* The sender's slots are caller memory: header fields, then the flag. */
-    fmpl_sm_slot h = {.buf = where.addr, .capacity = size, .kind = where.kind, .key = where.key};
+    fmpl_sm_slot h = {.buf = where.addr, .capacity = size, .kind = where.kind, .key = where.key,
+                      .seq_low = seq};
     fmpl_raddr r0 = t->sm->peer_slots[src];
     r0.addr += remote_cell_offset(t, slot);
     int rc = fmpl_fab_put((char *)&h + 8, 32, (fmpl_raddr){r0.addr + 8, r0.rank, r0.kind, r0.key});

@@ -16,7 +16,9 @@ typedef struct fmpl_sm_slot {
     uint64_t buf;             /* receive buffer: fmpl_raddr.addr */
     int64_t capacity;         /* receive buffer size in bytes */
     uint32_t kind;            /* FMPL_MEM_SHARED or FMPL_MEM_PRIVATE */
-    uint32_t pad0;
+    uint32_t seq_low;         /* the low 32 bits of seq, written before it: seq
+                                 counts only when they agree, since over the
+                                 network a flag may arrive in pieces (fabric.h) */
     uint64_t key;             /* network: the receive buffer's key (fmpl_raddr.key) */
     char pad[24];
 } __attribute__((aligned(64))) fmpl_sm_slot;

@@ -563,7 +563,11 @@ static void handle(fmpl_chan_rec *rec, int w)
         on_data(rec);
         return;
     default:
-        fmpl_log_error("corrupt channel record type %d from rank %d", rec->type, w);
+        /* A message from w is lost, and its receive would wait for ever:
+         * end the job now, naming the pair. */
+        fmpl_log_print("error", "corrupt channel record type %d from rank %d: ending the job",
+                       rec->type, w);
+        abort();
     }
 }
 

@@ -79,6 +79,17 @@ int fmpl_runtime_finalize(void)
     fmpl_tm_finalize();
     fmpl_sm_finalize();
     fmpl_wait_poll = NULL;
+    if (fmpl_fab.net) {
+        /* A peer that leaves the barrier may close its endpoint while our
+         * last writes to it still await their completion (the data placed,
+         * the acknowledgement not yet reaped): those would fail.  Every
+         * write waits for its completion, so meeting out of band before
+         * anyone closes is enough.  (A flush here would deadlock: its read
+         * needs the target's progress, and the target may already be in
+         * this barrier.) */
+        if (bootstrap->barrier(bootstrap) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
+            rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "barrier before closing the network failed");
+    }
     fmpl_fabric_finalize();
     fmpl_bootstrap_finalize(&bootstrap);
     fmpl_runtime_state = FMPL_RUNTIME_DONE;

@@ -44,7 +44,9 @@
  * Retiring (deferred free, fmpl_team_retire): a member that frees a team
  * does not wait for the others.  It adds one to member 0's `retired` line
  * (an atomic add into member 0's collective scratch, release order: every
- * write it made on the team comes before) and keeps its state.  Once a
+ * write it made on the team comes before; over the network it settles its
+ * writes first, since a flag may be seen before its write is complete,
+ * fabric.h) and keeps its state.  Once a
  * member sees retired == size, no member will write into any area of the
  * team again: it drains the channels (messages sent before a peer retired
  * are handled while the id still names this team), releases its state, and
@@ -165,6 +167,13 @@ void fmpl_team_retire(fmpl_team *t)
     if (!t || t->retired)
         return;
     t->retired = 1;
+    /* Over the network a write may still be on its way when its flag is
+     * seen: a flag can be placed in pieces, the last ones unchanged bytes
+     * (fabric.h).  Every write of ours to the team's areas must be placed
+     * before a member frees them and the memory serves something else, so
+     * settle them before counting ourselves out. */
+    if (t->coll->net && fmpl_fab_flush(-1) != FMPL_SUCCESS)
+        fmpl_log_error("retiring a communicator: settling its network writes failed");
     leader_add(t, offsetof(fmpl_coll_scratch, retired));
     t->next_retired = retired_teams;
     retired_teams = t;

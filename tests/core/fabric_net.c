@@ -353,6 +353,9 @@ static void test_stale_key(fmpl_bootstrap *bs)
     fmpl_fab_deregister(p, 1000);
     free(p); /* the registration goes with it */
     barrier();
+    /* The stale put below may cost the pair its connection (tcp;ofi_rxm
+     * drops it): every write of the barrier must have completed first. */
+    CHECK(bs->barrier(bs) == FMPL_SUCCESS, "bootstrap barrier before the stale put");
     /* Where writes are ordered rather than delivery-complete the put may
      * return before the target has seen it: then the flush reports it. */
     CHECK(fmpl_fab_put(&x, 8, theirs) != FMPL_SUCCESS || fmpl_fab_flush(right) != FMPL_SUCCESS,

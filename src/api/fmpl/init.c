@@ -136,7 +136,9 @@ int fmpl_comm_free(fmpl_comm *comm)
                           "included): complete them before freeing it",
                           *comm, busy);
     rc = fmpl_coll_barrier(t); /* nobody uses it any more */
-    fmpl_team_free(t);
+    /* Freed once every member has retired it: over the network the
+     * barrier's last writes may still be landing in its areas (team_build.c). */
+    fmpl_team_retire(t);
     *comm = FMPL_COMM_NULL;
     return rc;
 }

@@ -96,6 +96,8 @@ typedef struct fmpl_net {
                                 (ordered and fenced modes; net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
+    int flag_pieces;         /* testing: an RMA-written flag goes in this many
+                                writes, lowest address first (FMPL_NET_FLAG_PIECES) */
     _Atomic uint64_t polls;  /* progress passes of the owner's threads: the
                                 progress thread serves only when it stalls */
     _Atomic int thread_stop;

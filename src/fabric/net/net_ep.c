@@ -243,6 +243,13 @@ static int flag_write(int rank, uint64_t addr, uint64_t key, uint64_t value)
     uint64_t fence = N.notify_mode == NET_NOTIFY_FENCE ? FI_FENCE : 0;
     if (N.atomic_write)
         return atomic_one(FI_ATOMIC_WRITE, rank, addr, key, value, 0, NULL, fence, "notify");
+    if (!fence && N.flag_pieces > 1) { /* testing (net.h): the flag in pieces */
+        size_t piece = sizeof value / (size_t)N.flag_pieces;
+        int rc = FMPL_SUCCESS;
+        for (size_t at = 0; rc == FMPL_SUCCESS && at < sizeof value; at += piece)
+            rc = write_one((const char *)&value + at, piece, rank, addr + at, key);
+        return rc;
+    }
     if (!fence)
         return write_one(&value, sizeof value, rank, addr, key);
     /* A fenced 8-byte write from a scratch line (registered). */

@@ -70,6 +70,10 @@ FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "off",
 FMPL_TUNABLE(tunable_thread_us, "FMPL_NET_PROGRESS_INTERVAL", "500",
              "microseconds without a progress pass of the rank before the progress thread "
              "serves the network itself (and its sleep between checks)");
+FMPL_TUNABLE(tunable_flag_pieces, "FMPL_NET_FLAG_PIECES", "1",
+             "testing: a flag sent as an RMA write (no network atomics) goes in 1, 2, 4 or 8 "
+             "ordered writes, lowest address first, as a stream provider may place it when its "
+             "segments arrive; protocols must never act on a flag seen in part (fabric.h)");
 
 fmpl_net fmpl_net_state;
 
@@ -318,6 +322,8 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     N.max_msg = N.info->ep_attr->max_msg_size ? N.info->ep_attr->max_msg_size : SIZE_MAX;
     long long spin = fmpl_tunable_long(&tunable_spin);
     N.spin = spin < 0 ? 0 : (long)spin;
+    long long pieces = fmpl_tunable_long(&tunable_flag_pieces);
+    N.flag_pieces = pieces == 2 || pieces == 4 || pieces == 8 ? (int)pieces : 1;
     rc = open_endpoint();
     if (rc == FMPL_SUCCESS && (!atomic_ok(FI_SUM, FI_FETCH_ATOMIC) ||
                                 !atomic_ok(FI_CSWAP, FI_COMPARE_ATOMIC)))
