@@ -30,5 +30,10 @@ int fmpl_sched_binomial_tree(fmpl_sched *s, const int *members, int n, int v, vo
  * there.  Returns the round after the member's last step. */
 int fmpl_sched_reduce_tree(fmpl_sched *s, const int *members, int n, int v, void *buf,
                            int64_t count, void *work);
+/* Allreduce by recursive doubling among n members (a power of two) in rank
+ * order (sched_allreduce_exchange.c), from phase round 0; work: one block,
+ * or NULL (allocated).  Returns the round after the member's last step. */
+int fmpl_sched_allreduce_exchange(fmpl_sched *s, const int *members, int n, int v, void *buf,
+                                  int64_t count, void *work);
 
 #endif

@@ -13,6 +13,10 @@
  *               leader 0 and one inside each node from its leader, in the
  *               same rounds (a leader's node sends do not wait for its
  *               network sends to complete).
+ * Allreduce with a power-of-two number of nodes replaces 2. and the
+ * leaders' broadcast by recursive doubling among the leaders
+ * (sched_allreduce_exchange.c): one exchange per round, both directions of
+ * each link at once; then each leader broadcasts inside its node.
  * Network messages: those of the leaders' trees only.  work as in
  * fmpl_sched_reduce_binomial (one block reused by the stages in turn). */
 #include "collectives/sched_nodes.h"
@@ -25,6 +29,15 @@ int fmpl_sched_reduce_nodes(fmpl_sched *s, fmpl_team *t, void *buf, int64_t coun
     if (fmpl_sched_nodes(s, t, 0, &v) != FMPL_SUCCESS)
         return s->error;
     fmpl_sched_reduce_tree(s, v.locals, v.nlocals, v.my_local_index, buf, count, work);
+    if (root < 0 && v.nleaders > 1 && (v.nleaders & (v.nleaders - 1)) == 0) {
+        if (v.my_leader_index >= 0) {
+            fmpl_sched_phase(s);
+            fmpl_sched_allreduce_exchange(s, v.leaders, v.nleaders, v.my_leader_index, buf,
+                                          count, work);
+        }
+        fmpl_sched_phase(s);
+        return fmpl_sched_binomial_tree(s, v.locals, v.nlocals, v.my_local_index, buf, bytes, 0);
+    }
     if (v.my_leader_index >= 0) {
         fmpl_sched_phase(s);
         int round = fmpl_sched_reduce_tree(s, v.leaders, v.nleaders, v.my_leader_index, buf,

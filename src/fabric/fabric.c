@@ -329,6 +329,26 @@ int fmpl_fab_notify_far(fmpl_raddr flag, uint64_t value)
     return fmpl_fab_cma_write(flag.rank, flag.addr, &value, sizeof value);
 }
 
+int fmpl_fab_put_flagged(const void *src, size_t len, fmpl_raddr dst)
+{
+    if (bad_rank(dst.rank))
+        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such rank (%d ranks)", dst.rank,
+                          fmpl_fab.size);
+    if (len < 8 || (dst.addr & 7))
+        return FMPL_ERROR(FMPL_ERR_ARG,
+                          "flagged put of %zu bytes at %#llx: 8 bytes at least, 8-byte aligned",
+                          len, (unsigned long long)dst.addr);
+    if (fmpl_fab.peers[dst.rank].net)
+        return fmpl_fab.net->put_flagged(src, len, dst);
+    /* Bytes 4..7 go with the put and again in the flag: a flag that lands
+     * in pieces never shows the new word beside stale ones (fabric.h). */
+    uint64_t first;
+    memcpy(&first, src, sizeof first);
+    int rc = fmpl_fab_put((const char *)src + 4, len - 4,
+                          (fmpl_raddr){dst.addr + 4, dst.rank, dst.kind, dst.key});
+    return rc == FMPL_SUCCESS ? fmpl_fab_notify(dst, first) : rc;
+}
+
 /* Only reached with the network backend up (fmpl_fabric.net_atomics). */
 uint64_t fmpl_fab_fetch_add_far(fmpl_raddr r, uint64_t add)
 {

@@ -5,6 +5,8 @@
  *   put         fmpl_fab_put()         bytes into a peer's memory (source reusable on
  *                                      return; placed as "Ordering" says)
  *   notify      fmpl_fab_notify()      a 64-bit flag store, ordered after earlier puts
+ *   flagged put fmpl_fab_put_flagged() bytes 4.. of a block, then its first 32-bit
+ *                                      word: a record and its flag in one operation
  *   get         fmpl_fab_get()         bytes from a peer's memory
  *   atomics     fmpl_fab_fetch_add(), fmpl_fab_cswap()  on 64-bit words
  *   ordering    fmpl_fab_flush()
@@ -93,6 +95,7 @@ typedef struct fmpl_fab_ops {
     int (*put)(const void *src, size_t len, fmpl_raddr dst);
     int (*get)(void *dst, size_t len, fmpl_raddr src);
     int (*notify)(fmpl_raddr flag, uint64_t value);
+    int (*put_flagged)(const void *src, size_t len, fmpl_raddr dst);
     int (*fetch_add)(fmpl_raddr r, uint64_t add, uint64_t *old);
     int (*cswap)(fmpl_raddr r, uint64_t expected, uint64_t desired, uint64_t *old);
     int (*flush)(int rank);
@@ -238,6 +241,12 @@ static inline int fmpl_fab_get(void *dst, size_t len, fmpl_raddr src)
     }
     return fmpl_fab_get_far(dst, len, src);
 }
+
+/* Place src[4, len) at dst, then, last, the 32-bit word src[0, 4) (len >= 8,
+ * dst 8-byte aligned): a reader that sees that word sees the rest.  Over the
+ * network one message where the provider allows (net_msg.c), so a small
+ * record costs one operation instead of a put and a notify. */
+int fmpl_fab_put_flagged(const void *src, size_t len, fmpl_raddr dst);
 
 /* Release-store a 64-bit flag: every earlier put is visible before it. */
 static inline int fmpl_fab_notify(fmpl_raddr flag, uint64_t value)

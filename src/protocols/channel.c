@@ -12,19 +12,23 @@
  *     5. acquire-loads the seq of the record at its head; equal to
  *        head / 64 + 1 means a record is there (stale records of the last
  *        lap carry a smaller sequence)
- *     6. copies what it needs out, advances head by the record's length and
- *        release-stores ring.head                          <- space is free
+ *     6. copies what it needs out, zeroes the seq word of the record's
+ *        later 64-byte units (payload there could equal the sequence of a
+ *        record that will start at that position), advances head by the
+ *        record's length and release-stores ring.head     <- space is free
  * The ring is first-in first-out per pair: the order of records from S is
  * the order S published them, which gives MPI's non-overtaking rule.
  *
  * R on another host (a network peer, fabric.h): S builds each record in a
  * private shadow of R's ring, at the same position, and publishes it with
  * two remote operations:
- *   4n. put the record from its 4th byte to its end into R's ring, then
- *       notify its first 8 bytes {seq, type, units} (the flag, ordered after
- *       the put by the backend's put-then-notify guarantee, net_ep.c).  The
- *       put carries type and units too: the flag may arrive in pieces
- *       (fabric.h), and R must never see the new seq beside a stale type
+ *   4n. a flagged put of the record into R's ring (fabric.h): bytes 4.. of
+ *       it, then its seq word.  One message applied by R's progress where
+ *       the provider allows (net_msg.c), else a put of bytes 4.. and a
+ *       notify of the first 8 {seq, type, units} (the flag, ordered after
+ *       the put by the backend, net_ep.c; type and units go in both, since
+ *       a flag may arrive in pieces and R must never see the new seq beside
+ *       a stale type)
  *   2n. when the cached head says the ring may be full, S gets R's head
  *       word (one remote read; R stores it locally as in step 6)
  * R's side is unchanged: it polls its own memory. */
@@ -114,17 +118,10 @@ void fmpl_chan_publish_net(chan_out *o, fmpl_chan_rec *rec, uint64_t pos)
 {
     /* A PAD record is read for its header alone. */
     uint64_t len = rec->type == FMPL_CHAN_PAD ? 8 : (uint64_t)rec->units * 64;
-    const uint64_t seq_bytes = sizeof rec->seq; /* the notify alone writes these */
     atomic_store_explicit(&rec->seq, (uint32_t)(pos / 64 + 1), memory_order_relaxed);
     fmpl_raddr at = o->remote;
     at.addr += sizeof(chan_ring) + (pos & fmpl_chan_mask);
-    uint64_t first;
-    memcpy(&first, rec, sizeof first);
-    int rc = FMPL_SUCCESS;
-    rc = fmpl_fab_put((char *)rec + seq_bytes, len - seq_bytes,
-                      (fmpl_raddr){at.addr + seq_bytes, at.rank, at.kind, 0});
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_fab_notify(at, first);
+    int rc = fmpl_fab_put_flagged(rec, len, at);
     if (rc != FMPL_SUCCESS) {
         /* The peer's channel is broken: nothing it is owed can arrive. */
         fmpl_log_print("error", "publishing a message to rank %d over the network failed: %s",

@@ -121,6 +121,14 @@ static inline int fmpl_chan_is_net(int to) { return fmpl_chan_out[to].net; }
 static inline void fmpl_chan_release(int from, fmpl_chan_rec *rec)
 {
     chan_in *c = &fmpl_chan_in[from];
+    /* A record's later 64-byte units held payload, where a later record
+     * may start: a payload word equal to that record's sequence would pass
+     * for it before it is there (seen over the network, whose collectives
+     * stream small integers through the channels: "corrupt channel record").
+     * Zero those words, before the head lets the sender reuse the space. */
+    for (unsigned u = 1; u < rec->units; u++)
+        atomic_store_explicit(&((fmpl_chan_rec *)((char *)rec + 64 * (size_t)u))->seq, 0,
+                              memory_order_relaxed);
     c->head += (uint64_t)rec->units * 64;
     atomic_store_explicit(&c->ring->head, c->head, memory_order_release);
 }

@@ -96,6 +96,7 @@ typedef struct fmpl_net {
                                 (ordered and fenced modes; net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
+    int msg_records;         /* flagged puts go as messages (net_msg.c) */
     int flag_pieces;         /* testing: an RMA-written flag goes in this many
                                 writes, lowest address first (FMPL_NET_FLAG_PIECES) */
     _Atomic uint64_t polls;  /* progress passes of the owner's threads: the
@@ -167,6 +168,16 @@ int fmpl_net_scratch_get(void);       /* a free scratch line's index */
 void fmpl_net_scratch_put(int line);
 
 void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
+
+/* net_msg.c */
+int fmpl_net_msg_open(void);          /* post receive buffers, if messages are used */
+void fmpl_net_msg_close(void);        /* after the endpoint is closed */
+size_t fmpl_net_msg_max(void);        /* largest block one message carries; 0: none */
+/* A completion for one of the receive buffers?  Then applied (or dropped
+ * with err) and 1; else 0.  Data lock held. */
+int fmpl_net_msg_completed(void *context, int err);
+void fmpl_net_msg_repost(void);       /* data lock held */
+int fmpl_net_msg_send(int rank, uint64_t offset, const void *src, size_t len);
 
 /* net_ep.c */
 extern const fmpl_fab_ops fmpl_net_ops;

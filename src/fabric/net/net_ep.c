@@ -53,6 +53,7 @@
 #include "fabric/shm/shm_segment.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define N fmpl_net_state
 
@@ -269,6 +270,29 @@ static int net_notify(fmpl_raddr flag, uint64_t value)
     return rc ? rc : flag_write(flag.rank, addr, key, value);
 }
 
+/* A record and its flag: one message where net_msg.c is in use, else the
+ * put of bytes 4.. and the notify of the first 8 (bytes 4..7 in both: a
+ * flag placed in pieces never shows the new word beside stale ones). */
+static int net_put_flagged(const void *src, size_t len, fmpl_raddr dst)
+{
+    uint64_t addr, key;
+    int rc = target(dst, len, &addr, &key, "flagged put");
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (dst.kind == FMPL_MEM_SHARED && len <= fmpl_net_msg_max()) {
+        /* Earlier puts to the rank are placed before the flag shows: by the
+         * provider's order of sends after writes, else by settling them. */
+        if (!(N.info->tx_attr->msg_order & FI_ORDER_SAW) && (rc = settle(dst.rank)) != FMPL_SUCCESS)
+            return rc;
+        return fmpl_net_msg_send(dst.rank, dst.addr, src, len);
+    }
+    uint64_t first;
+    memcpy(&first, src, sizeof first);
+    rc = net_put((const char *)src + 4, len - 4,
+                 (fmpl_raddr){dst.addr + 4, dst.rank, dst.kind, dst.key});
+    return rc ? rc : flag_write(dst.rank, addr, key, first);
+}
+
 static int net_fetch_add(fmpl_raddr r, uint64_t add, uint64_t *old)
 {
     uint64_t addr, key;
@@ -331,6 +355,7 @@ const fmpl_fab_ops fmpl_net_ops = {
     .put = net_put,
     .get = net_get,
     .notify = net_notify,
+    .put_flagged = net_put_flagged,
     .fetch_add = net_fetch_add,
     .cswap = net_cswap,
     .flush = net_flush,

@@ -339,6 +339,8 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     }
     if (rc == FMPL_SUCCESS)
         rc = fmpl_net_md_open();
+    if (rc == FMPL_SUCCESS) /* before any peer can know this endpoint */
+        rc = fmpl_net_msg_open();
     if (rc == FMPL_SUCCESS)
         rc = exchange_addresses(bs);
     if (bs->barrier(bs) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
@@ -350,12 +352,13 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     fmpl_fab.net = &fmpl_net_ops;
     fmpl_fab.net_atomics = 1;
     snprintf(N.chosen, sizeof N.chosen,
-             "%s on %s (%s); notify %s%s; mr_mode%s%s%s%s; inject %zu",
+             "%s on %s (%s); notify %s%s; records %s; mr_mode%s%s%s%s; inject %zu",
              N.info->fabric_attr->prov_name, N.info->domain_attr->name, N.why,
              notify_names[N.notify_mode],
              N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma
                  ? " of RMA writes only: the flag goes as an RMA write"
                  : "",
+             N.msg_records ? "as messages (FI_MSG)" : "as put and notify",
              N.virt_addr ? " virt_addr" : " offsets",
              N.mr_local ? " local" : "", N.prov_key ? " prov_key" : "",
              N.mr_endpoint ? " endpoint" : "", N.inject_size);
@@ -378,6 +381,7 @@ void fmpl_net_close(void)
     fmpl_net_md_close();
     if (N.ep)
         fi_close(&N.ep->fid);
+    fmpl_net_msg_close();
     if (N.av)
         fi_close(&N.av->fid);
     if (N.cq)
@@ -407,13 +411,15 @@ static int reap(ssize_t n, struct fi_cq_entry *e)
 {
     if (n > 0) {
         for (ssize_t i = 0; i < n; i++)
-            complete(e[i].op_context, 0);
+            if (!fmpl_net_msg_completed(e[i].op_context, 0))
+                complete(e[i].op_context, 0);
         return (int)n;
     }
     if (n == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};
         if (fi_cq_readerr(N.cq, &err, 0) > 0) {
-            complete(err.op_context, err.err ? err.err : FI_EOTHER);
+            if (!fmpl_net_msg_completed(err.op_context, err.err ? err.err : FI_EOTHER))
+                complete(err.op_context, err.err ? err.err : FI_EOTHER);
             return 1;
         }
     }
@@ -446,6 +452,7 @@ static int progress_pass(void)
     struct fi_cq_entry e[16];
     fmpl_net_lock();
     int n = reap(fi_cq_read(N.cq, e, 16), e);
+    fmpl_net_msg_repost();
     fmpl_net_unlock();
     return n;
 }
