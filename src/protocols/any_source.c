@@ -17,7 +17,10 @@
  *     7. copies the payload out (or, for rendezvous, posts the sender-matched
  *        receive on FMPL_IDX_ANY_RNDV into the user's buffer and waits: one
  *        copy, zero with shared buffers), marks the record consumed
- *     8. advances head over consumed records and release-stores it
+ *     8. advances head over consumed records, zeroing the ready word of
+ *        each 64-byte unit of their payloads (a later record may start
+ *        there, and payload must not pass for its ready word), and
+ *        release-stores it
  * The ring is the only buffering: a sender whose record does not fit waits
  * (step 2) until the receiver consumes; messages never overwrite each other.
  * Over the network (R a network peer): step 1 is a remote fetch-add (and
@@ -235,6 +238,10 @@ static void advance_head(fmpl_any_ring *r)
         if (atomic_load_explicit(&rec->ready, memory_order_acquire) != head + 1 ||
             !rec->consumed)
             break;
+        /* Payload where a later record may start could equal its ready
+         * word (channel.h says the same of channels): zero those words. */
+        for (uint64_t u = REC_HDR; u < rec->len; u += 64)
+            atomic_store_explicit(&rec_at(r, head + u)->ready, 0, memory_order_relaxed);
         head += rec->len;
     }
     atomic_store_explicit(&r->head, head, memory_order_release);
