@@ -416,7 +416,8 @@ static void eager_copy_out(fmpl_chan_rec *rec, int w, void *dst, int64_t n)
         return;
     }
     if (rec->type != REC_EAGER_PIPE) {
-        memcpy(dst, data, (size_t)n);
+        if (n)
+            memcpy(dst, data, (size_t)n);
         return;
     }
     fmpl_waiter wt = FMPL_WAITER_INIT;
@@ -620,7 +621,8 @@ static int send_eager_copy(fmpl_team *t, const void *buf, int64_t size, int dst,
     rec->source = t->rank;
     rec->size = size;
     if (size < eager_pipe || fmpl_chan_is_net(w)) {
-        memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
+        if (size) /* buf may be NULL for an empty message */
+            memcpy(fmpl_chan_payload(rec), buf, (size_t)size);
         fmpl_chan_publish(w, rec);
         return 1;
     }
@@ -747,7 +749,8 @@ static void take_unexpected(fmpl_tm_req *r, fmpl_team *t, fmpl_tm_unexp *u)
         rndv_start_recv(r, u->source, u->tag, u->size, u->sreq, u->sbuf);
     } else {
         int64_t n = u->size < r->size ? u->size : r->size;
-        memcpy(r->buf, u->data, (size_t)n);
+        if (n)
+            memcpy(r->buf, u->data, (size_t)n);
         r->st_source = u->source;
         r->st_tag = u->tag;
         complete(r, n, u->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
