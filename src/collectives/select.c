@@ -231,7 +231,9 @@ int fmpl_coll_barrier(fmpl_team *t)
     if (algo == ALGO_AUTO)
         algo = fmpl_oversubscribed ? BARRIER_CENTRAL : LOOKUP(barrier_table, t->size, 0);
     fmpl_barrier_run st;
-    if (algo == BARRIER_BINOMIAL)
+    /* binomial and central store into the peers' lines directly: shared
+     * memory only (a network member segfaulted a forced binomial) */
+    if (algo == BARRIER_BINOMIAL && !t->coll->net)
         fmpl_barrier_binomial_setup(&st, t);
     else if (algo == BARRIER_CENTRAL && !t->coll->net)
         fmpl_barrier_central_setup(&st, t);
