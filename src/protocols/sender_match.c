@@ -29,11 +29,11 @@
  *   6. R acquire-loads done.seq == n, copies inline data if any.
  * Over the network (the peer is a network peer, fabric.h), the same steps
  * as remote operations: R registers a private receive buffer (cached) and
- * sends its key in the header; steps 1-2 and 5 are a put of the line from
- * its 4th byte (a completion's index) or 8th (a header, whose sequence word
- * is 64-bit), then a notify of its first 8 bytes (the sequence word: the
- * backend orders it after the put, and the put already placed the bytes
- * beside the sequence, since a flag may arrive in pieces: fabric.h); step 4 is a put straight into the
+ * sends its key in the header; steps 1-2 are a put of the line from its
+ * 8th byte, then a notify of its 64-bit sequence word (the backend orders
+ * it after the put; the header's seq_low copy guards a sequence seen in
+ * pieces, fabric.h), step 5 a flagged put of the completion line (its
+ * 32-bit sequence word last: fmpl_fab_put_flagged); step 4 is a put straight into the
  * receive buffer (zero copy; no staging ring).  The waits poll only local
  * lines, as on one host.
  * Neither side ever writes a line the other side writes (no resets): each
@@ -258,20 +258,12 @@ static void pending_remove(fmpl_sm_sendop *s)
 }
 
 /* A line written by remote operations (caller areas in private memory
- * reached by CMA, or a network peer): bytes 4.. first, then the first 8
- * bytes, whose 32-bit sequence word at offset 0 makes the line visible.
- * Bytes 4..7 (the index) go in the put as well as in the flag: a flag may
- * arrive in pieces (fabric.h), and the receiver must never see the new
- * sequence beside a stale index. */
+ * reached by CMA, or a network peer): one flagged put (fabric.h), whose
+ * 32-bit sequence word at offset 0 makes the line visible after the rest. */
 static int put_line(void *line, size_t bytes, uint32_t seq, fmpl_raddr r)
 {
     atomic_store_explicit((_Atomic uint32_t *)line, seq, memory_order_relaxed);
-    uint64_t first;
-    memcpy(&first, line, sizeof first);
-    const size_t seq_bytes = sizeof seq;
-    int rc = fmpl_fab_put((char *)line + seq_bytes, bytes - seq_bytes,
-                          (fmpl_raddr){r.addr + seq_bytes, r.rank, r.kind, r.key});
-    return rc == FMPL_SUCCESS ? fmpl_fab_notify(r, first) : rc;
+    return fmpl_fab_put_flagged(line, bytes, r);
 }
 
 /* Step 5: the completion line in the receiver, with inline data if any. */
