@@ -1,6 +1,8 @@
 /* Allreduce by recursive doubling over a member list as a schedule (a
  * power-of-two number of members, in rank order, each holding the operands
- * of consecutive ranks: the node leaders of sched_reduce_nodes.c):
+ * of consecutive ranks: the node leaders of sched_reduce_nodes.c, or, with
+ * members NULL, team ranks 0..n-1 of a team whose every pair talks over
+ * the network, sched_select.c):
  *   round 2k     member v and its partner v ^ 2^k exchange their partial
  *                results: v sends buf, receives the partner's into work;
  *   round 2k+1   v combines with the lower member's operand first (op.h:
@@ -24,8 +26,9 @@ int fmpl_sched_allreduce_exchange(fmpl_sched *s, const int *members, int n, int 
     int round = 0;
     for (int bit = 1; bit < n; bit <<= 1, round += 2) {
         int partner = v ^ bit;
-        fmpl_sched_send(s, round, buf, bytes, members[partner]);
-        fmpl_sched_recv(s, round, work, bytes, members[partner]);
+        int peer = members ? members[partner] : partner;
+        fmpl_sched_send(s, round, buf, bytes, peer);
+        fmpl_sched_recv(s, round, work, bytes, peer);
         if (partner < v) {
             fmpl_sched_reduce(s, round + 1, work, buf, count);
         } else {

@@ -99,6 +99,12 @@ int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count
         return s->error;
     if (spanning(t, FMPL_NODES_HIER | FMPL_NODES_ORDERED))
         return fmpl_sched_reduce_nodes(s, t, buf, count, root, work);
+    /* Every member its own node (or every pair over the network): an
+     * allreduce among a power of two exchanges, as the node leaders do. */
+    if (root < 0 && t->coll && t->coll->net && (t->size & (t->size - 1)) == 0) {
+        fmpl_sched_allreduce_exchange(s, NULL, t->size, t->rank, buf, count, work);
+        return s->error;
+    }
     return fmpl_sched_reduce_binomial(s, t, buf, count, root, work);
 }
 

@@ -99,6 +99,7 @@ typedef struct fmpl_fab_ops {
     int (*fetch_add)(fmpl_raddr r, uint64_t add, uint64_t *old);
     int (*cswap)(fmpl_raddr r, uint64_t expected, uint64_t desired, uint64_t *old);
     int (*flush)(int rank);
+    void (*drain)(void);     /* every operation's local completion read */
     void (*ctl_prepare)(struct fmpl_ctl_desc *d);
     int (*ctl_write)(const struct fmpl_ctl_desc *d, uint64_t value);
     int (*reg)(const void *p, size_t len, uint64_t *key);   /* take a reference */
@@ -289,6 +290,16 @@ static inline int fmpl_fab_flush(int rank)
 {
     atomic_thread_fence(memory_order_seq_cst);
     return fmpl_fab.net ? fmpl_fab.net->flush(rank) : FMPL_SUCCESS;
+}
+
+/* Every operation this rank started has completed locally: no buffer of
+ * it is still the provider's (records sent as messages return before
+ * that, net_msg.c).  Needs no peer's progress: before a final out-of-band
+ * barrier, after which peers close their endpoints. */
+static inline void fmpl_fab_drain(void)
+{
+    if (fmpl_fab.net)
+        fmpl_fab.net->drain();
 }
 
 /* Pre-built control write: the target is resolved once (for a network

@@ -83,10 +83,12 @@ int fmpl_runtime_finalize(void)
         /* A peer that leaves the barrier may close its endpoint while our
          * last writes to it still await their completion (the data placed,
          * the acknowledgement not yet reaped): those would fail.  Every
-         * write waits for its completion, so meeting out of band before
-         * anyone closes is enough.  (A flush here would deadlock: its read
-         * needs the target's progress, and the target may already be in
-         * this barrier.) */
+         * write waits for its completion, and records sent as messages are
+         * drained here, so meeting out of band before anyone closes is
+         * enough.  (A flush here would deadlock: its read needs the
+         * target's progress, and the target may already be in this
+         * barrier.) */
+        fmpl_fab_drain();
         if (bootstrap->barrier(bootstrap) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
             rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "barrier before closing the network failed");
     }

@@ -469,6 +469,10 @@ int main(void)
         test_stale_key(bs);
     fmpl_fab_deregister(priv_win, MAXSZ);
     printf("fabric_net: rank %d of %d ok\n", rank, nranks);
+    /* Out of band, as fmpl_finalize does: a rank that saw the last
+     * barrier's flags may close while a peer's write to it (a flag sent in
+     * pieces, FMPL_NET_FLAG_PIECES) is still on its way. */
+    CHECK(bs->barrier(bs) == FMPL_SUCCESS, "bootstrap barrier before closing");
     fmpl_fabric_finalize();
     munmap(priv_win, MAXSZ);
     fmpl_bootstrap_finalize(&bs);

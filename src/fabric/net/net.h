@@ -72,6 +72,12 @@ enum {
     NET_NOTIFY_FENCE         /* the flag write carries FI_FENCE */
 };
 
+/* What may still be on its way to a rank (fmpl_net.unsettled). */
+enum {
+    NET_UNSETTLED_PUT = 1,  /* data (fmpl_fab_put): a later flagged put must follow it */
+    NET_UNSETTLED_FLAG = 2  /* flags and records: only flush, gets and atomics wait */
+};
+
 typedef struct fmpl_net {
     struct fi_info *info;
     struct fid_fabric *fabric;
@@ -92,8 +98,9 @@ typedef struct fmpl_net {
     int atomic_write;        /* flags go by FI_ATOMIC_WRITE on FI_UINT64 */
     int flag_by_rma;         /* only RMA writes are ordered (FI_ORDER_RMA_WAW) */
     int raw_ordered;         /* reads and atomics follow earlier writes (FI_ORDER_RAW) */
-    unsigned char *unsettled; /* [size]: writes to that rank may still be on their way
-                                (ordered and fenced modes; net_ep.c: settle) */
+    unsigned char *unsettled; /* [size]: NET_UNSETTLED_* bits, writes to that rank that
+                                may still be on their way (ordered and fenced modes;
+                                net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
     int msg_records;         /* flagged puts go as messages (net_msg.c) */
@@ -171,6 +178,7 @@ void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
 
 /* net_msg.c */
 int fmpl_net_msg_open(void);          /* post receive buffers, if messages are used */
+void fmpl_net_msg_drain(void);        /* before: every send's completion read */
 void fmpl_net_msg_close(void);        /* after the endpoint is closed */
 size_t fmpl_net_msg_max(void);        /* largest block one message carries; 0: none */
 /* A completion for one of the receive buffers?  Then applied (or dropped

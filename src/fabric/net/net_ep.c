@@ -37,6 +37,9 @@
  * (FI_ORDER_RAW, else FI_FENCE): once the read completes, they are placed.
  * A get or atomic settles first only where the provider does not order
  * reads and atomics after writes itself (FI_ORDER_WAW | FI_ORDER_RAW).
+ * unsettled[rank] tells puts (NET_UNSETTLED_PUT) from flags and records:
+ * a flagged put sent as a message must follow earlier puts, not earlier
+ * flags (net_put_flagged).
  * The flag is seen by the owner's ordinary loads; with manual-progress
  * providers the owner's thread itself applies both writes while it polls
  * its completion queue, data first.
@@ -94,6 +97,7 @@ static int posted(ssize_t rc, const char *what, int rank)
 static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_t addr,
                    uint64_t key, uint64_t flags, const char *what)
 {
+    /* write: 0 for a read, else the NET_UNSETTLED_* kind of the write. */
     struct iovec iov = {.iov_base = buf, .iov_len = n};
     struct fi_rma_iov riov = {.addr = addr, .len = n, .key = key};
     net_op op = {0};
@@ -111,7 +115,7 @@ static int rma_one(int write, void *buf, size_t n, void *desc, int rank, uint64_
     int ret = rc ? posted(rc, what, rank) : fmpl_net_wait(&op, what, rank);
     fmpl_net_owner_exit();
     if (write && N.unsettled)
-        N.unsettled[rank] = 1;
+        N.unsettled[rank] |= (unsigned char)write;
     return ret;
 }
 
@@ -137,7 +141,8 @@ static int settle_before_read(int rank)
     return N.raw_ordered ? FMPL_SUCCESS : settle(rank);
 }
 
-static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_t key)
+static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_t key,
+                     int kind)
 {
     void *desc = NULL, *token = NULL;
     uint64_t flags = N.write_flags;
@@ -148,21 +153,26 @@ static int write_one(const void *src, size_t n, int rank, uint64_t addr, uint64_
         if (rc != FMPL_SUCCESS)
             return rc;
     }
-    int ret = rma_one(1, (void *)src, n, desc, rank, addr, key, flags, "put");
+    int ret = rma_one(kind, (void *)src, n, desc, rank, addr, key, flags, "put");
     fmpl_net_local_put(token);
     return ret;
 }
 
-static int net_put(const void *src, size_t len, fmpl_raddr dst)
+static int put_kind(const void *src, size_t len, fmpl_raddr dst, int kind)
 {
     uint64_t addr, key;
     int rc = target(dst, len, &addr, &key, "put");
     for (size_t done = 0; rc == FMPL_SUCCESS && done < len;) {
         size_t n = len - done < N.max_msg ? len - done : N.max_msg;
-        rc = write_one((const char *)src + done, n, dst.rank, addr + done, key);
+        rc = write_one((const char *)src + done, n, dst.rank, addr + done, key, kind);
         done += n;
     }
     return rc;
+}
+
+static int net_put(const void *src, size_t len, fmpl_raddr dst)
+{
+    return put_kind(src, len, dst, NET_UNSETTLED_PUT);
 }
 
 static int read_one(void *dst, size_t n, int rank, uint64_t addr, uint64_t key)
@@ -235,7 +245,7 @@ static int atomic_one(enum fi_op aop, int rank, uint64_t addr, uint64_t key, uin
         *result = sc[1];
     fmpl_net_scratch_put(line);
     if (aop == FI_ATOMIC_WRITE && N.unsettled)
-        N.unsettled[rank] = 1;
+        N.unsettled[rank] |= NET_UNSETTLED_FLAG;
     return ret;
 }
 
@@ -248,16 +258,17 @@ static int flag_write(int rank, uint64_t addr, uint64_t key, uint64_t value)
         size_t piece = sizeof value / (size_t)N.flag_pieces;
         int rc = FMPL_SUCCESS;
         for (size_t at = 0; rc == FMPL_SUCCESS && at < sizeof value; at += piece)
-            rc = write_one((const char *)&value + at, piece, rank, addr + at, key);
+            rc = write_one((const char *)&value + at, piece, rank, addr + at, key,
+                           NET_UNSETTLED_FLAG);
         return rc;
     }
     if (!fence)
-        return write_one(&value, sizeof value, rank, addr, key);
+        return write_one(&value, sizeof value, rank, addr, key, NET_UNSETTLED_FLAG);
     /* A fenced 8-byte write from a scratch line (registered). */
     int line = fmpl_net_scratch_get();
     uint64_t *sc = N.scratch + 8 * line;
     sc[0] = value;
-    int ret = rma_one(1, sc, sizeof value, N.seg_desc, rank, addr, key,
+    int ret = rma_one(NET_UNSETTLED_FLAG, sc, sizeof value, N.seg_desc, rank, addr, key,
                       FI_FENCE | N.write_flags, "notify");
     fmpl_net_scratch_put(line);
     return ret;
@@ -279,17 +290,21 @@ static int net_put_flagged(const void *src, size_t len, fmpl_raddr dst)
     int rc = target(dst, len, &addr, &key, "flagged put");
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (dst.kind == FMPL_MEM_SHARED && len <= fmpl_net_msg_max()) {
-        /* Earlier puts to the rank are placed before the flag shows: by the
-         * provider's order of sends after writes, else by settling them. */
-        if (!(N.info->tx_attr->msg_order & FI_ORDER_SAW) && (rc = settle(dst.rank)) != FMPL_SUCCESS)
-            return rc;
+    /* Earlier puts to the rank are placed before the flag shows.  A message
+     * follows them only by the provider's order of sends after writes
+     * (FI_ORDER_SAW); without it, while puts may be on their way, the
+     * record goes as writes, which follow them (the notify's ordering)
+     * where settling would cost a round trip.  Earlier flags and records
+     * need not be placed first: they are at other addresses, read by
+     * their own waits. */
+    int puts_pending = N.unsettled && (N.unsettled[dst.rank] & NET_UNSETTLED_PUT);
+    if (dst.kind == FMPL_MEM_SHARED && len <= fmpl_net_msg_max() &&
+        (!puts_pending || (N.info->tx_attr->msg_order & FI_ORDER_SAW)))
         return fmpl_net_msg_send(dst.rank, dst.addr, src, len);
-    }
     uint64_t first;
     memcpy(&first, src, sizeof first);
-    rc = net_put((const char *)src + 4, len - 4,
-                 (fmpl_raddr){dst.addr + 4, dst.rank, dst.kind, dst.key});
+    rc = put_kind((const char *)src + 4, len - 4,
+                  (fmpl_raddr){dst.addr + 4, dst.rank, dst.kind, dst.key}, NET_UNSETTLED_FLAG);
     return rc ? rc : flag_write(dst.rank, addr, key, first);
 }
 
@@ -359,6 +374,7 @@ const fmpl_fab_ops fmpl_net_ops = {
     .fetch_add = net_fetch_add,
     .cswap = net_cswap,
     .flush = net_flush,
+    .drain = fmpl_net_msg_drain,
     .ctl_prepare = net_ctl_prepare,
     .ctl_write = net_ctl_write,
     .reg = net_reg,

@@ -378,6 +378,7 @@ void fmpl_net_close(void)
     }
     fmpl_fab.net = NULL;
     fmpl_fab.net_atomics = 0;
+    fmpl_net_msg_drain();
     fmpl_net_md_close();
     if (N.ep)
         fi_close(&N.ep->fid);
