@@ -62,13 +62,11 @@ test: test-sanitize test-release
 # on this host.  Left out: tests that do not communicate (ABI, launcher,
 # PMIx, packaging, benchmarks' smoke runs), the multi-host ones (label
 # cluster: they cross real hosts anyway), tests of shared-memory properties
-# (no system call or allocation on the hot path: over the network a warm
-# persistent collective still allocated once in 200 rounds at 4 ranks, an
-# open item; CMA on/off, a shared-memory
+# (no system call on the hot path; CMA on/off, a shared-memory
 # algorithm forced: over the network the point-to-point ones run), the spool
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
 # "Progress").
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|hotpath_|mpi_nbc_hotpath|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j 1
 

@@ -148,13 +148,29 @@ static int rndv_cma;
 static fmpl_tm_req streaming = {.next = &streaming, .prev = &streaming};
 static int nstreaming;
 static fmpl_tm_unexp *unexp_free;
+/* Unexpected entries come in blocks, kept until finalisation, and each
+ * keeps its payload buffer when it returns to the free list: the pool
+ * stops allocating once it has held as many messages, as large, as arrive
+ * before their receives.  (Entry by entry, with each payload freed, a
+ * persistent collective over the network still allocated once in 200
+ * rounds after its warm-up.) */
+enum { UNEXP_BLOCK = 64, UNEXP_KEEP = 64 * 1024 };
+typedef struct unexp_block {
+    struct unexp_block *next;
+    fmpl_tm_unexp entries[UNEXP_BLOCK];
+} unexp_block;
+static unexp_block *unexp_blocks;
 static int poll_start;
 
 /* ------------------------------------------------------------ set-up */
 
+static int unexp_grow(void);
+
 int fmpl_tm_init(fmpl_raddr *channels)
 {
     int rc = fmpl_chan_init(channels);
+    if (rc == FMPL_SUCCESS && !unexp_free)
+        rc = unexp_grow();
     if (rc != FMPL_SUCCESS)
         return rc;
     eager_max = fmpl_tunable_long(&tunable_eager_max);
@@ -190,10 +206,13 @@ int fmpl_tm_connect(const fmpl_raddr *channels) { return fmpl_chan_connect(chann
 
 void fmpl_tm_finalize(void)
 {
-    while (unexp_free) {
-        fmpl_tm_unexp *u = unexp_free;
-        unexp_free = u->next;
-        free(u);
+    for (fmpl_tm_unexp *u = unexp_free; u; u = u->next)
+        free(u->heap);
+    unexp_free = NULL;
+    while (unexp_blocks) {
+        unexp_block *b = unexp_blocks;
+        unexp_blocks = b->next;
+        free(b);
     }
     streaming.next = streaming.prev = &streaming;
     nstreaming = 0;
@@ -255,21 +274,56 @@ static void list_remove(fmpl_tm_req *r)
     r->next = r->prev = NULL;
 }
 
+static int unexp_grow(void)
+{
+    unexp_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for unexpected-message entries");
+    b->next = unexp_blocks;
+    unexp_blocks = b;
+    for (int i = UNEXP_BLOCK - 1; i >= 0; i--) {
+        b->entries[i].next = unexp_free;
+        unexp_free = &b->entries[i];
+    }
+    return FMPL_SUCCESS;
+}
+
 static fmpl_tm_unexp *unexp_get(void)
 {
+    /* Only unexpected messages reach this; the first block is made at
+     * start-up, so a program whose first unexpected message comes late
+     * (a warm collective) does not allocate then. */
+    if (!unexp_free && unexp_grow() != FMPL_SUCCESS)
+        return NULL;
     fmpl_tm_unexp *u = unexp_free;
-    if (u) {
-        unexp_free = u->next;
-        return u;
+    unexp_free = u->next;
+    return u;
+}
+
+/* Where u's eager payload of size bytes goes: inline, else its own buffer
+ * (grown if need be); NULL: no memory. */
+static void *unexp_payload(fmpl_tm_unexp *u, int64_t size)
+{
+    if (size <= (int64_t)sizeof u->inline_data)
+        return u->inline_data;
+    if (u->heap_cap < size) {
+        free(u->heap);
+        u->heap_cap = 0;
+        if (!(u->heap = malloc((size_t)size)))
+            return NULL;
+        u->heap_cap = size;
     }
-    return malloc(sizeof *u); /* only unexpected messages reach this */
+    return u->heap;
 }
 
 static void unexp_put(fmpl_tm_unexp *u)
 {
-    if (u->data && u->data != u->inline_data)
-        free(u->data);
     u->data = NULL;
+    if (u->heap_cap > UNEXP_KEEP) { /* a rare large one: not hoarded */
+        free(u->heap);
+        u->heap = NULL;
+        u->heap_cap = 0;
+    }
     u->next = unexp_free;
     unexp_free = u;
 }
@@ -458,8 +512,12 @@ static void on_eager(fmpl_team *t, fmpl_chan_rec *rec, int w)
     u->tag = rec->tag;
     u->size = rec->size;
     u->rendezvous = 0;
-    u->data = rec->size <= (int64_t)sizeof u->inline_data ? u->inline_data
-                                                          : malloc((size_t)rec->size);
+    if (!(u->data = unexp_payload(u, rec->size))) {
+        unexp_put(u);
+        fmpl_log_error("out of memory for an unexpected message of %lld bytes",
+                       (long long)rec->size);
+        return;
+    }
     eager_copy_out(rec, w, u->data, rec->size);
     u->next = &t->tm->unexpected;
     u->prev = t->tm->unexpected.prev;

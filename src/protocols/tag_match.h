@@ -43,6 +43,8 @@ typedef struct fmpl_tm_unexp {
     uint64_t sreq;            /* sender's request (rendezvous, sync) */
     fmpl_raddr sbuf;          /* sender's buffer (rendezvous) */
     void *data;               /* eager payload: inline_data or heap */
+    void *heap;               /* this entry's own payload buffer, kept across reuse */
+    int64_t heap_cap;         /* its size */
     unsigned char inline_data[128];
 } fmpl_tm_unexp;
 
