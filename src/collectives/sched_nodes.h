@@ -36,4 +36,12 @@ int fmpl_sched_reduce_tree(fmpl_sched *s, const int *members, int n, int v, void
 int fmpl_sched_allreduce_exchange(fmpl_sched *s, const int *members, int n, int v, void *buf,
                                   int64_t count, void *work);
 
+/* Allreduce through every member of every node (sched_allreduce_split.c):
+ * fits when the team is a power-of-two number of nodes of equal size >= 2,
+ * node n holding ranks nL..nL+L-1, and count >= L * L; work: count
+ * elements, or NULL (allocated). */
+int fmpl_sched_allreduce_split_fits(const fmpl_team *t, const fmpl_sched_nodes_view *v,
+                                    int64_t count);
+int fmpl_sched_allreduce_split(fmpl_sched *s, const fmpl_sched_nodes_view *v, void *buf,
+                               int64_t count, void *work);
 #endif

@@ -19,6 +19,13 @@ FMPL_TUNABLE(tunable_ibcast_algo, "FMPL_IBCAST_ALGO", "auto",
              "nonblocking/persistent broadcast schedule: auto, binomial, leaders (relay "
              "through node leaders) or split (two-phase, fragments per copy engine)");
 
+/* 2 namespace hosts x 2 ranks, 1 MiB: 0.85-1.14 ms split, 1.4-2.4 ms through
+ * the leaders; at 64 and 256 KiB neither won clearly. */
+FMPL_TUNABLE(tunable_allreduce_split, "FMPL_ALLREDUCE_SPLIT_MIN", "512k",
+             "allreduce across nodes: from this many bytes every node member carries a "
+             "block over the network (sched_allreduce_split.c), below it the node leaders "
+             "carry the whole vector");
+
 fmpl_sched *fmpl_coll_capture;
 
 enum { ALGO_AUTO = 0, BCAST_BINOMIAL, BCAST_LEADERS, BCAST_SPLIT };
@@ -97,8 +104,15 @@ int fmpl_sched_coll_reduce(fmpl_sched *s, fmpl_team *t, void *buf, int64_t count
     begin(s, t, op);
     if (t->size == 1 || count == 0)
         return s->error;
-    if (spanning(t, FMPL_NODES_HIER | FMPL_NODES_ORDERED))
+    if (spanning(t, FMPL_NODES_HIER | FMPL_NODES_ORDERED)) {
+        int64_t bytes = count * (int64_t)fmpl_op_elem_size(op);
+        fmpl_sched_nodes_view v;
+        if (root < 0 && bytes >= fmpl_tunable_long(&tunable_allreduce_split) &&
+            fmpl_sched_nodes(s, t, 0, &v) == FMPL_SUCCESS &&
+            fmpl_sched_allreduce_split_fits(t, &v, count))
+            return fmpl_sched_allreduce_split(s, &v, buf, count, work);
         return fmpl_sched_reduce_nodes(s, t, buf, count, root, work);
+    }
     /* Every member its own node (or every pair over the network): an
      * allreduce among a power of two exchanges, as the node leaders do. */
     if (root < 0 && t->coll && t->coll->net && (t->size & (t->size - 1)) == 0) {
