@@ -113,11 +113,27 @@ static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
     return rc;
 }
 
+/* The kernel part of a host identity (its boot id): "<name>/<boot id>[/half]". */
+static size_t kernel_of(const char *id, const char **start)
+{
+    const char *slash = strchr(id, '/');
+    *start = slash ? slash + 1 : id;
+    return strcspn(*start, "/");
+}
+
+static int same_kernel(const char *a, const char *b)
+{
+    const char *ka, *kb;
+    size_t na = kernel_of(a, &ka), nb = kernel_of(b, &kb);
+    return na == nb && strncmp(ka, kb, na) == 0;
+}
+
 static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, char (*ids)[384],
                         int *id_rank)
 {
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
     int nids = 0, rc;
+    fmpl_fab.machine_ranks = 1;
     for (int r = 0; r < fmpl_fab.size; r++) {
         if (r == fmpl_fab.rank) {
             int node = node_of_identity(host, r, ids, id_rank, &nids);
@@ -135,6 +151,7 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
         peer->seg_size = size;
         int node = node_of_identity(peer_host, r, ids, id_rank, &nids);
         peer->node = force_net ? r : node;
+        fmpl_fab.machine_ranks += same_kernel(peer_host, host);
         int remote = strcmp(peer_host, host) != 0;
         if (force_net || remote) {
             /* Another host (or FMPL_FABRIC=net): the network backend. */
@@ -196,6 +213,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     fmpl_fab.rank = bs->rank;
     fmpl_fab.size = bs->size;
     fmpl_fab.net_first = -1;
+    fmpl_fab.machine_ranks = 1;
     if (gethostname(fmpl_fab.host, sizeof fmpl_fab.host) != 0)
         strcpy(fmpl_fab.host, "localhost");
     fmpl_fab.host[sizeof fmpl_fab.host - 1] = '\0';

@@ -125,6 +125,9 @@ typedef struct fmpl_fabric {
                                  respect to the CPU's */
     int net_peers;            /* peers reached over the network */
     int net_remote;           /* of them, peers on other hosts (not FMPL_FABRIC=net) */
+    int machine_ranks;        /* ranks under this kernel (same boot id), me included:
+                                 hosts that are containers or namespaces of one
+                                 machine share its cores */
     int net_first;            /* the first of them, preferring one on another host
                                  (-1: none), for messages */
     char host[256];           /* this rank's host name */

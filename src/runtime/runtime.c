@@ -44,7 +44,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     /* Waits spin or yield by the ranks sharing this host (peers on other
      * hosts are the network backend's; FMPL_FABRIC=net peers still share
      * the cores). */
-    fmpl_wait_init(bootstrap->size - fmpl_fab.net_remote, fmpl_fab.net_remote > 0);
+    fmpl_wait_init(fmpl_fab.machine_ranks, fmpl_fab.net_remote > 0);
     if (rc == FMPL_SUCCESS && fmpl_fab.net)
         fmpl_wait_poll = fmpl_fab_progress;
     if (rc == FMPL_SUCCESS)

@@ -79,7 +79,14 @@ typedef struct tx_buffer {
 static rx_buffer *rx;     /* [RX_BUFFERS] */
 static tx_buffer *tx;     /* [TX_SLOTS] */
 static unsigned tx_next;  /* the slot the next send tries first */
+static int tx_depth;      /* FMPL_NET_SEND_DEPTH */
+static _Atomic int tx_in_flight;
 static int reposts_owed;  /* buffers whose fi_recv met -FI_EAGAIN */
+
+FMPL_TUNABLE(tunable_send_depth, "FMPL_NET_SEND_DEPTH", "64",
+             "record messages in flight before a send waits for the oldest (1..64; 1: each "
+             "waits for its own completion, which udp;ofi_rxd of libfabric 1.17 needs: with "
+             "more it crashes in fi_cq_read)");
 
 static const char *const record_choices[] = {"auto", "message", "put", NULL};
 
@@ -121,6 +128,9 @@ int fmpl_net_msg_open(void)
     memset(rx, 0, sizeof *rx * RX_BUFFERS);
     memset(tx, 0, sizeof *tx * TX_SLOTS);
     tx_next = 0;
+    long long depth = fmpl_tunable_long(&tunable_send_depth);
+    tx_depth = depth < 1 ? 1 : depth > TX_SLOTS ? TX_SLOTS : (int)depth;
+    atomic_store(&tx_in_flight, 0);
     reposts_owed = 0;
     for (int i = 0; i < RX_BUFFERS; i++) {
         int rc = post(&rx[i]);
@@ -190,6 +200,7 @@ int fmpl_net_msg_completed(void *context, int err)
             abort();
         }
         atomic_store_explicit(&t->busy, 0, memory_order_release);
+        atomic_fetch_sub_explicit(&tx_in_flight, 1, memory_order_relaxed);
         return 1;
     }
     if (!rx || (char *)context < (char *)rx || (char *)context >= (char *)(rx + RX_BUFFERS))
@@ -217,10 +228,14 @@ void fmpl_net_msg_repost(void)
             (void)post(&rx[i]);
 }
 
-/* A free send buffer, progressing until one completes. */
+/* A free send buffer, progressing until one completes (and until fewer
+ * than FMPL_NET_SEND_DEPTH are in flight). */
 static tx_buffer *tx_slot(void)
 {
     fmpl_waiter w = FMPL_WAITER_INIT;
+    while (atomic_load_explicit(&tx_in_flight, memory_order_relaxed) >= tx_depth)
+        if (!fmpl_net_progress())
+            fmpl_wait_once(&w);
     for (;;) {
         for (unsigned k = 0; k < TX_SLOTS; k++) {
             tx_buffer *t = &tx[(tx_next + k) % TX_SLOTS];
@@ -243,6 +258,7 @@ int fmpl_net_msg_send(int rank, uint64_t offset, const void *src, size_t len)
     memcpy(t->bytes + sizeof h, src, len);
     t->rank = rank;
     atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&tx_in_flight, 1, memory_order_relaxed);
     struct iovec iov = {.iov_base = t->bytes, .iov_len = sizeof h + len};
     void *desc = NULL;
     struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1,
@@ -250,8 +266,15 @@ int fmpl_net_msg_send(int rank, uint64_t offset, const void *src, size_t len)
     /* No FI_INJECT: udp;ofi_rxd (1.17) never completes an injected send
      * that asks for a completion. */
     ssize_t rc = NET_POST(fi_sendmsg(N.ep, &msg, FI_COMPLETION));
-    if (rc)
+    if (rc) {
         atomic_store_explicit(&t->busy, 0, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&tx_in_flight, 1, memory_order_relaxed);
+    } else if (tx_depth == 1) {
+        fmpl_waiter w = FMPL_WAITER_INIT;
+        while (atomic_load_explicit(&t->busy, memory_order_acquire))
+            if (!fmpl_net_progress())
+                fmpl_wait_once(&w);
+    }
     fmpl_net_owner_exit();
     return rc ? FMPL_ERROR(FMPL_ERR_INTERNAL, "posting a network record to rank %d failed: %s",
                            rank, fi_strerror((int)-rc))
