@@ -266,9 +266,12 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     if (rc == FMPL_SUCCESS)
         rc = probe_cma();
     /* Every rank agrees whether the network is needed (any rank has a
-     * network peer iff some pair is on two hosts, or FMPL_FABRIC=net), so
-     * the collective set-up inside fmpl_net_open is entered by all or none. */
-    if (rc == FMPL_SUCCESS && (fmpl_fab.net_peers > 0 || force_net)) {
+     * network peer iff some pair is on two hosts, or FMPL_FABRIC=net with
+     * two ranks or more), so the collective set-up inside fmpl_net_open is
+     * entered by all or none.  A job of one rank has no pair to serve, even
+     * under FMPL_FABRIC=net (udp;ofi_rxd, libfabric 1.17, crashed on its
+     * own atomics to itself there). */
+    if (rc == FMPL_SUCCESS && fmpl_fab.net_peers > 0) {
 #ifdef FMPL_HAVE_NET
         rc = fmpl_net_open(bs);
 #else
