@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
+#include "base/wait.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -133,7 +134,6 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
 {
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
     int nids = 0, rc;
-    fmpl_fab.machine_ranks = 1;
     for (int r = 0; r < fmpl_fab.size; r++) {
         if (r == fmpl_fab.rank) {
             int node = node_of_identity(host, r, ids, id_rank, &nids);
@@ -253,6 +253,10 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     atomic_store_explicit((_Atomic uint64_t *)&h->magic, FMPL_SHM_MAGIC, memory_order_release);
 
     rc = exchange_and_attach(bs, force_net);
+    /* Waits spin or yield by the ranks under this kernel (FMPL_FABRIC=net
+     * peers and namespace hosts share the cores); the network backend
+     * reads fmpl_oversubscribed when it opens. */
+    fmpl_wait_init(fmpl_fab.machine_ranks, fmpl_fab.net_remote > 0);
     /* On failure the job is ending anyway (fmpl_init failures end the job):
      * remove our file now, not after the barrier below, because a process
      * manager that does not clean /dev/shm (Open MPI's mpirun) may kill us

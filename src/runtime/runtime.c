@@ -40,11 +40,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_log_set_rank(bootstrap->rank);
-    rc = fmpl_fabric_init(bootstrap);
-    /* Waits spin or yield by the ranks sharing this host (peers on other
-     * hosts are the network backend's; FMPL_FABRIC=net peers still share
-     * the cores). */
-    fmpl_wait_init(fmpl_fab.machine_ranks, fmpl_fab.net_remote > 0);
+    rc = fmpl_fabric_init(bootstrap); /* also sets the waits' spin budget */
     if (rc == FMPL_SUCCESS && fmpl_fab.net)
         fmpl_wait_poll = fmpl_fab_progress;
     if (rc == FMPL_SUCCESS)

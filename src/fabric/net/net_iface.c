@@ -37,6 +37,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
+#include "base/wait.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -45,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 FMPL_TUNABLE(tunable_provider, "FMPL_NET_PROVIDER", "",
              "libfabric provider for the network backend, e.g. \"tcp;ofi_rxm\", \"sockets\" "
@@ -234,9 +234,7 @@ static int open_endpoint(void)
      * provider, and a target's incoming RMA completes nothing here). */
     static const char *const wait_choices[] = {"auto", "fd", "none", NULL};
     int wait_choice = fmpl_tunable_choice(&tunable_cq_wait, wait_choices);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int want_fd = wait_choice == 1 ||
-                  (wait_choice == 0 && cores > 0 && fmpl_fab.machine_ranks > cores);
+    int want_fd = wait_choice == 1 || (wait_choice == 0 && fmpl_oversubscribed);
     struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_CONTEXT,
                             .wait_obj = want_fd ? FI_WAIT_FD : FI_WAIT_NONE};
     N.cq_fd = -1;

@@ -141,15 +141,20 @@ int fmpl_net_msg_open(void)
     return FMPL_SUCCESS;
 }
 
+/* Progress until the send in t completed. */
+static void tx_wait(const tx_buffer *t)
+{
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (atomic_load_explicit(&t->busy, memory_order_acquire))
+        if (!fmpl_net_progress())
+            fmpl_wait_once(&w);
+}
+
 /* Before the endpoint is closed: every send handed to the provider. */
 void fmpl_net_msg_drain(void)
 {
-    for (int i = 0; tx && i < TX_SLOTS; i++) {
-        fmpl_waiter w = FMPL_WAITER_INIT;
-        while (atomic_load_explicit(&tx[i].busy, memory_order_acquire))
-            if (!fmpl_net_progress())
-                fmpl_wait_once(&w);
-    }
+    for (int i = 0; tx && i < TX_SLOTS; i++)
+        tx_wait(&tx[i]);
 }
 
 /* After the endpoint is closed: nothing can complete into the buffers. */
@@ -191,10 +196,9 @@ int fmpl_net_msg_completed(void *context, int err)
 {
     if (tx && (char *)context >= (char *)tx && (char *)context < (char *)(tx + TX_SLOTS)) {
         tx_buffer *t = (tx_buffer *)context;
-        if (err && err != FI_ECANCELED)
+        if (err && err != FI_ECANCELED) {
             /* The record is lost: its reader would wait for ever.  The
              * peer is gone or the network failed; say so and end. */
-        {
             fmpl_log_print("error", "a network record to rank %d was lost (%s): ending the job",
                            t->rank, fi_strerror(err));
             abort();
@@ -270,10 +274,7 @@ int fmpl_net_msg_send(int rank, uint64_t offset, const void *src, size_t len)
         atomic_store_explicit(&t->busy, 0, memory_order_relaxed);
         atomic_fetch_sub_explicit(&tx_in_flight, 1, memory_order_relaxed);
     } else if (tx_depth == 1) {
-        fmpl_waiter w = FMPL_WAITER_INIT;
-        while (atomic_load_explicit(&t->busy, memory_order_acquire))
-            if (!fmpl_net_progress())
-                fmpl_wait_once(&w);
+        tx_wait(t);
     }
     fmpl_net_owner_exit();
     return rc ? FMPL_ERROR(FMPL_ERR_INTERNAL, "posting a network record to rank %d failed: %s",
