@@ -48,6 +48,14 @@ FMPL_TUNABLE(tunable_chan_size, "FMPL_CHANNEL_SIZE", "128k",
 
 
 
+fmpl_chan_handler fmpl_chan_handlers[FMPL_CHAN_TYPE_EXT_LAST + 1];
+
+void fmpl_chan_register_type(int type, fmpl_chan_handler fn)
+{
+    if (type >= FMPL_CHAN_TYPE_EXT_FIRST && type <= FMPL_CHAN_TYPE_EXT_LAST)
+        fmpl_chan_handlers[type] = fn;
+}
+
 static uint64_t capacity;   /* a power of two: positions wrap with a mask, no division */
 uint64_t fmpl_chan_mask;    /* capacity - 1 */
 int64_t fmpl_chan_max_record;

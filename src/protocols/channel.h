@@ -27,6 +27,23 @@ typedef struct fmpl_chan_rec {
 #define FMPL_CHAN_HEADER 32
 #define FMPL_CHAN_PAD 0xffff
 
+/* Record types: 1-15 belong to the tag-matched protocol (tag_match.c);
+ * 16-31 to the other protocols that share the channels, which register a
+ * handler for theirs.  The handler runs inside progress, wherever progress
+ * runs (the application thread, or the agent when it is on), with the
+ * record still in the ring: it copies out what it needs and returns; the
+ * caller releases the record.  `from` is the sender's world rank. */
+enum {
+    FMPL_CHAN_TYPE_EXT_FIRST = 16,
+    FMPL_CHAN_TYPE_REMOTE_COPY = 16, /* 16-19: remote copies with notification */
+    FMPL_CHAN_TYPE_AM = 20,          /* 20-27: active messages, split-phase barrier */
+    FMPL_CHAN_TYPE_EXT_LAST = 31
+};
+typedef void (*fmpl_chan_handler)(struct fmpl_chan_rec *rec, int from);
+extern fmpl_chan_handler fmpl_chan_handlers[FMPL_CHAN_TYPE_EXT_LAST + 1];
+/* Install the handler of record type `type` (16-31), at start-up. */
+void fmpl_chan_register_type(int type, fmpl_chan_handler fn);
+
 /* Largest record a channel accepts (half the ring). */
 extern int64_t fmpl_chan_max_record;
 

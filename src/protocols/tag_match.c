@@ -622,6 +622,11 @@ static void handle(fmpl_chan_rec *rec, int w)
         on_data(rec);
         return;
     default:
+        if (rec->type >= FMPL_CHAN_TYPE_EXT_FIRST && rec->type <= FMPL_CHAN_TYPE_EXT_LAST &&
+            fmpl_chan_handlers[rec->type]) {
+            fmpl_chan_handlers[rec->type](rec, w);
+            return;
+        }
         /* A message from w is lost, and its receive would wait for ever:
          * end the job now, naming the pair. */
         fmpl_log_print("error", "corrupt channel record type %d from rank %d: ending the job",
