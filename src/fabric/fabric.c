@@ -295,6 +295,16 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     return rc;
 }
 
+int fmpl_fab_bell(int rank, _Atomic uint32_t **bell, _Atomic uint32_t **sleeping)
+{
+    if (rank < 0 || rank >= fmpl_fab.size || !fmpl_fab.peers || !fmpl_fab.peers[rank].base)
+        return 0;
+    fmpl_shm_header *h = (fmpl_shm_header *)fmpl_fab.peers[rank].base;
+    *bell = &h->agent_bell;
+    *sleeping = &h->agent_sleeping;
+    return 1;
+}
+
 void fmpl_fabric_started(void)
 {
 #ifdef FMPL_HAVE_NET

@@ -183,6 +183,11 @@ typedef struct fmpl_fab_rcache_info {
 } fmpl_fab_rcache_info;
 int fmpl_fab_rcache_stats(fmpl_fab_rcache_info *s);
 
+/* The doorbell of world rank `rank`'s agent and its "sleeping" word, in
+ * that rank's segment: 1 when it is mapped here (this rank, or a peer on
+ * this host), 0 for a network peer. */
+int fmpl_fab_bell(int rank, _Atomic uint32_t **bell, _Atomic uint32_t **sleeping);
+
 /* Poll the network backend, if any (the progress engine does this). */
 int fmpl_fab_progress(void);
 

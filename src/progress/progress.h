@@ -1,7 +1,8 @@
 /* The progress engine: one call that advances everything outstanding.
  * Every wait in the layers above polls it.  Today it drives the point-to-
- * point protocols; collective schedules and an offload agent thread plug in
- * here (an agent would call fmpl_progress in a loop on its own core). */
+ * point protocols, the async list (collective schedules, nonblocking
+ * communicator creation) and the protocols' hooks; the agent thread
+ * (agent.h) calls it while the application computes. */
 #ifndef FMPL_PROGRESS_H
 #define FMPL_PROGRESS_H
 
@@ -11,6 +12,17 @@
 
 /* Returns how many operations advanced (0: nothing to do right now). */
 int fmpl_progress(void);
+
+/* Something this rank started needs its progress to finish (a posted
+ * receive, a rendezvous send, a matching slot, a schedule, a protocol
+ * hook's work): the agent polls while this holds.  Cheap loads only. */
+int fmpl_progress_pending(void);
+
+/* Protocols outside the point-to-point core (active messages, split-phase
+ * barriers, remote copies) plug into the engine: `poll` runs on every
+ * progress pass while `*pending` is non-zero (one load when it is zero),
+ * and `*pending` also keeps the agent polling.  At start-up, at most 8. */
+void fmpl_progress_hook(int (*poll)(void), const int *pending);
 
 /* Wait for one tag-matched request (spin, then yield), progressing
  * everything; a receive from a known source mostly polls that source's

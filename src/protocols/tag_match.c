@@ -328,8 +328,20 @@ static void unexp_put(fmpl_tm_unexp *u)
     unexp_free = u;
 }
 
+int fmpl_tm_inflight;
+
+static inline void track(fmpl_tm_req *r)
+{
+    r->inflight = 1;
+    fmpl_tm_inflight++;
+}
+
 static void complete(fmpl_tm_req *r, int64_t bytes, int error)
 {
+    if (r->inflight) {
+        r->inflight = 0;
+        fmpl_tm_inflight--;
+    }
     r->st_bytes = bytes;
     r->st_error = error;
     r->complete = 1;
@@ -777,6 +789,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     r->size = size;
     r->st_error = FMPL_SUCCESS;
     r->registered = 0;
+    r->inflight = 0;
     r->next = r->prev = NULL;
     /* Never by reference here: isend must not wait (progress calls it). */
     if (mode == FMPL_TM_MODE_STANDARD && size <= eager_max &&
@@ -802,6 +815,7 @@ int fmpl_tm_isend(fmpl_tm_req *r, fmpl_team *t, const void *buf, int64_t size, i
     b->sbuf_addr = where.addr;
     b->sbuf_kind = where.kind;
     b->sbuf_key = where.key;
+    track(r);
     fmpl_chan_publish(w, rec);
     return FMPL_SUCCESS;
 }
@@ -810,6 +824,8 @@ static void take_unexpected(fmpl_tm_req *r, fmpl_team *t, fmpl_tm_unexp *u)
 {
     if (u->rendezvous) {
         rndv_start_recv(r, u->source, u->tag, u->size, u->sreq, u->sbuf);
+        if (!r->complete)
+            track(r);
     } else {
         int64_t n = u->size < r->size ? u->size : r->size;
         if (n)
@@ -835,6 +851,7 @@ static void recv_setup(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, in
     r->size = size;
     r->st_error = FMPL_SUCCESS;
     r->st_bytes = 0;
+    r->inflight = 0;
     r->next = r->prev = NULL;
 }
 
@@ -848,6 +865,7 @@ int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src
         return FMPL_SUCCESS;
     }
     list_append(&t->tm->posted, r);
+    track(r);
     return FMPL_SUCCESS;
 }
 

@@ -54,6 +54,7 @@ typedef struct fmpl_tm_req {
     uint8_t mode;             /* FMPL_TM_MODE_* */
     uint8_t cancelled;
     uint8_t registered;       /* rendezvous send: buf holds a network registration */
+    uint8_t inflight;         /* counted in fmpl_tm_inflight until complete */
     int32_t peer;             /* team rank, or FMPL_TM_ANY_SOURCE */
     int32_t tag;
     fmpl_team *team;
@@ -74,6 +75,11 @@ typedef struct fmpl_tm_team {
     fmpl_tm_req posted;       /* list head: receives in posting order */
     fmpl_tm_unexp unexpected; /* list head: unexpected messages in arrival order */
 } fmpl_tm_team;
+
+/* Requests started and not complete whose completion needs this rank's
+ * progress (posted receives, rendezvous sends): while above 0 the agent
+ * keeps polling (progress/agent.c). */
+extern int fmpl_tm_inflight;
 
 int fmpl_tm_init(fmpl_raddr *channels);
 int fmpl_tm_connect(const fmpl_raddr *channels);

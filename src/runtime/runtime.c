@@ -2,6 +2,7 @@
  * bootstrap (rank, size, key-value space) -> fabric (segments, heap, CMA
  * probe) -> protocol state -> the world team -> barrier. */
 #include "runtime/runtime.h"
+#include "progress/agent.h"
 #include "collectives/collectives.h"
 #include "fabric/fabric.h"
 #include "protocols/any_source.h"
@@ -60,6 +61,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     }
     fmpl_fabric_started();
     fmpl_runtime_state = FMPL_RUNTIME_READY;
+    fmpl_agent_start();
     fmpl_log_info("started: rank %d of %d, launcher %s, CMA %s", bootstrap->rank,
                   bootstrap->size, bootstrap->launcher,
                   fmpl_fab.cma_reason ? fmpl_fab.cma_reason : "available");
@@ -68,6 +70,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
 
 int fmpl_runtime_finalize(void)
 {
+    fmpl_agent_stop();
     int rc = fmpl_coll_barrier(fmpl_teams[0]);
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         fmpl_team_free(fmpl_teams[id]);

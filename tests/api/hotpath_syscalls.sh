@@ -6,6 +6,9 @@
 # number of system calls of the two runs (all ranks).  The message path makes
 # no system call, so the totals must be equal up to a small constant slack
 # (FMPL_SYSCALL_SLACK, default 20) -- never proportional to N.
+# With HOTPATH_MAIN_THREAD=1 (the agent runs: FMPL_AGENT=thread) only the
+# ranks' main threads are counted: the agent thread may sleep and wake, the
+# application's thread must still make no system call per message.
 # Waits must not yield: FMPL_SPIN_COUNT is set very high (sched_yield is a
 # system call).  Exits 77 (skipped) when strace is missing or cannot trace.
 set -u
@@ -37,13 +40,32 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fmpl-syscalls.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 # run N: strace every rank (not the launcher) into $tmp/N/rank.<pid>
+MAIN_ONLY=${HOTPATH_MAIN_THREAD:-0}
 run() {
     mkdir -p "$tmp/$1"
-    if ! "$FMPLRUN" -n 2 --timeout 240 /bin/sh -c 'dir=$1; shift; exec strace -f -c -o "$dir/rank.$$" "$@"' \
+    if [ "$MAIN_ONLY" = 1 ]; then
+        # one trace per thread, rank.<pid>.<tid>; the main thread's tid is the pid
+        script='dir=$1; shift; exec strace -f -ff -o "$dir/trace.$$" "$@"'
+    else
+        script='dir=$1; shift; exec strace -f -c -o "$dir/rank.$$" "$@"'
+    fi
+    if ! "$FMPLRUN" -n 2 --timeout 240 /bin/sh -c "$script" \
             sh "$tmp/$1" "$PROG" syscalls "$MODE" "$1" >"$tmp/$1.log" 2>&1; then
         echo "FAIL: the run with N=$1 failed:"
         cat "$tmp/$1.log"
         exit 1
+    fi
+    if [ "$MAIN_ONLY" = 1 ]; then
+        # keep each rank's main thread (its lowest thread id: the traced
+        # program's first thread), as "count name" summaries
+        for prefix in $(ls "$tmp/$1" | sed -n 's/^trace\.\([0-9]*\)\..*/\1/p' | sort -u); do
+            main=$(ls "$tmp/$1" | sed -n "s/^trace\.$prefix\.\([0-9]*\)$/\1/p" | sort -n | head -1)
+            sed -n 's/^\([a-z_0-9]*\)(.*/\1/p' "$tmp/$1/trace.$prefix.$main" | sort | uniq -c |
+                awk '{ n += $1; printf "%6.2f %11d %11d %9d %9s %s\n", 0, 0, 0, $1, "", $2 }
+                     END { printf "%6.2f %11d %11d %9d %9s total\n", 0, 0, 0, n, "" }' \
+                >"$tmp/$1/rank.$prefix"
+        done
+        rm -f "$tmp/$1"/trace.*
     fi
     nfiles=$(ls "$tmp/$1" | wc -l)
     if [ "$nfiles" -ne 2 ]; then

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "protocols/sender_match.h"
 #include "protocols/team.h"
+#include "progress/agent.h"
 
 enum { FMPL_STATE_NEW = 0, FMPL_STATE_READY, FMPL_STATE_FINALIZED };
 extern int fmpl_api_state;

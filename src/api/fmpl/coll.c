@@ -4,24 +4,28 @@
 
 int fmpl_op_create(fmpl_user_fn fn, size_t elem_size, void *ctx, fmpl_op **op)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     return rc == FMPL_SUCCESS ? fmpl_op_new(fn, elem_size, ctx, op) : rc;
 }
 
 int fmpl_op_free(fmpl_op **op)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     return rc == FMPL_SUCCESS ? fmpl_op_delete(op) : rc;
 }
 
 int fmpl_barrier(fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     return fmpl_coll_barrier(t);
 }
 
 int fmpl_bcast(void *buf, long size, int root, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     if (size < 0)
         return FMPL_ERROR(FMPL_ERR_SIZE, "size %ld is negative", size);
@@ -49,6 +53,7 @@ static int check_reduce(const fmpl_team *t, const void *buf, long count, const f
 
 int fmpl_reduce(void *buf, long count, const fmpl_op *op, int root, fmpl_comm comm, void *work)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     int rc = check_reduce(t, buf, count, op, work, __func__);
     if (rc != FMPL_SUCCESS)
@@ -60,6 +65,7 @@ int fmpl_reduce(void *buf, long count, const fmpl_op *op, int root, fmpl_comm co
 
 int fmpl_allreduce(void *buf, long count, const fmpl_op *op, fmpl_comm comm, void *work)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     int rc = check_reduce(t, buf, count, op, work, __func__);
     if (rc != FMPL_SUCCESS)

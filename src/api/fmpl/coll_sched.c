@@ -66,21 +66,25 @@ static int begin(fmpl_coll_req *req, fmpl_comm comm, fmpl_sched **s, const char 
 
 int fmpl_ibarrier(fmpl_comm comm, fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 0, fmpl_barrier(comm));
 }
 
 int fmpl_barrier_init(fmpl_comm comm, fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 1, fmpl_barrier(comm));
 }
 
 int fmpl_ibcast(void *buf, long size, int root, fmpl_comm comm, fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 0, fmpl_bcast(buf, size, root, comm));
 }
 
 int fmpl_bcast_init(void *buf, long size, int root, fmpl_comm comm, fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 1, fmpl_bcast(buf, size, root, comm));
 }
 
@@ -89,12 +93,14 @@ int fmpl_bcast_init(void *buf, long size, int root, fmpl_comm comm, fmpl_coll_re
 int fmpl_iallreduce(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
                     fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 0, fmpl_allreduce(buf, count, op, comm, buf));
 }
 
 int fmpl_allreduce_init(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
                         fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     CAPTURED(comm, req, 1, fmpl_allreduce(buf, count, op, comm, buf));
 }
 
@@ -110,6 +116,7 @@ static int check_req(const fmpl_coll_req *req, const char *func)
 
 int fmpl_coll_start(fmpl_coll_req req)
 {
+    FMPL_CORE_GUARD();
     int rc = check_req(&req, __func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -123,6 +130,7 @@ int fmpl_coll_start(fmpl_coll_req req)
 
 int fmpl_coll_test(fmpl_coll_req *req, int *flag)
 {
+    FMPL_CORE_GUARD();
     int rc = check_req(req, __func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -145,6 +153,7 @@ int fmpl_coll_test(fmpl_coll_req *req, int *flag)
 
 int fmpl_coll_wait(fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     int rc = check_req(req, __func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -155,6 +164,7 @@ int fmpl_coll_wait(fmpl_coll_req *req)
 
 int fmpl_coll_free(fmpl_coll_req *req)
 {
+    FMPL_CORE_GUARD();
     int rc = check_req(req, __func__);
     if (rc != FMPL_SUCCESS)
         return rc;

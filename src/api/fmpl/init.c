@@ -15,6 +15,7 @@ int fmpl_api_state = FMPL_STATE_NEW;
 
 int fmpl_area_size(int count, size_t *bytes)
 {
+    FMPL_CORE_GUARD();
     if (!bytes)
         return FMPL_ERROR(FMPL_ERR_ARG, "bytes is NULL");
     if (count < 0)
@@ -31,6 +32,7 @@ int fmpl_area_size(int count, size_t *bytes)
 
 int fmpl_init(void *ma, void *fa, int count)
 {
+    FMPL_CORE_GUARD();
     fmpl_error_caller = __func__;
     if (fmpl_api_state == FMPL_STATE_READY)
         return FMPL_ERROR(FMPL_ERR_ALREADY_INITIALIZED, "fmpl_init was already called");
@@ -54,6 +56,7 @@ int fmpl_init(void *ma, void *fa, int count)
 
 int fmpl_finalize(void)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -64,11 +67,13 @@ int fmpl_finalize(void)
 
 void fmpl_abort(int code, const char *message)
 {
+    FMPL_CORE_GUARD();
     fmpl_runtime_abort(code, message ? message : "fmpl_abort called");
 }
 
 int fmpl_initialized(int *flag)
 {
+    FMPL_CORE_GUARD();
     if (!flag)
         return FMPL_ERROR(FMPL_ERR_ARG, "flag is NULL");
     *flag = fmpl_api_state != FMPL_STATE_NEW;
@@ -77,6 +82,7 @@ int fmpl_initialized(int *flag)
 
 int fmpl_finalized(int *flag)
 {
+    FMPL_CORE_GUARD();
     if (!flag)
         return FMPL_ERROR(FMPL_ERR_ARG, "flag is NULL");
     *flag = fmpl_api_state == FMPL_STATE_FINALIZED;
@@ -85,6 +91,7 @@ int fmpl_finalized(int *flag)
 
 int fmpl_comm_rank(fmpl_comm comm, int *rank)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     if (!rank)
         return FMPL_ERROR(FMPL_ERR_ARG, "rank is NULL");
@@ -94,6 +101,7 @@ int fmpl_comm_rank(fmpl_comm comm, int *rank)
 
 int fmpl_comm_size(fmpl_comm comm, int *size)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     if (!size)
         return FMPL_ERROR(FMPL_ERR_ARG, "size is NULL");
@@ -103,6 +111,7 @@ int fmpl_comm_size(fmpl_comm comm, int *size)
 
 int fmpl_comm_create(int key, fmpl_comm *comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(FMPL_COMM_WORLD, world);
     if (!comm)
         return FMPL_ERROR(FMPL_ERR_ARG, "comm is NULL");
@@ -119,6 +128,7 @@ int fmpl_comm_create(int key, fmpl_comm *comm)
 
 int fmpl_comm_free(fmpl_comm *comm)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -145,6 +155,7 @@ int fmpl_comm_free(fmpl_comm *comm)
 
 void *fmpl_alloc(size_t size)
 {
+    FMPL_CORE_GUARD();
     if (fmpl_api_state != FMPL_STATE_READY) {
         FMPL_ERROR(FMPL_ERR_NOT_INITIALIZED, "the shared heap exists between fmpl_init and "
                                              "fmpl_finalize");
@@ -159,9 +170,10 @@ void *fmpl_alloc(size_t size)
 
 void fmpl_free(void *ptr)
 {
+    FMPL_CORE_GUARD();
     if (!ptr || fmpl_api_state != FMPL_STATE_READY)
         return;
     fmpl_fab_free(ptr);
 }
 
-double fmpl_wtime(void) { return (double)fmpl_now_ns() * 1e-9; }
+double fmpl_wtime(void) { FMPL_CORE_GUARD(); return (double)fmpl_now_ns() * 1e-9; }

@@ -37,6 +37,7 @@ static int check_buffer(const void *buf, long size, const char *func)
 
 int fmpl_send(const void *buf, long size, int dst, int index, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_peer(t, dst, __func__, "destination"));
@@ -46,6 +47,7 @@ int fmpl_send(const void *buf, long size, int dst, int index, fmpl_comm comm)
 
 int fmpl_recv(void *buf, long size, int src, int index, fmpl_comm comm, fmpl_status *status)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_peer(t, src, __func__, "source"));
@@ -56,6 +58,7 @@ int fmpl_recv(void *buf, long size, int src, int index, fmpl_comm comm, fmpl_sta
 
 int fmpl_isend(const void *buf, long size, int dst, int index, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_peer(t, dst, __func__, "destination"));
@@ -65,6 +68,7 @@ int fmpl_isend(const void *buf, long size, int dst, int index, fmpl_comm comm)
 
 int fmpl_irecv(void *buf, long size, int src, int index, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_peer(t, src, __func__, "source"));
@@ -74,6 +78,7 @@ int fmpl_irecv(void *buf, long size, int src, int index, fmpl_comm comm)
 
 int fmpl_isend_wait(int dst, int index, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_peer(t, dst, __func__, "destination"));
     CHECK(check_index(t, index, 0, __func__));
@@ -82,6 +87,7 @@ int fmpl_isend_wait(int dst, int index, fmpl_comm comm)
 
 int fmpl_irecv_wait(int src, int index, fmpl_comm comm, fmpl_status *status)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_peer(t, src, __func__, "source"));
     CHECK(check_index(t, index, 1, __func__));
@@ -90,6 +96,7 @@ int fmpl_irecv_wait(int src, int index, fmpl_comm comm, fmpl_status *status)
 
 int fmpl_isend_test(int dst, int index, fmpl_comm comm, int *flag)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     if (!flag)
         return FMPL_ERROR(FMPL_ERR_ARG, "flag is NULL");
@@ -100,6 +107,7 @@ int fmpl_isend_test(int dst, int index, fmpl_comm comm, int *flag)
 
 int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *status)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     if (!flag)
         return FMPL_ERROR(FMPL_ERR_ARG, "flag is NULL");
@@ -110,6 +118,7 @@ int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *
 
 int fmpl_sendbuf_set(void *buf, long size, int timeout_ms)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -122,6 +131,7 @@ int fmpl_sendbuf_set(void *buf, long size, int timeout_ms)
 
 int fmpl_sendbuf_check(int *nsend, int *nspool)
 {
+    FMPL_CORE_GUARD();
     /* No progress before counting: this call's deliveries are its nsend. */
     int rc = fmpl_api_check_ready(__func__);
     if (rc != FMPL_SUCCESS)
@@ -131,6 +141,7 @@ int fmpl_sendbuf_check(int *nsend, int *nspool)
 
 int fmpl_send_any(const void *buf, long size, int dst, int index, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_peer(t, dst, __func__, "destination"));
@@ -140,6 +151,7 @@ int fmpl_send_any(const void *buf, long size, int dst, int index, fmpl_comm comm
 
 int fmpl_recv_any(void *buf, long size, int index, fmpl_comm comm, fmpl_status *status)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_buffer(buf, size, __func__));
     CHECK(check_index(t, index, 1, __func__));

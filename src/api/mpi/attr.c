@@ -358,6 +358,7 @@ FMPL_MPI_ATTR_BINDINGS(Comm, MPI_Comm, &comm_attrs)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
+    FMPL_CORE_GUARD();
     return fmpl_mpi_keyval_create(copy_fn, delete_fn, keyval, extra_state, FMPL_HK_COMM,
                                   "MPI_Keyval_create");
 }
@@ -365,12 +366,14 @@ FMPL_MPI_WEAK(Keyval_create)
 
 int PMPI_Keyval_free(int *keyval)
 {
+    FMPL_CORE_GUARD();
     return fmpl_mpi_keyval_free(keyval, FMPL_HK_COMM, "MPI_Keyval_free");
 }
 FMPL_MPI_WEAK(Keyval_free)
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     return fmpl_mpi_attr_set(&comm_attrs, comm, keyval, attribute_val, "MPI_Attr_put");
 }
@@ -378,6 +381,7 @@ FMPL_MPI_WEAK(Attr_put)
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     return fmpl_mpi_attr_get(&comm_attrs, comm, keyval, attribute_val, flag, "MPI_Attr_get");
 }
@@ -385,6 +389,7 @@ FMPL_MPI_WEAK(Attr_get)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     return fmpl_mpi_attr_delete(&comm_attrs, comm, keyval, "MPI_Attr_delete");
 }

@@ -251,18 +251,21 @@ static int detach(const char *func, void *buffer_addr, MPI_Count *size)
 
 int PMPI_Buffer_attach(void *buffer, int size)
 {
+    FMPL_CORE_GUARD();
     return attach("MPI_Buffer_attach", buffer, size);
 }
 FMPL_MPI_WEAK(Buffer_attach)
 
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
+    FMPL_CORE_GUARD();
     return attach("MPI_Buffer_attach_c", buffer, size);
 }
 FMPL_MPI_WEAK(Buffer_attach_c)
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    FMPL_CORE_GUARD();
     if (!size)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach", "size is NULL");
     MPI_Count n = 0;
@@ -282,6 +285,7 @@ FMPL_MPI_WEAK(Buffer_detach)
 
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    FMPL_CORE_GUARD();
     if (!size)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach_c",
                               "size is NULL");
@@ -331,6 +335,7 @@ static int ibsend(const char *func, const void *buf, MPI_Aint count, MPI_Datatyp
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return bsend("MPI_Bsend", buf, count, type, dest, tag, comm);
 }
 FMPL_MPI_WEAK(Bsend)
@@ -338,6 +343,7 @@ FMPL_MPI_WEAK(Bsend)
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                  MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return bsend("MPI_Bsend_c", buf, count, type, dest, tag, comm);
 }
 FMPL_MPI_WEAK(Bsend_c)
@@ -345,6 +351,7 @@ FMPL_MPI_WEAK(Bsend_c)
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return ibsend("MPI_Ibsend", buf, count, type, dest, tag, comm, request);
 }
 FMPL_MPI_WEAK(Ibsend)
@@ -352,6 +359,7 @@ FMPL_MPI_WEAK(Ibsend)
 int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return ibsend("MPI_Ibsend_c", buf, count, type, dest, tag, comm, request);
 }
 FMPL_MPI_WEAK(Ibsend_c)

@@ -16,6 +16,7 @@
 
 int PMPI_Barrier(MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_INTER_HOOK(comm, ic, fmpl_mpi_inter_barrier(ic)); /* intercomm_coll.c */
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
@@ -56,12 +57,14 @@ static int bcast(const char *func, void *buf, MPI_Count count, MPI_Datatype type
 }
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return bcast("MPI_Bcast", buf, count, type, root, comm);
 }
 FMPL_MPI_WEAK(Bcast)
 
 int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return bcast("MPI_Bcast_c", buf, count, type, root, comm);
 }
 FMPL_MPI_WEAK(Bcast_c)
@@ -143,6 +146,7 @@ static int reduce(const char *func, const void *sendbuf, void *recvbuf, MPI_Coun
 int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce("MPI_Reduce", sendbuf, recvbuf, count, type, op, root, comm);
 }
 FMPL_MPI_WEAK(Reduce)
@@ -150,6 +154,7 @@ FMPL_MPI_WEAK(Reduce)
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
                   MPI_Op op, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce("MPI_Reduce_c", sendbuf, recvbuf, count, type, op, root, comm);
 }
 FMPL_MPI_WEAK(Reduce_c)
@@ -157,6 +162,7 @@ FMPL_MPI_WEAK(Reduce_c)
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, type, op, -1, comm);
 }
 FMPL_MPI_WEAK(Allreduce)
@@ -164,6 +170,7 @@ FMPL_MPI_WEAK(Allreduce)
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
                      MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce_common("MPI_Allreduce_c", sendbuf, recvbuf, count, type, op, -1, comm);
 }
 FMPL_MPI_WEAK(Allreduce_c)

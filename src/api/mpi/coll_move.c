@@ -163,6 +163,7 @@ static int gather_body(const char *func, const void *sendbuf, MPI_Count sendcoun
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return gather_body("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                        root, comm);
 }
@@ -171,6 +172,7 @@ FMPL_MPI_WEAK(Gather)
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return gather_body("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                        root, comm);
 }
@@ -214,6 +216,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return gatherv_body("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf,
                         FMPL_MPI_INTS(recvcounts), FMPL_MPI_INTS(displs), recvtype, root, comm);
 }
@@ -223,6 +226,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return gatherv_body("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf,
                         FMPL_MPI_COUNTS(recvcounts), FMPL_MPI_AINTS(displs), recvtype, root, comm);
 }
@@ -256,6 +260,7 @@ static int scatter_body(const char *func, const void *sendbuf, MPI_Count sendcou
 int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return scatter_body("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                         root, comm);
 }
@@ -264,6 +269,7 @@ FMPL_MPI_WEAK(Scatter)
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return scatter_body("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                         root, comm);
 }
@@ -305,6 +311,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return scatterv_body("MPI_Scatterv", sendbuf, FMPL_MPI_INTS(sendcounts),
                          FMPL_MPI_INTS(displs), sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
@@ -314,6 +321,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return scatterv_body("MPI_Scatterv_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
                          FMPL_MPI_AINTS(displs), sendtype, recvbuf, recvcount, recvtype, root,
                          comm);
@@ -348,6 +356,7 @@ static int allgather_body(const char *func, const void *sendbuf, MPI_Count sendc
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return allgather_body("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm);
 }
@@ -356,6 +365,7 @@ FMPL_MPI_WEAK(Allgather)
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return allgather_body("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                           recvtype, comm);
 }
@@ -392,6 +402,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return allgatherv_body("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf,
                            FMPL_MPI_INTS(recvcounts), FMPL_MPI_INTS(displs), recvtype, comm);
 }
@@ -401,6 +412,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return allgatherv_body("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
                            FMPL_MPI_COUNTS(recvcounts), FMPL_MPI_AINTS(displs), recvtype, comm);
 }
@@ -478,6 +490,7 @@ static int alltoall_body(const char *func, const void *sendbuf, MPI_Count sendco
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoall_body("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm);
 }
@@ -486,6 +499,7 @@ FMPL_MPI_WEAK(Alltoall)
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoall_body("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
 }
@@ -518,6 +532,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoallv_body("MPI_Alltoallv", sendbuf, FMPL_MPI_INTS(sendcounts),
                           FMPL_MPI_INTS(sdispls), sendtype, recvbuf, FMPL_MPI_INTS(recvcounts),
                           FMPL_MPI_INTS(rdispls), recvtype, comm);
@@ -528,6 +543,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoallv_body("MPI_Alltoallv_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
                           FMPL_MPI_AINTS(sdispls), sendtype, recvbuf, FMPL_MPI_COUNTS(recvcounts),
                           FMPL_MPI_AINTS(rdispls), recvtype, comm);
@@ -566,6 +582,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoallw_body("MPI_Alltoallw", sendbuf, FMPL_MPI_INTS(sendcounts),
                           FMPL_MPI_INTS(sdispls), sendtypes, recvbuf, FMPL_MPI_INTS(recvcounts),
                           FMPL_MPI_INTS(rdispls), recvtypes, comm);
@@ -576,6 +593,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return alltoallw_body("MPI_Alltoallw_c", sendbuf, FMPL_MPI_COUNTS(sendcounts),
                           FMPL_MPI_AINTS(sdispls), sendtypes, recvbuf, FMPL_MPI_COUNTS(recvcounts),
                           FMPL_MPI_AINTS(rdispls), recvtypes, comm);
@@ -667,6 +685,7 @@ static int reduce_scatter_body(const char *func, const void *sendbuf, void *recv
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce_scatter_body("MPI_Reduce_scatter", sendbuf, recvbuf,
                                FMPL_MPI_INTS(recvcounts), type, op, comm);
 }
@@ -675,6 +694,7 @@ FMPL_MPI_WEAK(Reduce_scatter)
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                           MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return reduce_scatter_body("MPI_Reduce_scatter_c", sendbuf, recvbuf,
                                FMPL_MPI_COUNTS(recvcounts), type, op, comm);
 }
@@ -714,6 +734,7 @@ static int elementwise(const char *func, elementwise_fn run, const void *sendbuf
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Reduce_scatter_block", fmpl_coll_reduce_scatter_block, sendbuf,
                        recvbuf, recvcount, type, op, comm);
 }
@@ -722,6 +743,7 @@ FMPL_MPI_WEAK(Reduce_scatter_block)
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Reduce_scatter_block_c", fmpl_coll_reduce_scatter_block, sendbuf,
                        recvbuf, recvcount, type, op, comm);
 }
@@ -730,6 +752,7 @@ FMPL_MPI_WEAK(Reduce_scatter_block_c)
 int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
               MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Scan", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Scan)
@@ -737,6 +760,7 @@ FMPL_MPI_WEAK(Scan)
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Scan_c", fmpl_coll_scan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Scan_c)
@@ -744,6 +768,7 @@ FMPL_MPI_WEAK(Scan_c)
 int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Exscan", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Exscan)
@@ -751,6 +776,7 @@ FMPL_MPI_WEAK(Exscan)
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return elementwise("MPI_Exscan_c", fmpl_coll_exscan, sendbuf, recvbuf, count, type, op, comm);
 }
 FMPL_MPI_WEAK(Exscan_c)

@@ -6,6 +6,7 @@
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ibarrier", comm, request, 0,
                  PMPI_Barrier(comm));
 }
@@ -13,6 +14,7 @@ FMPL_MPI_WEAK(Ibarrier)
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Barrier_init", comm, request, 1,
                  PMPI_Barrier(comm));
@@ -22,6 +24,7 @@ FMPL_MPI_WEAK(Barrier_init)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ibcast", comm, request, 0,
                  PMPI_Bcast(buffer, count, datatype, root, comm));
 }
@@ -30,6 +33,7 @@ FMPL_MPI_WEAK(Ibcast)
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                     MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Bcast_init", comm, request, 1,
                  PMPI_Bcast(buffer, count, datatype, root, comm));
@@ -39,6 +43,7 @@ FMPL_MPI_WEAK(Bcast_init)
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ibcast_c", comm, request, 0,
                  PMPI_Bcast_c(buffer, count, datatype, root, comm));
 }
@@ -47,6 +52,7 @@ FMPL_MPI_WEAK(Ibcast_c)
 int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                       MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Bcast_init_c", comm, request, 1,
                  PMPI_Bcast_c(buffer, count, datatype, root, comm));
@@ -57,6 +63,7 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Igather", comm, request, 0,
                  PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -66,6 +73,7 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                      MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Gather_init", comm, request, 1,
                  PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -76,6 +84,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Igather_c", comm, request, 0,
                  PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -85,6 +94,7 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Gather_init_c", comm, request, 1,
                  PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -95,6 +105,7 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Igatherv", comm, request, 0,
                  PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
 }
@@ -104,6 +115,7 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Gatherv_init", comm, request, 1,
                  PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
@@ -114,6 +126,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                     int root, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Igatherv_c", comm, request, 0,
                  PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
 }
@@ -124,6 +137,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Gatherv_init_c", comm, request, 1,
                  PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
@@ -134,6 +148,7 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscatter", comm, request, 0,
                  PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -143,6 +158,7 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                       MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scatter_init", comm, request, 1,
                  PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -153,6 +169,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                     MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscatter_c", comm, request, 0,
                  PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -162,6 +179,7 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scatter_init_c", comm, request, 1,
                  PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -172,6 +190,7 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
                    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscatterv", comm, request, 0,
                  PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -181,6 +200,7 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scatterv_init", comm, request, 1,
                  PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -191,6 +211,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscatterv_c", comm, request, 0,
                  PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -201,6 +222,7 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                          MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scatterv_init_c", comm, request, 1,
                  PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
@@ -210,6 +232,7 @@ FMPL_MPI_WEAK(Scatterv_init_c)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallgather", comm, request, 0,
                  PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
@@ -219,6 +242,7 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allgather_init", comm, request, 1,
                  PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
@@ -229,6 +253,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallgather_c", comm, request, 0,
                  PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
@@ -238,6 +263,7 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allgather_init_c", comm, request, 1,
                  PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
@@ -248,6 +274,7 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                      MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallgatherv", comm, request, 0,
                  PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
 }
@@ -257,6 +284,7 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allgatherv_init", comm, request, 1,
                  PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
@@ -267,6 +295,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallgatherv_c", comm, request, 0,
                  PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
 }
@@ -277,6 +306,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allgatherv_init_c", comm, request, 1,
                  PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
@@ -286,6 +316,7 @@ FMPL_MPI_WEAK(Allgatherv_init_c)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoall", comm, request, 0,
                  PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
@@ -295,6 +326,7 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoall_init", comm, request, 1,
                  PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
@@ -305,6 +337,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoall_c", comm, request, 0,
                  PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
@@ -314,6 +347,7 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoall_init_c", comm, request, 1,
                  PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
@@ -324,6 +358,7 @@ int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoallv", comm, request, 0,
                  PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
 }
@@ -334,6 +369,7 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoallv_init", comm, request, 1,
                  PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
@@ -345,6 +381,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                       MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoallv_c", comm, request, 0,
                  PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
 }
@@ -355,6 +392,7 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoallv_init_c", comm, request, 1,
                  PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
@@ -366,6 +404,7 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoallw", comm, request, 0,
                  PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
 }
@@ -376,6 +415,7 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                         MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoallw_init", comm, request, 1,
                  PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
@@ -387,6 +427,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                       MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ialltoallw_c", comm, request, 0,
                  PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
 }
@@ -398,6 +439,7 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                           const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                           MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Alltoallw_init_c", comm, request, 1,
                  PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
@@ -407,6 +449,7 @@ FMPL_MPI_WEAK(Alltoallw_init_c)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce", comm, request, 0,
                  PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
@@ -415,6 +458,7 @@ FMPL_MPI_WEAK(Ireduce)
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_init", comm, request, 1,
                  PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
@@ -424,6 +468,7 @@ FMPL_MPI_WEAK(Reduce_init)
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce_c", comm, request, 0,
                  PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
@@ -432,6 +477,7 @@ FMPL_MPI_WEAK(Ireduce_c)
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_init_c", comm, request, 1,
                  PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm));
@@ -441,6 +487,7 @@ FMPL_MPI_WEAK(Reduce_init_c)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallreduce", comm, request, 0,
                  PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -449,6 +496,7 @@ FMPL_MPI_WEAK(Iallreduce)
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allreduce_init", comm, request, 1,
                  PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
@@ -458,6 +506,7 @@ FMPL_MPI_WEAK(Allreduce_init)
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iallreduce_c", comm, request, 0,
                  PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -467,6 +516,7 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                           MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Allreduce_init_c", comm, request, 1,
                  PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm));
@@ -476,6 +526,7 @@ FMPL_MPI_WEAK(Allreduce_init_c)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce_scatter", comm, request, 0,
                  PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
@@ -485,6 +536,7 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                              MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_scatter_init", comm, request, 1,
                  PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
@@ -494,6 +546,7 @@ FMPL_MPI_WEAK(Reduce_scatter_init)
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce_scatter_c", comm, request, 0,
                  PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
@@ -503,6 +556,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_scatter_init_c", comm, request, 1,
                  PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm));
@@ -513,6 +567,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce_scatter_block", comm, request, 0,
                  PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
@@ -522,6 +577,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                    MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_scatter_block_init", comm, request, 1,
                  PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
@@ -532,6 +588,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                  MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Ireduce_scatter_block_c", comm, request, 0,
                  PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
@@ -541,6 +598,7 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                      MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Reduce_scatter_block_init_c", comm, request, 1,
                  PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm));
@@ -550,6 +608,7 @@ FMPL_MPI_WEAK(Reduce_scatter_block_init_c)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscan", comm, request, 0,
                  PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -558,6 +617,7 @@ FMPL_MPI_WEAK(Iscan)
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scan_init", comm, request, 1,
                  PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm));
@@ -567,6 +627,7 @@ FMPL_MPI_WEAK(Scan_init)
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iscan_c", comm, request, 0,
                  PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -575,6 +636,7 @@ FMPL_MPI_WEAK(Iscan_c)
 int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Scan_init_c", comm, request, 1,
                  PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm));
@@ -584,6 +646,7 @@ FMPL_MPI_WEAK(Scan_init_c)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iexscan", comm, request, 0,
                  PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -592,6 +655,7 @@ FMPL_MPI_WEAK(Iexscan)
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Exscan_init", comm, request, 1,
                  PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
@@ -601,6 +665,7 @@ FMPL_MPI_WEAK(Exscan_init)
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_NBC("MPI_Iexscan_c", comm, request, 0,
                  PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm));
 }
@@ -609,6 +674,7 @@ FMPL_MPI_WEAK(Iexscan_c)
 int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     (void)info;
     FMPL_MPI_NBC("MPI_Exscan_init_c", comm, request, 1,
                  PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm));

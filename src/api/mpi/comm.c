@@ -18,6 +18,7 @@
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_rank");
     *rank = c->team->rank;
@@ -27,6 +28,7 @@ FMPL_MPI_WEAK(Comm_rank)
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_size");
     *size = c->inter ? c->inter->local_size : c->team->size;
@@ -49,6 +51,7 @@ static int split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm, const 
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_split");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -86,6 +89,7 @@ int fmpl_mpi_comm_dup_finish(MPI_Comm parent, fmpl_mpi_comm *staged, int stage_r
 /* Start and wait: the state machine of MPI_Comm_idup (comm_create.c). */
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_dup");
     if (!newcomm)
@@ -112,6 +116,7 @@ FMPL_MPI_WEAK(Comm_dup)
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!comm)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
@@ -144,6 +149,7 @@ void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c)
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm1);
     GET_COMM(comm1, a, "MPI_Comm_compare");
     GET_COMM(comm2, b, "MPI_Comm_compare");
@@ -161,6 +167,7 @@ FMPL_MPI_WEAK(Comm_compare)
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_set_name");
     strncpy(c->name, name, MPI_MAX_OBJECT_NAME - 1);
@@ -171,6 +178,7 @@ FMPL_MPI_WEAK(Comm_set_name)
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_get_name");
     strcpy(name, c->name);
@@ -181,6 +189,7 @@ FMPL_MPI_WEAK(Comm_get_name)
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_set_errhandler");
     if (!fmpl_mpi_errhandler_valid(errhandler)) /* errhandler.c */
@@ -193,6 +202,7 @@ FMPL_MPI_WEAK(Comm_set_errhandler)
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     GET_COMM(comm, c, "MPI_Comm_get_errhandler");
     *errhandler = c->errhandler;

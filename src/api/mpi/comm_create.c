@@ -71,6 +71,7 @@ static int group_in_parent(const fmpl_team *parent, const fmpl_mpi_group *g, int
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_create";
     GET_COMM(comm, c, func);
     if (!newcomm)
@@ -109,6 +110,7 @@ FMPL_MPI_WEAK(Comm_create)
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_create_group";
     GET_COMM(comm, c, func);
     if (c->inter)
@@ -180,6 +182,7 @@ static int host_color(fmpl_team *parent, int *color, int *nhosts)
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                          MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_split_type";
     GET_COMM(comm, c, func);
     if (c->inter)
@@ -228,6 +231,7 @@ FMPL_MPI_WEAK(Comm_split_type)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_dup_with_info";
     GET_COMM(comm, c, func);
     if (!fmpl_mpi_info_valid(info))
@@ -324,6 +328,7 @@ static int idup(MPI_Comm comm, int with_info, MPI_Info info, MPI_Comm *newcomm,
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return idup(comm, 0, MPI_INFO_NULL, newcomm, request, "MPI_Comm_idup");
 }
 FMPL_MPI_WEAK(Comm_idup)
@@ -331,6 +336,7 @@ FMPL_MPI_WEAK(Comm_idup)
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                              MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return idup(comm, 1, info, newcomm, request, "MPI_Comm_idup_with_info");
 }
 FMPL_MPI_WEAK(Comm_idup_with_info)
@@ -339,6 +345,7 @@ FMPL_MPI_WEAK(Comm_idup_with_info)
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    FMPL_CORE_GUARD();
     GET_COMM(comm, c, "MPI_Comm_test_inter");
     if (!flag)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
@@ -349,6 +356,7 @@ FMPL_MPI_WEAK(Comm_test_inter)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    FMPL_CORE_GUARD();
     GET_COMM(comm, c, "MPI_Comm_remote_size");
     return fmpl_mpi_inter_remote_size(c, size); /* intercomm.c */
 }
@@ -356,6 +364,7 @@ FMPL_MPI_WEAK(Comm_remote_size)
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    FMPL_CORE_GUARD();
     GET_COMM(comm, c, "MPI_Comm_remote_group");
     return fmpl_mpi_inter_remote_group(c, group); /* intercomm.c */
 }

@@ -261,12 +261,14 @@ static int contiguous(const char *func, int64_t count, MPI_Datatype old, MPI_Dat
 
 int PMPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return contiguous("MPI_Type_contiguous", count, old, newtype, 0);
 }
 FMPL_MPI_WEAK(Type_contiguous)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return contiguous("MPI_Type_contiguous_c", count, old, newtype, 1);
 }
 FMPL_MPI_WEAK(Type_contiguous_c)
@@ -288,6 +290,7 @@ static int vector(const char *func, int64_t count, int64_t blocklen, int64_t str
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old,
                      MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return vector("MPI_Type_vector", count, blocklength, stride, 0, old, newtype, 0);
 }
 FMPL_MPI_WEAK(Type_vector)
@@ -295,6 +298,7 @@ FMPL_MPI_WEAK(Type_vector)
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                        MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return vector("MPI_Type_vector_c", count, blocklength, stride, 0, old, newtype, 1);
 }
 FMPL_MPI_WEAK(Type_vector_c)
@@ -302,6 +306,7 @@ FMPL_MPI_WEAK(Type_vector_c)
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old,
                              MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return vector("MPI_Type_create_hvector", count, blocklength, stride, 1, old, newtype, 0);
 }
 FMPL_MPI_WEAK(Type_create_hvector)
@@ -309,6 +314,7 @@ FMPL_MPI_WEAK(Type_create_hvector)
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                                MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return vector("MPI_Type_create_hvector_c", count, blocklength, stride, 1, old, newtype, 1);
 }
 FMPL_MPI_WEAK(Type_create_hvector_c)
@@ -316,6 +322,7 @@ FMPL_MPI_WEAK(Type_create_hvector_c)
 int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old,
                       MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return vector("MPI_Type_hvector", count, blocklength, stride, 1, old, newtype, 0);
 }
 FMPL_MPI_WEAK(Type_hvector)
@@ -377,6 +384,7 @@ int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype old,
                       MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return indexed_int("MPI_Type_indexed", IX_INDEXED, count, array_of_blocklengths, 0,
                        array_of_displacements, NULL, old, newtype);
 }
@@ -386,6 +394,7 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
                         const MPI_Count array_of_displacements[], MPI_Datatype old,
                         MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_indexed_c", newtype);
     return indexed("MPI_Type_indexed_c", IX_INDEXED, count, (const int64_t *)array_of_blocklengths,
                    0, (const int64_t *)array_of_displacements, old, newtype, 1);
@@ -396,6 +405,7 @@ int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype old,
                               MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return indexed_int("MPI_Type_create_hindexed", IX_HINDEXED, count, array_of_blocklengths, 0,
                        NULL, array_of_displacements, old, newtype);
 }
@@ -405,6 +415,7 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
                                 const MPI_Count array_of_displacements[], MPI_Datatype old,
                                 MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_hindexed_c", newtype);
     return indexed("MPI_Type_create_hindexed_c", IX_HINDEXED, count,
                    (const int64_t *)array_of_blocklengths, 0,
@@ -415,6 +426,7 @@ FMPL_MPI_WEAK(Type_create_hindexed_c)
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return indexed_int("MPI_Type_hindexed", IX_HINDEXED, count, array_of_blocklengths, 0, NULL,
                        array_of_displacements, old, newtype);
 }
@@ -423,6 +435,7 @@ FMPL_MPI_WEAK(Type_hindexed)
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return indexed_int("MPI_Type_create_indexed_block", IX_BLOCK, count, NULL, blocklength,
                        array_of_displacements, NULL, old, newtype);
 }
@@ -432,6 +445,7 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                      const MPI_Count array_of_displacements[], MPI_Datatype old,
                                      MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_indexed_block_c", newtype);
     return indexed("MPI_Type_create_indexed_block_c", IX_BLOCK, count, NULL, blocklength,
                    (const int64_t *)array_of_displacements, old, newtype, 1);
@@ -442,6 +456,7 @@ int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     const MPI_Aint array_of_displacements[], MPI_Datatype old,
                                     MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return indexed_int("MPI_Type_create_hindexed_block", IX_HBLOCK, count, NULL, blocklength,
                        NULL, array_of_displacements, old, newtype);
 }
@@ -451,6 +466,7 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       const MPI_Count array_of_displacements[],
                                       MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_hindexed_block_c", newtype);
     return indexed("MPI_Type_create_hindexed_block_c", IX_HBLOCK, count, NULL, blocklength,
                    (const int64_t *)array_of_displacements, old, newtype, 1);
@@ -508,6 +524,7 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return structure_int("MPI_Type_create_struct", count, array_of_blocklengths,
                          array_of_displacements, array_of_types, newtype);
 }
@@ -516,6 +533,7 @@ FMPL_MPI_WEAK(Type_create_struct)
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return structure_int("MPI_Type_struct", count, array_of_blocklengths,
                          array_of_displacements, array_of_types, newtype);
 }
@@ -525,6 +543,7 @@ int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklen
                               const MPI_Count array_of_displacements[],
                               const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_struct_c", newtype);
     return structure("MPI_Type_create_struct_c", count, (const int64_t *)array_of_blocklengths,
                      (const int64_t *)array_of_displacements, array_of_types, newtype, 1);
@@ -587,6 +606,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
                               const int array_of_starts[], int order, MPI_Datatype old,
                               MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_create_subarray";
     START(func, newtype);
     if (ndims <= 0)
@@ -615,6 +635,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                                 const MPI_Count array_of_starts[], int order, MPI_Datatype old,
                                 MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_subarray_c", newtype);
     return subarray("MPI_Type_create_subarray_c", ndims, (const int64_t *)array_of_sizes,
                     (const int64_t *)array_of_subsizes, (const int64_t *)array_of_starts, order,
@@ -676,6 +697,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                             const int array_of_psizes[], int order, MPI_Datatype old,
                             MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_create_darray";
     START(func, newtype);
     if (ndims <= 0)
@@ -697,6 +719,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
                               const int array_of_psizes[], int order, MPI_Datatype old,
                               MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     START("MPI_Type_create_darray_c", newtype);
     return darray("MPI_Type_create_darray_c", size, rank, ndims,
                   (const int64_t *)array_of_gsizes, array_of_distribs, array_of_dargs,
@@ -718,6 +741,7 @@ static int resized(const char *func, MPI_Datatype old, int64_t lb, int64_t exten
 int PMPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return resized("MPI_Type_create_resized", old, lb, extent, newtype, 0);
 }
 FMPL_MPI_WEAK(Type_create_resized)
@@ -725,6 +749,7 @@ FMPL_MPI_WEAK(Type_create_resized)
 int PMPI_Type_create_resized_c(MPI_Datatype old, MPI_Count lb, MPI_Count extent,
                                MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     return resized("MPI_Type_create_resized_c", old, lb, extent, newtype, 1);
 }
 FMPL_MPI_WEAK(Type_create_resized_c)
@@ -733,6 +758,7 @@ FMPL_MPI_WEAK(Type_create_resized_c)
  * copied through their copy callbacks (a callback's error undoes the dup). */
 int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_dup";
     START(func, newtype);
     fmpl_datatype *o, *nt = NULL;
@@ -758,6 +784,7 @@ FMPL_MPI_WEAK(Type_dup)
 
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_commit";
     FMPL_MPI_CHECK_READY(ERRC);
     if (!datatype)
@@ -777,6 +804,7 @@ FMPL_MPI_WEAK(Type_commit)
 
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_free";
     FMPL_MPI_CHECK_READY(ERRC);
     if (!datatype)
@@ -820,6 +848,7 @@ FMPL_MPI_WEAK(Type_free)
 
 int PMPI_Type_size(MPI_Datatype t, int *size)
 {
+    FMPL_CORE_GUARD();
     QUERY_START("MPI_Type_size", t, d, size);
     int64_t s = fmpl_dt_size(d);
     *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
@@ -838,12 +867,14 @@ static int size64(const char *func, MPI_Datatype t, MPI_Count *size)
 
 int PMPI_Type_size_c(MPI_Datatype t, MPI_Count *size)
 {
+    FMPL_CORE_GUARD();
     return size64("MPI_Type_size_c", t, size);
 }
 FMPL_MPI_WEAK(Type_size_c)
 
 int PMPI_Type_size_x(MPI_Datatype t, MPI_Count *size)
 {
+    FMPL_CORE_GUARD();
     return size64("MPI_Type_size_x", t, size);
 }
 FMPL_MPI_WEAK(Type_size_x)
@@ -864,36 +895,42 @@ static int extent64(const char *func, MPI_Datatype t, int true_bounds, int64_t *
 
 int PMPI_Type_get_extent(MPI_Datatype t, MPI_Aint *lb, MPI_Aint *extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_extent", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent)
 
 int PMPI_Type_get_extent_c(MPI_Datatype t, MPI_Count *lb, MPI_Count *extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_extent_c", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent_c)
 
 int PMPI_Type_get_extent_x(MPI_Datatype t, MPI_Count *lb, MPI_Count *extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_extent_x", t, 0, lb, extent);
 }
 FMPL_MPI_WEAK(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent(MPI_Datatype t, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_true_extent", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent)
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype t, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_true_extent_c", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent_c)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype t, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    FMPL_CORE_GUARD();
     EXTENT_BODY("MPI_Type_get_true_extent_x", t, 1, true_lb, true_extent);
 }
 FMPL_MPI_WEAK(Type_get_true_extent_x)
@@ -901,6 +938,7 @@ FMPL_MPI_WEAK(Type_get_true_extent_x)
 /* MPI-1 forms, removed in MPI-3.0 (MPICH keeps them). */
 int PMPI_Type_extent(MPI_Datatype t, MPI_Aint *extent)
 {
+    FMPL_CORE_GUARD();
     QUERY_START("MPI_Type_extent", t, d, extent);
     *extent = fmpl_dt_extent(d);
     return MPI_SUCCESS;
@@ -909,6 +947,7 @@ FMPL_MPI_WEAK(Type_extent)
 
 int PMPI_Type_lb(MPI_Datatype t, MPI_Aint *displacement)
 {
+    FMPL_CORE_GUARD();
     QUERY_START("MPI_Type_lb", t, d, displacement);
     *displacement = fmpl_dt_lb(d);
     return MPI_SUCCESS;
@@ -917,6 +956,7 @@ FMPL_MPI_WEAK(Type_lb)
 
 int PMPI_Type_ub(MPI_Datatype t, MPI_Aint *displacement)
 {
+    FMPL_CORE_GUARD();
     QUERY_START("MPI_Type_ub", t, d, displacement);
     *displacement = fmpl_dt_ub(d);
     return MPI_SUCCESS;
@@ -927,6 +967,7 @@ FMPL_MPI_WEAK(Type_ub)
 
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    FMPL_CORE_GUARD();
     if (!address)
         return null_arg("MPI_Get_address", "address");
     *address = (MPI_Aint)(uintptr_t)location;
@@ -936,6 +977,7 @@ FMPL_MPI_WEAK(Get_address)
 
 int PMPI_Address(void *location, MPI_Aint *address)
 {
+    FMPL_CORE_GUARD();
     if (!address)
         return null_arg("MPI_Address", "address");
     *address = (MPI_Aint)(uintptr_t)location;
@@ -946,12 +988,14 @@ FMPL_MPI_WEAK(Address)
 /* Address arithmetic wraps like the machine's (no signed overflow). */
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    FMPL_CORE_GUARD();
     return (MPI_Aint)((uint64_t)base + (uint64_t)disp);
 }
 FMPL_MPI_WEAK(Aint_add)
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    FMPL_CORE_GUARD();
     return (MPI_Aint)((uint64_t)addr1 - (uint64_t)addr2);
 }
 FMPL_MPI_WEAK(Aint_diff)
@@ -993,6 +1037,7 @@ static int envelope(const char *func, MPI_Datatype t, fmpl_datatype **d, fmpl_dt
 int PMPI_Type_get_envelope(MPI_Datatype t, int *num_integers, int *num_addresses,
                            int *num_datatypes, int *combiner)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_get_envelope";
     fmpl_datatype *d;
     fmpl_dt_envelope env;
@@ -1020,6 +1065,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype t, MPI_Count *num_integers, MPI_Count 
                              MPI_Count *num_large_counts, MPI_Count *num_datatypes,
                              int *combiner)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_get_envelope_c";
     fmpl_datatype *d;
     fmpl_dt_envelope env;
@@ -1128,6 +1174,7 @@ int PMPI_Type_get_contents(MPI_Datatype t, int max_integers, int max_addresses,
                            int max_datatypes, int array_of_integers[],
                            MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    FMPL_CORE_GUARD();
     return contents("MPI_Type_get_contents", t, max_integers, max_addresses, 0, max_datatypes,
                     array_of_integers, array_of_addresses, NULL, array_of_datatypes, 0);
 }
@@ -1139,6 +1186,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype t, MPI_Count max_integers, MPI_Count m
                              MPI_Count array_of_large_counts[],
                              MPI_Datatype array_of_datatypes[])
 {
+    FMPL_CORE_GUARD();
     return contents("MPI_Type_get_contents_c", t, max_integers, max_addresses, max_large_counts,
                     max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
                     array_of_datatypes, 1);
@@ -1149,6 +1197,7 @@ FMPL_MPI_WEAK(Type_get_contents_c)
 
 int PMPI_Type_set_name(MPI_Datatype t, const char *type_name)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_set_name";
     FMPL_MPI_CHECK_READY(ERRC);
     fmpl_datatype *d;
@@ -1164,6 +1213,7 @@ FMPL_MPI_WEAK(Type_set_name)
 
 int PMPI_Type_get_name(MPI_Datatype t, char *type_name, int *resultlen)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_get_name";
     FMPL_MPI_CHECK_READY(ERRC);
     fmpl_datatype *d;
@@ -1187,6 +1237,7 @@ FMPL_MPI_WEAK(Type_get_name)
  * is what the function is for (KIND parameters). */
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_match_size";
     FMPL_MPI_CHECK_READY(ERRC);
     if (!datatype)
@@ -1230,6 +1281,7 @@ static int f90(const char *func, MPI_Datatype *newtype)
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     (void)p;
     (void)r;
     return f90("MPI_Type_create_f90_real", newtype);
@@ -1238,6 +1290,7 @@ FMPL_MPI_WEAK(Type_create_f90_real)
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     (void)p;
     (void)r;
     return f90("MPI_Type_create_f90_complex", newtype);
@@ -1246,6 +1299,7 @@ FMPL_MPI_WEAK(Type_create_f90_complex)
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    FMPL_CORE_GUARD();
     (void)r;
     return f90("MPI_Type_create_f90_integer", newtype);
 }

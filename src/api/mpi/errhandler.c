@@ -98,6 +98,7 @@ int fmpl_mpi_errhandler_new(MPI_Comm_errhandler_function *fn, int object,
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     return fmpl_mpi_errhandler_create(fn, FMPL_HK_COMM, errhandler,
                                       "MPI_Comm_create_errhandler");
 }
@@ -117,6 +118,7 @@ int fmpl_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, int object,
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!errhandler || !fmpl_mpi_errhandler_valid(*errhandler))
         return ERR(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler 0x%x",
@@ -129,6 +131,7 @@ FMPL_MPI_WEAK(Errhandler_free)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     if (!fmpl_mpi_comm_get(comm))
         return ERR(MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator 0x%x",
@@ -143,18 +146,21 @@ FMPL_MPI_WEAK(Comm_call_errhandler)
 /* The MPI-1 names, removed in MPI-3.0 but declared by MPICH's mpi.h. */
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     return PMPI_Comm_create_errhandler(function, errhandler);
 }
 FMPL_MPI_WEAK(Errhandler_create)
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    FMPL_CORE_GUARD();
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 FMPL_MPI_WEAK(Errhandler_set)
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 FMPL_MPI_WEAK(Errhandler_get)
@@ -210,6 +216,7 @@ static int add_code(int cls, int *value, const char *func)
 
 int PMPI_Add_error_class(int *errorclass)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!errorclass)
         return ERR(MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
@@ -219,6 +226,7 @@ FMPL_MPI_WEAK(Add_error_class)
 
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!errorcode)
         return ERR(MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
@@ -231,6 +239,7 @@ FMPL_MPI_WEAK(Add_error_code)
 
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Add_error_string";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     user_code *u = user_code_get(errorcode);

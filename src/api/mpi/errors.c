@@ -129,6 +129,7 @@ int fmpl_mpi_error_handler(MPI_Errhandler h, int handle, int code, const char *f
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    FMPL_CORE_GUARD();
     if (!errorclass)
         return MPI_ERR_ARG;
     int user = fmpl_mpi_user_error_class(errorcode); /* errhandler.c */
@@ -145,6 +146,7 @@ FMPL_MPI_WEAK(Error_class)
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    FMPL_CORE_GUARD();
     if (!string || !resultlen)
         return MPI_ERR_ARG;
     const char *user = fmpl_mpi_user_error_string(errorcode); /* errhandler.c */

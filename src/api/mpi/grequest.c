@@ -61,6 +61,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                         MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!request)
         return FMPL_MPI_ERR(MPI_COMM_WORLD, MPI_ERR_ARG, "request is NULL");
@@ -84,6 +85,7 @@ FMPL_MPI_WEAK(Grequest_start)
 
 int PMPI_Grequest_complete(MPI_Request request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_request *r = fmpl_mpi_request_get(request);
     if (!r || r->kind != FMPL_MREQ_ASYNC || r->async_cancel != grequest_cancel || !r->async)

@@ -101,6 +101,7 @@ static int *alloc_ranks(int n) { return malloc((size_t)(n ? n : 1) * sizeof(int)
 
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_GROUP(group, g, "MPI_Group_size");
     if (!size)
@@ -112,6 +113,7 @@ FMPL_MPI_WEAK(Group_size)
 
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_GROUP(group, g, "MPI_Group_rank");
     if (!rank)
@@ -125,6 +127,7 @@ FMPL_MPI_WEAK(Group_rank)
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[])
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Group_translate_ranks";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_GROUP(group1, a, func);
@@ -155,6 +158,7 @@ FMPL_MPI_WEAK(Group_translate_ranks)
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Group_compare";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     GET_GROUP(group1, a, func);
@@ -183,6 +187,7 @@ FMPL_MPI_WEAK(Group_compare)
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)
@@ -199,6 +204,7 @@ FMPL_MPI_WEAK(Comm_group)
 
 int PMPI_Group_free(MPI_Group *group)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!group)
         return ERR(MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
@@ -253,18 +259,21 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return set_op(group1, group2, newgroup, SET_UNION, "MPI_Group_union");
 }
 FMPL_MPI_WEAK(Group_union)
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return set_op(group1, group2, newgroup, SET_INTERSECTION, "MPI_Group_intersection");
 }
 FMPL_MPI_WEAK(Group_intersection)
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return set_op(group1, group2, newgroup, SET_DIFFERENCE, "MPI_Group_difference");
 }
 FMPL_MPI_WEAK(Group_difference)
@@ -328,12 +337,14 @@ static int subset(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return subset(group, n, ranks, newgroup, 1, "MPI_Group_incl");
 }
 FMPL_MPI_WEAK(Group_incl)
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return subset(group, n, ranks, newgroup, 0, "MPI_Group_excl");
 }
 FMPL_MPI_WEAK(Group_excl)
@@ -398,12 +409,14 @@ static int range_subset(MPI_Group group, int n, int ranges[][3], MPI_Group *newg
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return range_subset(group, n, ranges, newgroup, 1, "MPI_Group_range_incl");
 }
 FMPL_MPI_WEAK(Group_range_incl)
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     return range_subset(group, n, ranges, newgroup, 0, "MPI_Group_range_excl");
 }
 FMPL_MPI_WEAK(Group_range_excl)

@@ -230,6 +230,7 @@ static int check_key(const char *key, const char *func)
 
 int PMPI_Info_create(MPI_Info *info_out)
 {
+    FMPL_CORE_GUARD();
     if (!info_out)
         return ERR(MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     info *in = calloc(1, sizeof *in);
@@ -242,6 +243,7 @@ FMPL_MPI_WEAK(Info_create)
 /* Before MPI_Init too (MPI 11.4): MPI_INFO_ENV's contents. */
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info_out)
 {
+    FMPL_CORE_GUARD();
     (void)argc;
     (void)argv;
     if (!info_out)
@@ -255,6 +257,7 @@ FMPL_MPI_WEAK(Info_create_env)
 
 int PMPI_Info_set(MPI_Info h, const char *key, const char *value)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_set";
     GET_INFO(h, in, func);
     if (in == &env)
@@ -276,6 +279,7 @@ FMPL_MPI_WEAK(Info_set)
 
 int PMPI_Info_delete(MPI_Info h, const char *key)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_delete";
     GET_INFO(h, in, func);
     if (in == &env)
@@ -296,6 +300,7 @@ FMPL_MPI_WEAK(Info_delete)
 
 int PMPI_Info_get(MPI_Info h, const char *key, int valuelen, char *value, int *flag)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_get";
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
@@ -320,6 +325,7 @@ FMPL_MPI_WEAK(Info_get)
 
 int PMPI_Info_get_string(MPI_Info h, const char *key, int *buflen, char *value, int *flag)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_get_string";
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
@@ -346,6 +352,7 @@ FMPL_MPI_WEAK(Info_get_string)
 
 int PMPI_Info_get_valuelen(MPI_Info h, const char *key, int *valuelen, int *flag)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_get_valuelen";
     GET_INFO(h, in, func);
     int rc = check_key(key, func);
@@ -363,6 +370,7 @@ FMPL_MPI_WEAK(Info_get_valuelen)
 
 int PMPI_Info_get_nkeys(MPI_Info h, int *nkeys)
 {
+    FMPL_CORE_GUARD();
     GET_INFO(h, in, "MPI_Info_get_nkeys");
     if (!nkeys)
         return ERR(MPI_ERR_ARG, "MPI_Info_get_nkeys", "nkeys is NULL");
@@ -373,6 +381,7 @@ FMPL_MPI_WEAK(Info_get_nkeys)
 
 int PMPI_Info_get_nthkey(MPI_Info h, int n, char *key)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_get_nthkey";
     GET_INFO(h, in, func);
     if (n < 0 || n >= in->n)
@@ -386,6 +395,7 @@ FMPL_MPI_WEAK(Info_get_nthkey)
 
 int PMPI_Info_dup(MPI_Info h, MPI_Info *newinfo)
 {
+    FMPL_CORE_GUARD();
     GET_INFO(h, in, "MPI_Info_dup");
     (void)in;
     if (!newinfo)
@@ -399,6 +409,7 @@ FMPL_MPI_WEAK(Info_dup)
 
 int PMPI_Info_free(MPI_Info *h)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Info_free";
     if (!h)
         return ERR(MPI_ERR_ARG, func, "info is NULL");
@@ -416,6 +427,7 @@ FMPL_MPI_WEAK(Info_free)
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_set_info";
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
@@ -437,6 +449,7 @@ FMPL_MPI_WEAK(Comm_set_info)
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_get_info";
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);

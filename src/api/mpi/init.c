@@ -118,6 +118,7 @@ static int start(int required, int *provided)
 
 int PMPI_Init(int *argc, char ***argv)
 {
+    FMPL_CORE_GUARD();
     (void)argc;
     (void)argv;
     return start(MPI_THREAD_SINGLE, NULL);
@@ -126,6 +127,7 @@ FMPL_MPI_WEAK(Init)
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    FMPL_CORE_GUARD();
     (void)argc;
     (void)argv;
     return start(required, provided);
@@ -134,6 +136,7 @@ FMPL_MPI_WEAK(Init_thread)
 
 int PMPI_Finalize(void)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (world_state != FMPL_MPI_READY)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize",
@@ -148,6 +151,7 @@ FMPL_MPI_WEAK(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
+    FMPL_CORE_GUARD();
     *flag = world_state != FMPL_MPI_NEW;
     return MPI_SUCCESS;
 }
@@ -155,6 +159,7 @@ FMPL_MPI_WEAK(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
+    FMPL_CORE_GUARD();
     *flag = world_state == FMPL_MPI_DONE;
     return MPI_SUCCESS;
 }
@@ -162,6 +167,7 @@ FMPL_MPI_WEAK(Finalized)
 
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
+    FMPL_CORE_GUARD();
     (void)comm; /* MPI allows ending every process, which is what happens */
     char msg[96];
     snprintf(msg, sizeof msg, "MPI_Abort called with error code %d", errorcode);
@@ -177,6 +183,7 @@ FMPL_MPI_WEAK(Wtick)
 
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
+    FMPL_CORE_GUARD();
     if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
         strcpy(name, "localhost");
     name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
@@ -187,6 +194,7 @@ FMPL_MPI_WEAK(Get_processor_name)
 
 int PMPI_Query_thread(int *provided)
 {
+    FMPL_CORE_GUARD();
     *provided = fmpl_mpi_thread_level;
     return MPI_SUCCESS;
 }
@@ -194,6 +202,7 @@ FMPL_MPI_WEAK(Query_thread)
 
 int PMPI_Is_thread_main(int *flag)
 {
+    FMPL_CORE_GUARD();
     *flag = pthread_equal(pthread_self(), main_thread);
     return MPI_SUCCESS;
 }

@@ -288,6 +288,7 @@ void fmpl_mpi_inter_finalize(fmpl_mpi_comm *c)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Intercomm_create";
     GET_COMM(local_comm, c, func);
     if (c->inter)
@@ -408,6 +409,7 @@ static int leaders_swap(fmpl_mpi_comm *c, const int *mine, int *theirs, int n)
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Intercomm_merge";
     GET_COMM(intercomm, c, func);
     if (!c->inter)
@@ -442,6 +444,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Intercomm_create_from_groups";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_group *lg = fmpl_mpi_group_get(local_group), *rg = fmpl_mpi_group_get(remote_group);

@@ -49,7 +49,7 @@ static int check_status_args(const char *func, const void *from, const void *to)
 
 #define FMPL_STATUS_CONVERSION(name, from_type, to_type)                                          \
     int PMPI_##name(from_type *from, to_type *to)                                                  \
-    {                                                                                              \
+    { FMPL_CORE_GUARD();                                                                                              \
         int rc = check_status_args("MPI_" #name, from, to);                                        \
         if (rc == MPI_SUCCESS)                                                                     \
             memcpy(to, from, sizeof(MPI_Status));                                                  \
@@ -68,6 +68,7 @@ FMPL_STATUS_CONVERSION(Status_f082f, const MPI_F08_status, MPI_Fint)
  * names; the library itself has nothing to switch (MPI 15.2.4). */
 int PMPI_Pcontrol(const int level, ...)
 {
+    FMPL_CORE_GUARD();
     (void)level;
     return MPI_SUCCESS;
 }

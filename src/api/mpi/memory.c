@@ -13,6 +13,7 @@
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    FMPL_CORE_GUARD();
     (void)info; /* no hints are used */
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!baseptr)
@@ -33,6 +34,7 @@ FMPL_MPI_WEAK(Alloc_mem)
 
 int PMPI_Free_mem(void *base)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!base)
         return MPI_SUCCESS;

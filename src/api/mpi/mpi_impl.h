@@ -22,6 +22,7 @@
 #include "mpi.h"
 #include "protocols/tag_match.h"
 #include "protocols/team.h"
+#include "progress/agent.h"
 
 #define FMPL_MPI_WEAK(name) _Pragma(FMPL_MPI_STR(weak MPI_##name = PMPI_##name))
 #define FMPL_MPI_STR(x) #x
@@ -383,14 +384,14 @@ int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint 
 #define FMPL_MPI_REPLACE_FORMS(Name, impl, Last)                                          \
     int PMPI_##Name(void *buf, int count, MPI_Datatype type, int dest, int sendtag,         \
                     int source, int recvtag, MPI_Comm comm, Last last)                      \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return impl("MPI_" #Name, buf, count, type, dest, sendtag, source, recvtag, comm,   \
                     last);                                                                 \
     }                                                                                      \
     FMPL_MPI_WEAK(Name)                                                                    \
     int PMPI_##Name##_c(void *buf, MPI_Count count, MPI_Datatype type, int dest,            \
                         int sendtag, int source, int recvtag, MPI_Comm comm, Last last)     \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return impl("MPI_" #Name "_c", buf, count, type, dest, sendtag, source, recvtag,    \
                     comm, last);                                                           \
     }                                                                                      \

@@ -19,6 +19,7 @@
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                  MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     if (!flag || !message)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, "MPI_Improbe", "flag or message is NULL");
@@ -59,6 +60,7 @@ FMPL_MPI_WEAK(Improbe)
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     int flag = 0, rc;
     fmpl_waiter w = FMPL_WAITER_INIT;
     while ((rc = PMPI_Improbe(source, tag, comm, &flag, message, status)) == MPI_SUCCESS &&
@@ -171,6 +173,7 @@ static int imrecv(const char *func, void *buf, MPI_Aint count, MPI_Datatype type
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     return mrecv("MPI_Mrecv", buf, count, type, message, status);
 }
 FMPL_MPI_WEAK(Mrecv)
@@ -178,6 +181,7 @@ FMPL_MPI_WEAK(Mrecv)
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message,
                  MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     return mrecv("MPI_Mrecv_c", buf, count, type, message, status);
 }
 FMPL_MPI_WEAK(Mrecv_c)
@@ -185,6 +189,7 @@ FMPL_MPI_WEAK(Mrecv_c)
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                 MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return imrecv("MPI_Imrecv", buf, count, type, message, request);
 }
 FMPL_MPI_WEAK(Imrecv)
@@ -192,6 +197,7 @@ FMPL_MPI_WEAK(Imrecv)
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype type, MPI_Message *message,
                   MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return imrecv("MPI_Imrecv_c", buf, count, type, message, request);
 }
 FMPL_MPI_WEAK(Imrecv_c)

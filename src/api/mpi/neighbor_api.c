@@ -81,13 +81,13 @@ static int run(const fmpl_nbr_args *a, MPI_Comm comm, const char *func, int mode
 #define UNPAREN(...) __VA_ARGS__
 #define FAMILY(Name, Suffix, PARAMS, ARGS, big)                                    \
     int PMPI_Neighbor_##Name##Suffix(UNPAREN PARAMS, MPI_Comm comm)                \
-    {                                                                              \
+    { FMPL_CORE_GUARD();                                                                              \
         fmpl_nbr_args a = ARGS(big);                                               \
         return run(&a, comm, "MPI_Neighbor_" #Name #Suffix, BLOCKING, MPI_INFO_NULL, NULL); \
     }                                                                              \
     FMPL_MPI_WEAK(Neighbor_##Name##Suffix)                                         \
     int PMPI_Ineighbor_##Name##Suffix(UNPAREN PARAMS, MPI_Comm comm, MPI_Request *request) \
-    {                                                                              \
+    { FMPL_CORE_GUARD();                                                                              \
         fmpl_nbr_args a = ARGS(big);                                               \
         return run(&a, comm, "MPI_Ineighbor_" #Name #Suffix, NONBLOCKING, MPI_INFO_NULL, \
                    request);                                                       \
@@ -95,7 +95,7 @@ static int run(const fmpl_nbr_args *a, MPI_Comm comm, const char *func, int mode
     FMPL_MPI_WEAK(Ineighbor_##Name##Suffix)                                        \
     int PMPI_Neighbor_##Name##_init##Suffix(UNPAREN PARAMS, MPI_Comm comm, MPI_Info info, \
                                             MPI_Request *request)                  \
-    {                                                                              \
+    { FMPL_CORE_GUARD();                                                                              \
         fmpl_nbr_args a = ARGS(big);                                               \
         return run(&a, comm, "MPI_Neighbor_" #Name "_init" #Suffix, PERSISTENT, info, request); \
     }                                                                              \

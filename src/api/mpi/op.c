@@ -262,18 +262,21 @@ static int op_create(const char *func, MPI_User_function *fn, MPI_User_function_
 
 int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 {
+    FMPL_CORE_GUARD();
     return op_create("MPI_Op_create", fn, NULL, commute, op);
 }
 FMPL_MPI_WEAK(Op_create)
 
 int PMPI_Op_create_c(MPI_User_function_c *fn, int commute, MPI_Op *op)
 {
+    FMPL_CORE_GUARD();
     return op_create("MPI_Op_create_c", NULL, fn, commute, op);
 }
 FMPL_MPI_WEAK(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     user_op *u = op ? user_op_get(*op) : NULL;
     if (!u)
@@ -288,6 +291,7 @@ FMPL_MPI_WEAK(Op_free)
 
 int PMPI_Op_commutative(MPI_Op op, int *commute)
 {
+    FMPL_CORE_GUARD();
     if (((unsigned)op & 0xffffff00u) == 0x58000000u) {
         *commute = 1;
         return MPI_SUCCESS;
@@ -336,6 +340,7 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type, MPI_Op op)
 {
+    FMPL_CORE_GUARD();
     return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, type, op);
 }
 FMPL_MPI_WEAK(Reduce_local)
@@ -343,6 +348,7 @@ FMPL_MPI_WEAK(Reduce_local)
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype type,
                         MPI_Op op)
 {
+    FMPL_CORE_GUARD();
     return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, type, op);
 }
 FMPL_MPI_WEAK(Reduce_local_c)

@@ -115,6 +115,7 @@ static int unpack(const char *func, const void *inbuf, int64_t insize, int64_t *
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     int64_t pos = position ? *position : 0;
     int rc = pack("MPI_Pack", inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL,
                   comm);
@@ -127,6 +128,7 @@ FMPL_MPI_WEAK(Pack)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
                 MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, (int64_t *)position,
                 comm);
 }
@@ -135,6 +137,7 @@ FMPL_MPI_WEAK(Pack_c)
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     int64_t pos = position ? *position : 0;
     int rc = unpack("MPI_Unpack", inbuf, insize, position ? &pos : NULL, outbuf, outcount,
                     datatype, comm);
@@ -147,6 +150,7 @@ FMPL_MPI_WEAK(Unpack)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                   MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    FMPL_CORE_GUARD();
     return unpack("MPI_Unpack_c", inbuf, insize, (int64_t *)position, outbuf, outcount, datatype,
                   comm);
 }
@@ -177,6 +181,7 @@ static int pack_size(const char *func, int64_t incount, MPI_Datatype t, MPI_Comm
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    FMPL_CORE_GUARD();
     int64_t s;
     int rc = pack_size("MPI_Pack_size", incount, datatype, comm, &s);
     if (rc)
@@ -192,6 +197,7 @@ FMPL_MPI_WEAK(Pack_size)
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
+    FMPL_CORE_GUARD();
     return pack_size("MPI_Pack_size_c", incount, datatype, comm, (int64_t *)size);
 }
 FMPL_MPI_WEAK(Pack_size_c)
@@ -682,6 +688,7 @@ static int move_external(const char *func, int pack, const char *datarep, void *
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                        MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    FMPL_CORE_GUARD();
     return move_external("MPI_Pack_external", 1, datarep, outbuf, outsize, (int64_t *)position,
                          (void *)inbuf, incount, datatype);
 }
@@ -691,6 +698,7 @@ int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count inco
                          MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
                          MPI_Count *position)
 {
+    FMPL_CORE_GUARD();
     return move_external("MPI_Pack_external_c", 1, datarep, outbuf, outsize, (int64_t *)position,
                          (void *)inbuf, incount, datatype);
 }
@@ -699,6 +707,7 @@ FMPL_MPI_WEAK(Pack_external_c)
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                          MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    FMPL_CORE_GUARD();
     return move_external("MPI_Unpack_external", 0, datarep, (void *)inbuf, insize,
                          (int64_t *)position, outbuf, outcount, datatype);
 }
@@ -708,6 +717,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
                            MPI_Count *position, void *outbuf, MPI_Count outcount,
                            MPI_Datatype datatype)
 {
+    FMPL_CORE_GUARD();
     return move_external("MPI_Unpack_external_c", 0, datarep, (void *)inbuf, insize,
                          (int64_t *)position, outbuf, outcount, datatype);
 }
@@ -733,6 +743,7 @@ static int pack_external_size(const char *func, const char *datarep, int64_t inc
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                             MPI_Aint *size)
 {
+    FMPL_CORE_GUARD();
     return pack_external_size("MPI_Pack_external_size", datarep, incount, datatype,
                               (int64_t *)size);
 }
@@ -741,6 +752,7 @@ FMPL_MPI_WEAK(Pack_external_size)
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
                               MPI_Count *size)
 {
+    FMPL_CORE_GUARD();
     return pack_external_size("MPI_Pack_external_size_c", datarep, incount, datatype,
                               (int64_t *)size);
 }

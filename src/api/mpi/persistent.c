@@ -53,7 +53,7 @@ static int init_request(const char *func, const void *buf, MPI_Aint count, MPI_D
 #define SEND_INIT(Name, mode, CountT)                                                      \
     int PMPI_##Name(const void *buf, CountT count, MPI_Datatype type, int dest, int tag,    \
                     MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return init_request("MPI_" #Name, buf, count, type, dest, tag, comm,               \
                             FMPL_MREQ_SEND, mode, request);                                \
     }                                                                                      \
@@ -72,6 +72,7 @@ SEND_INIT(Bsend_init_c, FMPL_MPI_MODE_BUFFERED, MPI_Count)
 int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return init_request("MPI_Recv_init", buf, count, type, source, tag, comm, FMPL_MREQ_RECV, 0,
                         request);
 }
@@ -80,6 +81,7 @@ FMPL_MPI_WEAK(Recv_init)
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return init_request("MPI_Recv_init_c", buf, count, type, source, tag, comm,
                         FMPL_MREQ_RECV, 0, request);
 }
@@ -147,6 +149,7 @@ static int start(const char *func, fmpl_mpi_request *r)
 
 int PMPI_Start(MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Start", "request is NULL");
@@ -162,6 +165,7 @@ FMPL_MPI_WEAK(Start)
  * started. */
 int PMPI_Startall(int count, MPI_Request requests[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (count < 0)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Startall",

@@ -81,7 +81,7 @@ static int send_blocking(const char *func, const void *buf, MPI_Aint count, MPI_
 #define BLOCKING_SEND(Name, mode, CountT)                                                  \
     int PMPI_##Name(const void *buf, CountT count, MPI_Datatype type, int dest, int tag,    \
                     MPI_Comm comm)                                                         \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return send_blocking("MPI_" #Name, buf, count, type, dest, tag, comm, mode);       \
     }                                                                                      \
     FMPL_MPI_WEAK(Name)
@@ -127,7 +127,7 @@ static int recv_blocking(const char *func, void *buf, MPI_Aint count, MPI_Dataty
 #define BLOCKING_RECV(Name, CountT)                                                        \
     int PMPI_##Name(void *buf, CountT count, MPI_Datatype type, int source, int tag,        \
                     MPI_Comm comm, MPI_Status *status)                                     \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return recv_blocking("MPI_" #Name, buf, count, type, source, tag, comm, status);   \
     }                                                                                      \
     FMPL_MPI_WEAK(Name)
@@ -178,7 +178,7 @@ static int start_nonblocking(const char *func, const void *buf, MPI_Aint count,
 #define NONBLOCKING_SEND(Name, mode, CountT)                                               \
     int PMPI_##Name(const void *buf, CountT count, MPI_Datatype type, int dest, int tag,    \
                     MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return start_nonblocking("MPI_" #Name, buf, count, type, dest, tag, comm, mode,    \
                                  request);                                                 \
     }                                                                                      \
@@ -194,7 +194,7 @@ NONBLOCKING_SEND(Irsend_c, FMPL_TM_MODE_STANDARD, MPI_Count)
 #define NONBLOCKING_RECV(Name, CountT)                                                     \
     int PMPI_##Name(void *buf, CountT count, MPI_Datatype type, int source, int tag,        \
                     MPI_Comm comm, MPI_Request *request)                                   \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return start_nonblocking("MPI_" #Name, buf, count, type, source, tag, comm, -1,    \
                                  request);                                                 \
     }                                                                                      \
@@ -223,7 +223,7 @@ static int sendrecv(const char *func, const void *sendbuf, MPI_Aint sendcount,
     int PMPI_##Name(const void *sendbuf, CountT sendcount, MPI_Datatype sendtype, int dest, \
                     int sendtag, void *recvbuf, CountT recvcount, MPI_Datatype recvtype,   \
                     int source, int recvtag, MPI_Comm comm, MPI_Status *status)            \
-    {                                                                                      \
+    { FMPL_CORE_GUARD();                                                                                      \
         return sendrecv("MPI_" #Name, sendbuf, sendcount, sendtype, dest, sendtag,         \
                         recvbuf, recvcount, recvtype, source, recvtag, comm, status);      \
     }                                                                                      \
@@ -236,6 +236,7 @@ SENDRECV(Sendrecv_c, MPI_Count)
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
     fmpl_mpi_buf b;
@@ -259,6 +260,7 @@ FMPL_MPI_WEAK(Iprobe)
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     int flag = 0, rc;
     fmpl_waiter w = FMPL_WAITER_INIT;
     while ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag)

@@ -93,6 +93,7 @@ int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status
 
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!request)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
@@ -117,6 +118,7 @@ FMPL_MPI_WEAK(Wait)
 
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!request || !flag)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
@@ -142,6 +144,7 @@ FMPL_MPI_WEAK(Test)
 
 int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
+    FMPL_CORE_GUARD();
     /* MPI_ERROR is set only if some operation failed (MPI_ERR_IN_STATUS):
      * from the first failure on each status gets its code as it completes,
      * and the ones before it, which all succeeded, get MPI_SUCCESS. */
@@ -165,6 +168,7 @@ FMPL_MPI_WEAK(Waitall)
 
 int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_progress();
     for (int i = 0; i < count; i++) {
@@ -186,6 +190,7 @@ FMPL_MPI_WEAK(Testall)
 
 int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     int active = 0;
     *flag = 0;
@@ -217,6 +222,7 @@ FMPL_MPI_WEAK(Testany)
 
 int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     int flag = 0, rc;
     fmpl_waiter w = FMPL_WAITER_INIT;
     while ((rc = PMPI_Testany(count, requests, index, &flag, status)) == MPI_SUCCESS && !flag)
@@ -228,6 +234,7 @@ FMPL_MPI_WEAK(Waitany)
 int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     int active = 0, n = 0, first_bad = -1;
     fmpl_progress();
@@ -264,6 +271,7 @@ FMPL_MPI_WEAK(Testsome)
 int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    FMPL_CORE_GUARD();
     int rc;
     fmpl_waiter w = FMPL_WAITER_INIT;
     while ((rc = PMPI_Testsome(incount, requests, outcount, indices, statuses)) == MPI_SUCCESS &&
@@ -275,6 +283,7 @@ FMPL_MPI_WEAK(Waitsome)
 
 int PMPI_Request_free(MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_request *r = request ? fmpl_mpi_request_get(*request) : NULL;
     if (!r)
@@ -317,6 +326,7 @@ FMPL_MPI_WEAK(Request_free)
 
 int PMPI_Cancel(MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     fmpl_mpi_request *r = request ? fmpl_mpi_request_get(*request) : NULL;
     if (!r)
@@ -332,6 +342,7 @@ FMPL_MPI_WEAK(Cancel)
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    FMPL_CORE_GUARD();
     *flag = status->count_hi_and_cancelled & 1;
     return MPI_SUCCESS;
 }
@@ -339,6 +350,7 @@ FMPL_MPI_WEAK(Test_cancelled)
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype type, int *count)
 {
+    FMPL_CORE_GUARD();
     MPI_Aint size;
     int contiguous;
     if (fmpl_mpi_type_layout(type, &size, &contiguous) != MPI_SUCCESS)

@@ -56,6 +56,7 @@ static int requested_level(MPI_Info info)
 
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session_out)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Session_init";
     if (errhandler == MPI_ERRHANDLER_NULL) /* accepted as the default */
         errhandler = MPI_ERRORS_ARE_FATAL;
@@ -97,6 +98,7 @@ FMPL_MPI_WEAK(Session_init)
 
 int PMPI_Session_finalize(MPI_Session *session_h)
 {
+    FMPL_CORE_GUARD();
     if (!session_h)
         return FMPL_MPI_ERR(MPI_COMM_SELF, MPI_ERR_ARG, "session is NULL");
     GET_SESSION(*session_h, s);
@@ -112,6 +114,7 @@ FMPL_MPI_WEAK(Session_finalize)
 
 int PMPI_Session_get_num_psets(MPI_Session session_h, MPI_Info info, int *npset_names)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     if (!fmpl_mpi_info_valid(info))
         return SESSION_ERR(s, session_h, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
@@ -127,6 +130,7 @@ FMPL_MPI_WEAK(Session_get_num_psets)
 int PMPI_Session_get_nth_pset(MPI_Session session_h, MPI_Info info, int n, int *pset_len,
                               char *pset_name)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     if (!fmpl_mpi_info_valid(info))
         return SESSION_ERR(s, session_h, MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
@@ -158,6 +162,7 @@ static int pset_size(int pset) { return pset == 0 ? fmpl_teams[0]->size : 1; }
 
 int PMPI_Session_get_pset_info(MPI_Session session_h, const char *pset_name, MPI_Info *info)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     int p = pset_find(pset_name);
     if (p < 0 || !info)
@@ -175,6 +180,7 @@ FMPL_MPI_WEAK(Session_get_pset_info)
 
 int PMPI_Session_get_info(MPI_Session session_h, MPI_Info *info_used)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     if (!info_used)
         return SESSION_ERR(s, session_h, MPI_ERR_ARG, "info_used is NULL");
@@ -190,6 +196,7 @@ FMPL_MPI_WEAK(Session_get_info)
 int PMPI_Group_from_session_pset(MPI_Session session_h, const char *pset_name,
                                  MPI_Group *newgroup)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     int p = pset_find(pset_name);
     if (p < 0 || !newgroup)
@@ -212,6 +219,7 @@ FMPL_MPI_WEAK(Group_from_session_pset)
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
                                    MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     if (!fn || !errhandler)
         return fmpl_mpi_error_handler(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL, MPI_ERR_ARG,
                                       "MPI_Session_create_errhandler",
@@ -228,6 +236,7 @@ FMPL_MPI_WEAK(Session_create_errhandler)
 
 int PMPI_Session_set_errhandler(MPI_Session session_h, MPI_Errhandler errhandler)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     if (!fmpl_mpi_errhandler_valid(errhandler))
         return SESSION_ERR(s, session_h, MPI_ERR_ARG, "invalid error handler 0x%x",
@@ -239,6 +248,7 @@ FMPL_MPI_WEAK(Session_set_errhandler)
 
 int PMPI_Session_get_errhandler(MPI_Session session_h, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     if (!errhandler)
         return SESSION_ERR(s, session_h, MPI_ERR_ARG, "errhandler is NULL");
@@ -250,6 +260,7 @@ FMPL_MPI_WEAK(Session_get_errhandler)
 
 int PMPI_Session_call_errhandler(MPI_Session session_h, int errorcode)
 {
+    FMPL_CORE_GUARD();
     GET_SESSION(session_h, s);
     SESSION_ERR(s, session_h, errorcode, "error code %d raised by the application", errorcode);
     return MPI_SUCCESS;
@@ -270,6 +281,7 @@ static int tag_of(const char *stringtag)
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_create_from_group";
     if (errhandler == MPI_ERRHANDLER_NULL) /* accepted as the default, as MPICH does */
         errhandler = MPI_ERRORS_ARE_FATAL;

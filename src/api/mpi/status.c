@@ -30,6 +30,7 @@ static void set_bytes(MPI_Status *s, MPI_Count bytes)
 
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!flag)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Request_get_status",
@@ -59,6 +60,7 @@ FMPL_MPI_WEAK(Request_get_status)
 /* MPI_Get_count with a large count (MPI_Get_count is in request.c). */
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype type, MPI_Count *count)
 {
+    FMPL_CORE_GUARD();
     if (!status || status == MPI_STATUS_IGNORE || !count)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count_c",
                               "status or count is NULL");
@@ -97,18 +99,21 @@ static int set_elements(const char *func, MPI_Status *status, MPI_Datatype type,
 
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype type, int count)
 {
+    FMPL_CORE_GUARD();
     return set_elements("MPI_Status_set_elements", status, type, count);
 }
 FMPL_MPI_WEAK(Status_set_elements)
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype type, MPI_Count count)
 {
+    FMPL_CORE_GUARD();
     return set_elements("MPI_Status_set_elements_x", status, type, count);
 }
 FMPL_MPI_WEAK(Status_set_elements_x)
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    FMPL_CORE_GUARD();
     if (!status || status == MPI_STATUS_IGNORE)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled",
                               "status is NULL");

@@ -83,6 +83,7 @@ static int spread(int n, int nfree, int *out)
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (ndims < 0)
         return FMPL_MPI_ERR(MPI_COMM_WORLD, MPI_ERR_DIMS, "ndims %d is negative", ndims);
@@ -209,6 +210,7 @@ static int check_dims(MPI_Comm comm, const char *func, int size, int ndims, cons
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                      int reorder, MPI_Comm *comm_cart)
 {
+    FMPL_CORE_GUARD();
     (void)reorder; /* allowed, not done */
     FMPL_MPI_CHECK_READY(comm_old);
     fmpl_mpi_comm *c;
@@ -231,6 +233,7 @@ FMPL_MPI_WEAK(Cart_create)
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
     int rc = fmpl_mpi_topo_parent(comm, "MPI_Cart_map", &c);
@@ -251,6 +254,7 @@ FMPL_MPI_WEAK(Cart_map)
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (!ndims)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "ndims is NULL");
@@ -261,6 +265,7 @@ FMPL_MPI_WEAK(Cartdim_get)
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (maxdims < t->ndims)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "maxdims %d < the %d dimensions", maxdims,
@@ -278,6 +283,7 @@ FMPL_MPI_WEAK(Cart_get)
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (!rank || (t->ndims > 0 && !coords))
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "coords or rank is NULL");
@@ -304,6 +310,7 @@ FMPL_MPI_WEAK(Cart_rank)
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     int size = fmpl_mpi_comm_get(comm)->team->size;
     if (rank < 0 || rank >= size)
@@ -320,6 +327,7 @@ FMPL_MPI_WEAK(Cart_coords)
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (direction < 0 || direction >= t->ndims)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "direction %d is not in [0, %d)", direction,
@@ -337,6 +345,7 @@ FMPL_MPI_WEAK(Cart_shift)
  * inside it is the old one, which is row-major in the kept dimensions. */
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_CART, t);
     if (!newcomm || (t->ndims > 0 && !remain_dims))
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "remain_dims or newcomm is NULL");

@@ -110,6 +110,7 @@ fmpl_mpi_topo *fmpl_mpi_topo_get(MPI_Comm comm, int kind, const char *func, int 
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
     if (!c)

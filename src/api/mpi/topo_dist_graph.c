@@ -71,6 +71,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     const int destinations[], const int destweights[],
                                     MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    FMPL_CORE_GUARD();
     (void)reorder; /* allowed, not done */
     FMPL_MPI_CHECK_READY(comm_old);
     const char *func = "MPI_Dist_graph_create_adjacent";
@@ -104,6 +105,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
                            const int destinations[], const int weights[], MPI_Info info,
                            int reorder, MPI_Comm *comm_dist_graph)
 {
+    FMPL_CORE_GUARD();
     (void)reorder;
     FMPL_MPI_CHECK_READY(comm_old);
     const char *func = "MPI_Dist_graph_create";
@@ -200,6 +202,7 @@ FMPL_MPI_WEAK(Dist_graph_create)
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_DIST_GRAPH, t);
     if (!indegree || !outdegree || !weighted)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "an output argument is NULL");
@@ -224,6 +227,7 @@ static void copy_side(int max, const int *ranks, const int *weights, int degree,
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_DIST_GRAPH, t);
     if (maxindegree < 0 || maxoutdegree < 0 || (maxindegree > 0 && !sources) ||
         (maxoutdegree > 0 && !destinations))

@@ -52,6 +52,7 @@ static fmpl_mpi_topo *graph_make(int nnodes, const int index[], const int edges[
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                       int reorder, MPI_Comm *comm_graph)
 {
+    FMPL_CORE_GUARD();
     (void)reorder; /* allowed, not done */
     FMPL_MPI_CHECK_READY(comm_old);
     fmpl_mpi_comm *c;
@@ -74,6 +75,7 @@ FMPL_MPI_WEAK(Graph_create)
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                    int *newrank)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(comm);
     fmpl_mpi_comm *c;
     int rc = fmpl_mpi_topo_parent(comm, "MPI_Graph_map", &c);
@@ -91,6 +93,7 @@ FMPL_MPI_WEAK(Graph_map)
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_GRAPH, t);
     if (!nnodes || !nedges)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "nnodes or nedges is NULL");
@@ -102,6 +105,7 @@ FMPL_MPI_WEAK(Graphdims_get)
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_GRAPH, t);
     if (maxindex < 0 || maxedges < 0 || (maxindex > 0 && !index) || (maxedges > 0 && !edges))
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "invalid output arrays");
@@ -127,6 +131,7 @@ static int node_edges(MPI_Comm comm, const char *func, const fmpl_mpi_topo *t, i
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_GRAPH, t);
     if (!nneighbors)
         return FMPL_MPI_ERR(comm, MPI_ERR_ARG, "nneighbors is NULL");
@@ -137,6 +142,7 @@ FMPL_MPI_WEAK(Graph_neighbors_count)
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    FMPL_CORE_GUARD();
     FMPL_MPI_GET_TOPO(comm, MPI_GRAPH, t);
     int first, n;
     int rc = node_edges(comm, "MPI_Graph_neighbors", t, rank, &first, &n);

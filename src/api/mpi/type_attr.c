@@ -74,6 +74,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn,
                             MPI_Type_delete_attr_function *delete_fn, int *type_keyval,
                             void *extra_state)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_create_keyval";
     FMPL_MPI_CHECK_READY(ERRC);
     if (!type_keyval)
@@ -108,6 +109,7 @@ FMPL_MPI_WEAK(Type_create_keyval)
 
 int PMPI_Type_free_keyval(int *type_keyval)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_free_keyval";
     FMPL_MPI_CHECK_READY(ERRC);
     if (!type_keyval)
@@ -145,6 +147,7 @@ static int lookup(const char *func, MPI_Datatype t, int k, attr ***list, keyval 
 
 int PMPI_Type_set_attr(MPI_Datatype t, int type_keyval, void *attribute_val)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_set_attr";
     attr **list = NULL;
     keyval *kv;
@@ -175,6 +178,7 @@ FMPL_MPI_WEAK(Type_set_attr)
 /* attribute_val is a void ** in disguise (MPI's C binding). */
 int PMPI_Type_get_attr(MPI_Datatype t, int type_keyval, void *attribute_val, int *flag)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_get_attr";
     attr **list = NULL;
     keyval *kv;
@@ -198,6 +202,7 @@ FMPL_MPI_WEAK(Type_get_attr)
 
 int PMPI_Type_delete_attr(MPI_Datatype t, int type_keyval)
 {
+    FMPL_CORE_GUARD();
     const char *func = "MPI_Type_delete_attr";
     attr **list = NULL;
     keyval *kv;

@@ -65,6 +65,7 @@ static int get_elements(const char *func, const MPI_Status *status, MPI_Datatype
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype t, int *count)
 {
+    FMPL_CORE_GUARD();
     MPI_Count n = 0;
     int rc = get_elements("MPI_Get_elements", status, t, &n);
     if (rc == MPI_SUCCESS)
@@ -75,12 +76,14 @@ FMPL_MPI_WEAK(Get_elements)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype t, MPI_Count *count)
 {
+    FMPL_CORE_GUARD();
     return get_elements("MPI_Get_elements_c", status, t, count);
 }
 FMPL_MPI_WEAK(Get_elements_c)
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype t, MPI_Count *count)
 {
+    FMPL_CORE_GUARD();
     return get_elements("MPI_Get_elements_x", status, t, count);
 }
 FMPL_MPI_WEAK(Get_elements_x)

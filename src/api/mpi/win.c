@@ -212,6 +212,7 @@ static int win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_create(base, size, disp_unit, info, comm, win, "MPI_Win_create");
 }
 FMPL_MPI_WEAK(Win_create)
@@ -219,6 +220,7 @@ FMPL_MPI_WEAK(Win_create)
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                       MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_create(base, size, disp_unit, info, comm, win, "MPI_Win_create_c");
 }
 FMPL_MPI_WEAK(Win_create_c)
@@ -262,6 +264,7 @@ static int win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_allocate(size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate");
 }
 FMPL_MPI_WEAK(Win_allocate)
@@ -269,6 +272,7 @@ FMPL_MPI_WEAK(Win_allocate)
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void *baseptr, MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_allocate(size, disp_unit, info, comm, baseptr, win, "MPI_Win_allocate_c");
 }
 FMPL_MPI_WEAK(Win_allocate_c)
@@ -318,6 +322,7 @@ static int win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_allocate_shared(size, disp_unit, info, comm, baseptr, win,
                                "MPI_Win_allocate_shared");
 }
@@ -326,6 +331,7 @@ FMPL_MPI_WEAK(Win_allocate_shared)
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                void *baseptr, MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     return win_allocate_shared(size, disp_unit, info, comm, baseptr, win,
                                "MPI_Win_allocate_shared_c");
 }
@@ -333,6 +339,7 @@ FMPL_MPI_WEAK(Win_allocate_shared_c)
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_create_dynamic";
     fmpl_mpi_win *w;
     int rc = win_begin(comm, info, MPI_WIN_FLAVOR_DYNAMIC, win, func, &w);
@@ -357,6 +364,7 @@ FMPL_MPI_WEAK(Win_create_dynamic)
 
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_attach";
     FMPL_GET_WIN(win, w, func);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -377,6 +385,7 @@ FMPL_MPI_WEAK(Win_attach)
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_detach";
     FMPL_GET_WIN(win, w, func);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -397,6 +406,7 @@ FMPL_MPI_WEAK(Win_detach)
 
 int PMPI_Win_free(MPI_Win *win)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_free";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     if (!win)
@@ -433,6 +443,7 @@ void fmpl_mpi_wins_finalize(void) { fmpl_mpi_table_clear(&fmpl_mpi_wins, win_dro
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    FMPL_CORE_GUARD();
     MPI_Aint unit = 0;
     int rc = PMPI_Win_shared_query_c(win, rank, size, &unit, baseptr);
     if (rc == MPI_SUCCESS && disp_unit)
@@ -447,6 +458,7 @@ FMPL_MPI_WEAK(Win_shared_query)
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                             void *baseptr)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_shared_query";
     FMPL_GET_WIN(win, w, func);
     int n = w->team->size;
@@ -470,6 +482,7 @@ FMPL_MPI_WEAK(Win_shared_query_c)
 
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_get_group");
     if (!group)
         return fmpl_mpi_error(win, MPI_ERR_ARG, "MPI_Win_get_group", "group is NULL");
@@ -480,6 +493,7 @@ FMPL_MPI_WEAK(Win_get_group)
 
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_set_name");
     if (!win_name)
         return fmpl_mpi_error(win, MPI_ERR_ARG, "MPI_Win_set_name", "win_name is NULL");
@@ -491,6 +505,7 @@ FMPL_MPI_WEAK(Win_set_name)
 
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_get_name");
     if (!win_name || !resultlen)
         return fmpl_mpi_error(win, MPI_ERR_ARG, "MPI_Win_get_name", "an argument is NULL");
@@ -502,6 +517,7 @@ FMPL_MPI_WEAK(Win_get_name)
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_set_info";
     FMPL_GET_WIN(win, w, func);
     if (!fmpl_mpi_info_valid(info))
@@ -522,6 +538,7 @@ FMPL_MPI_WEAK(Win_set_info)
  * describe what FMPL does (every accumulate is ordered and atomic). */
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_get_info";
     static const char *const defaults[][2] = {{"accumulate_ordering", "rar,raw,war,waw"},
                                               {"accumulate_ops", "same_op_no_op"}};
@@ -573,6 +590,7 @@ FMPL_MPI_ATTR_BINDINGS(Win, MPI_Win, &win_attrs)
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     return fmpl_mpi_errhandler_create(win_errhandler_fn, FMPL_HK_WIN, errhandler,
                                       "MPI_Win_create_errhandler");
 }
@@ -580,6 +598,7 @@ FMPL_MPI_WEAK(Win_create_errhandler)
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_set_errhandler");
     if (!fmpl_mpi_errhandler_valid_for(errhandler, FMPL_HK_WIN))
         return fmpl_mpi_error(win, MPI_ERR_ARG, "MPI_Win_set_errhandler",
@@ -592,6 +611,7 @@ FMPL_MPI_WEAK(Win_set_errhandler)
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_get_errhandler");
     if (!errhandler)
         return fmpl_mpi_error(win, MPI_ERR_ARG, "MPI_Win_get_errhandler", "errhandler is NULL");
@@ -603,6 +623,7 @@ FMPL_MPI_WEAK(Win_get_errhandler)
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_call_errhandler");
     (void)w;
     fmpl_mpi_error(win, errorcode, "MPI_Win_call_errhandler",

@@ -250,6 +250,7 @@ int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return put_get((void *)origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, NO_REQUEST, 1, "MPI_Put");
 }
@@ -259,6 +260,7 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return put_get((void *)origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, NO_REQUEST, 1, "MPI_Put_c");
 }
@@ -267,6 +269,7 @@ FMPL_MPI_WEAK(Put_c)
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, NO_REQUEST, 0, "MPI_Get");
 }
@@ -276,6 +279,7 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, NO_REQUEST, 0, "MPI_Get_c");
 }
@@ -285,6 +289,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
               MPI_Win win, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return put_get((void *)origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, request, 1, "MPI_Rput");
 }
@@ -294,6 +299,7 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return put_get((void *)origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, request, 1, "MPI_Rput_c");
 }
@@ -303,6 +309,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, request, 0, "MPI_Rget");
 }
@@ -312,6 +319,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return put_get(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                    target_count, target_datatype, win, request, 0, "MPI_Rget_c");
 }
@@ -491,6 +499,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     acc_call a = ACC(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                      target_count, target_datatype, op);
     return accumulate(&a, win, NO_REQUEST, "MPI_Accumulate");
@@ -501,6 +510,7 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     acc_call a = ACC(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                      target_count, target_datatype, op);
     return accumulate(&a, win, NO_REQUEST, "MPI_Accumulate_c");
@@ -511,6 +521,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      int target_rank, MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     acc_call a = ACC(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                      target_count, target_datatype, op);
     return accumulate(&a, win, request, "MPI_Raccumulate");
@@ -522,6 +533,7 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
                        MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                        MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     acc_call a = ACC(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                      target_count, target_datatype, op);
     return accumulate(&a, win, request, "MPI_Raccumulate_c");
@@ -546,6 +558,7 @@ int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count,
                           target_datatype, op, win, NO_REQUEST, "MPI_Get_accumulate");
@@ -558,6 +571,7 @@ int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                           MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count,
                           target_datatype, op, win, NO_REQUEST, "MPI_Get_accumulate_c");
@@ -570,6 +584,7 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                          MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count,
                           target_datatype, op, win, request, "MPI_Rget_accumulate");
@@ -582,6 +597,7 @@ int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                            MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                            MPI_Win win, MPI_Request *request)
 {
+    FMPL_CORE_GUARD();
     return get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
                           result_datatype, target_rank, target_disp, target_count,
                           target_datatype, op, win, request, "MPI_Rget_accumulate_c");
@@ -591,6 +607,7 @@ FMPL_MPI_WEAK(Rget_accumulate_c)
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return get_accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank,
                           target_disp, 1, datatype, op, win, NO_REQUEST, "MPI_Fetch_and_op");
 }
@@ -600,6 +617,7 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                           MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Compare_and_swap";
     if (!compare_addr || !result_addr || !origin_addr)
         return fmpl_mpi_error(win, MPI_ERR_BUFFER, func, "a buffer is NULL");

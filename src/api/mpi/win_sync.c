@@ -98,6 +98,7 @@ static int sync_begin(MPI_Win win, sync_call c, int assert, const char *func,
 
 int PMPI_Win_fence(int assert, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     SYNC_BEGIN(win, SYNC_FENCE, assert, "MPI_Win_fence", w);
     fmpl_rma_flush();
     PMPI_Barrier(w->comm);
@@ -155,6 +156,7 @@ static int group_epoch_begin(MPI_Win win, sync_call c, int assert, MPI_Group gro
 
 int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     GROUP_EPOCH_BEGIN(win, SYNC_START, assert, group, "MPI_Win_start", w, m, n);
     fmpl_rma_start(w->rma, m, n);
     static int empty;
@@ -166,6 +168,7 @@ FMPL_MPI_WEAK(Win_start)
 
 int PMPI_Win_complete(MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     SYNC_BEGIN(win, SYNC_COMPLETE, 0, "MPI_Win_complete", w);
     fmpl_rma_complete(w->rma, w->access, w->naccess);
     if (w->naccess)
@@ -178,6 +181,7 @@ FMPL_MPI_WEAK(Win_complete)
 
 int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     GROUP_EPOCH_BEGIN(win, SYNC_POST, assert, group, "MPI_Win_post", w, m, n);
     fmpl_rma_flush(); /* my stores before the post are seen by the origins */
     fmpl_rma_post(w->rma, m, n);
@@ -189,6 +193,7 @@ FMPL_MPI_WEAK(Win_post)
 
 int PMPI_Win_wait(MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     SYNC_BEGIN(win, SYNC_WAIT, 0, "MPI_Win_wait", w);
     fmpl_rma_wait(w->rma, w->nexpose);
     w->nexpose = -1;
@@ -198,6 +203,7 @@ FMPL_MPI_WEAK(Win_wait)
 
 int PMPI_Win_test(MPI_Win win, int *flag)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_test";
     FMPL_GET_WIN(win, w, func);
     if (!flag)
@@ -239,6 +245,7 @@ static int target_begin(MPI_Win win, int rank, const char *func, fmpl_mpi_win **
 
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_lock";
     FMPL_GET_WIN(win, w, func);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -264,6 +271,7 @@ FMPL_MPI_WEAK(Win_lock)
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     static const char func[] = "MPI_Win_unlock";
     fmpl_mpi_win *w;
     int rc = target_begin(win, rank, func, &w);
@@ -284,6 +292,7 @@ FMPL_MPI_WEAK(Win_unlock)
 
 int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     SYNC_BEGIN(win, SYNC_LOCK_ALL, assert, "MPI_Win_lock_all", w);
     if (!(assert & MPI_MODE_NOCHECK))
         for (int t = 0; t < w->team->size; t++)
@@ -295,6 +304,7 @@ FMPL_MPI_WEAK(Win_lock_all)
 
 int PMPI_Win_unlock_all(MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     SYNC_BEGIN(win, SYNC_UNLOCK_ALL, 0, "MPI_Win_unlock_all", w);
     if (!(w->lock_all & LOCK_NOCHECK))
         for (int t = 0; t < w->team->size; t++)
@@ -341,24 +351,26 @@ static int flush_all(MPI_Win win, const char *func)
     return rc;
 }
 
-int PMPI_Win_flush(int rank, MPI_Win win) { return flush_one(rank, win, "MPI_Win_flush"); }
+int PMPI_Win_flush(int rank, MPI_Win win) { FMPL_CORE_GUARD(); return flush_one(rank, win, "MPI_Win_flush"); }
 FMPL_MPI_WEAK(Win_flush)
 
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     return flush_one(rank, win, "MPI_Win_flush_local");
 }
 FMPL_MPI_WEAK(Win_flush_local)
 
-int PMPI_Win_flush_all(MPI_Win win) { return flush_all(win, "MPI_Win_flush_all"); }
+int PMPI_Win_flush_all(MPI_Win win) { FMPL_CORE_GUARD(); return flush_all(win, "MPI_Win_flush_all"); }
 FMPL_MPI_WEAK(Win_flush_all)
 
-int PMPI_Win_flush_local_all(MPI_Win win) { return flush_all(win, "MPI_Win_flush_local_all"); }
+int PMPI_Win_flush_local_all(MPI_Win win) { FMPL_CORE_GUARD(); return flush_all(win, "MPI_Win_flush_local_all"); }
 FMPL_MPI_WEAK(Win_flush_local_all)
 
 /* The public and private copies are one (MPI_WIN_UNIFIED): a memory fence. */
 int PMPI_Win_sync(MPI_Win win)
 {
+    FMPL_CORE_GUARD();
     FMPL_GET_WIN(win, w, "MPI_Win_sync");
     (void)w;
     fmpl_rma_flush();

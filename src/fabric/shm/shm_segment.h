@@ -28,6 +28,11 @@ typedef struct fmpl_shm_header {
     /* Read by network peers to settle their writes (net_ep.c: settle): a
      * word of its own line that the owner never writes after creation. */
     _Alignas(64) uint64_t net_settle;
+    /* The owner's agent (progress/agent.c) sleeps on agent_bell (a futex
+     * word) while agent_sleeping is 1; the owner and its local peers ring
+     * it.  A line of their own: peers read agent_sleeping often. */
+    _Alignas(64) _Atomic uint32_t agent_bell;
+    _Atomic uint32_t agent_sleeping;
 } fmpl_shm_header;
 
 /* Name of rank's segment in this job (shm_open form, starting with '/'). */

@@ -1,0 +1,380 @@
+/* The agent thread and the core hand-over (agent.h has the protocol).
+ *
+ * The agent's states:
+ *   WATCH  it spins (pause, then yield) on two words the application
+ *          writes when it leaves a call: `work` (something it started is
+ *          outstanding) and `leaves` (how many calls it has left).  When
+ *          the application is outside with work outstanding and has not
+ *          come back for FMPL_AGENT_GRACE ns, it is computing: the agent
+ *          takes the core (SERVE).  An application that comes straight
+ *          back (a loop of nonblocking calls) is left alone: taking the
+ *          core costs a membarrier, an interrupt of the application's core.
+ *          With no sign of the application for FMPL_AGENT_LINGER ns the
+ *          agent stops watching (SLEEP, or NAP when only watchers remain).
+ *   SERVE  progress passes while work is outstanding and the application
+ *          stays outside; an empty pass spins, then yields; after
+ *          FMPL_AGENT_POLL empty passes it gives the core back and NAPs.
+ *   NAP    a timed futex wait on the bell, doubling from 2 us up to
+ *          FMPL_AGENT_NAP, then SERVE again: work whose peer is slow (a
+ *          receive posted long before its send) costs little CPU.
+ *   SLEEP  sleeping = 1, an untimed futex wait on the bell: an idle job
+ *          costs no CPU time.  The application rings the bell when it
+ *          leaves a call with work outstanding (a system call only in this
+ *          state); a local peer rings it for an active message
+ *          (fmpl_agent_ring).
+ * The bell lives in this rank's shared segment (fabric.h: fmpl_fab_bell). */
+#include "progress/agent.h"
+#include "progress/progress.h"
+#include "fabric/fabric.h"
+#include "base/log.h"
+#include "base/timer.h"
+#include "base/tunable.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+FMPL_TUNABLE(tunable_agent, "FMPL_AGENT", "auto",
+             "the progress agent: off; thread (a thread per process progresses requests, "
+             "schedules and active messages while the application computes); auto (thread when "
+             "this host has a core to spare for it: more online cores than ranks of the job "
+             "here, else off)");
+FMPL_TUNABLE(tunable_agent_poll, "FMPL_AGENT_POLL", "2000",
+             "empty progress passes (spinning, then yielding) before the agent naps while "
+             "work is outstanding");
+FMPL_TUNABLE(tunable_agent_grace, "FMPL_AGENT_GRACE", "5000",
+             "nanoseconds the application must stay outside the library, with work "
+             "outstanding, before the agent takes over its progress");
+FMPL_TUNABLE(tunable_agent_linger, "FMPL_AGENT_LINGER", "200000",
+             "nanoseconds the agent keeps watching without a sign of the application "
+             "before it sleeps");
+FMPL_TUNABLE(tunable_agent_nap, "FMPL_AGENT_NAP", "500",
+             "longest nap of the agent, in microseconds, while work is outstanding and "
+             "nothing advances (naps double from 2 us)");
+
+fmpl_core_flags fmpl_core;
+int fmpl_agent_on;
+int fmpl_core_light;
+__thread unsigned fmpl_core_depth __attribute__((tls_model("initial-exec")));
+
+static pthread_t agent_thread;
+static _Atomic int agent_stop;
+static _Atomic uint32_t local_bell;     /* when the segment has none */
+static _Atomic uint32_t *bell;          /* this rank's doorbell */
+static _Atomic uint32_t *sleeping;      /* its "the agent sleeps" word */
+static _Atomic uint32_t local_sleeping;
+static _Atomic int watchers; /* changed with the core held; read by the agent anywhere */
+static _Atomic int app_work;        /* the application left with work outstanding */
+static _Atomic unsigned app_leaves; /* calls it has left */
+static long grace_ns, linger_ns;
+static long poll_budget;
+static long nap_max_ns;
+static int mode; /* 0 off, 1 thread */
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+static void heavy_barrier(void)
+{
+    if (fmpl_core_light)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* ---------------------------------------------------- application side */
+
+void fmpl_core_wait_for_agent(void)
+{
+    /* app_in is 1: the agent sees it after its current pass and lets go. */
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (atomic_load_explicit(&fmpl_core.agent_in, memory_order_acquire)) {
+        if (w.polls < 64) {
+            w.polls++;
+            fmpl_cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+static void ring(_Atomic uint32_t *b, _Atomic uint32_t *s)
+{
+    atomic_fetch_add_explicit(b, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(s, memory_order_seq_cst))
+        futex(b, FUTEX_WAKE, 1, NULL);
+}
+
+void fmpl_core_handback(void)
+{
+    if (!fmpl_agent_on) { /* the agent stopped inside this call (finalize) */
+        atomic_store_explicit(&fmpl_core.app_in, 0, memory_order_release);
+        return;
+    }
+    /* Still the owner: the pending test reads the core. */
+    int work = fmpl_progress_pending() || watchers;
+    atomic_store_explicit(&app_work, work, memory_order_relaxed);
+    atomic_store_explicit(&app_leaves,
+                          atomic_load_explicit(&app_leaves, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&fmpl_core.app_in, 0, memory_order_release);
+    if (work)
+        ring(bell, sleeping);
+}
+
+void fmpl_agent_watch(int delta)
+{
+    atomic_fetch_add_explicit(&watchers, delta, memory_order_relaxed);
+}
+
+void fmpl_agent_ring(int rank)
+{
+    if (!fmpl_agent_on && rank == fmpl_fab.rank)
+        return;
+    _Atomic uint32_t *b, *s;
+    if (!fmpl_fab_bell(rank, &b, &s))
+        return;
+    if (atomic_load_explicit(s, memory_order_seq_cst))
+        ring(b, s);
+}
+
+/* ----------------------------------------------------------- the agent */
+
+static int take_core(void)
+{
+    atomic_store_explicit(&fmpl_core.agent_in, 1, memory_order_seq_cst);
+    heavy_barrier();
+    if (atomic_load_explicit(&fmpl_core.app_in, memory_order_seq_cst)) {
+        atomic_store_explicit(&fmpl_core.agent_in, 0, memory_order_release);
+        return 0;
+    }
+    atomic_thread_fence(memory_order_acquire);
+    return 1;
+}
+
+static void give_core(void)
+{
+    atomic_store_explicit(&fmpl_core.agent_in, 0, memory_order_release);
+}
+
+/* Sleep until the bell moves from `seen` (or `ns` pass, if ns > 0). */
+static void sleep_on_bell(uint32_t seen, long ns)
+{
+    atomic_store_explicit(sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(bell, memory_order_seq_cst) == seen &&
+        !atomic_load_explicit(&agent_stop, memory_order_acquire)) {
+        struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+        futex(bell, FUTEX_WAIT, seen, ns > 0 ? &ts : NULL);
+    }
+    atomic_store_explicit(sleeping, 0, memory_order_relaxed);
+}
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* SERVE, the core held: returns 1 when it stopped because nothing
+ * advanced for a while (then NAP), 0 when the work is done or the
+ * application wants the core. */
+static int serve(void)
+{
+    long empty = 0;
+    unsigned spins = 0;
+    for (;;) {
+        if (atomic_load_explicit(&fmpl_core.app_in, memory_order_relaxed))
+            return 0;
+        if (!fmpl_progress_pending() && !watchers)
+            return 0;
+        if (fmpl_progress() > 0) {
+            empty = 0;
+            spins = 0;
+            continue;
+        }
+        if (++empty >= poll_budget)
+            return 1;
+        if (spins < fmpl_spin_count) {
+            spins++;
+            fmpl_cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+/* Take the core and SERVE; returns serve's answer, or -1 when the
+ * application holds the core. */
+static int take_and_serve(void)
+{
+    if (!take_core())
+        return -1;
+    fmpl_core_depth = 1;
+    int stalled = serve();
+    atomic_store_explicit(&app_work, fmpl_progress_pending() || watchers, memory_order_relaxed);
+    fmpl_core_depth = 0;
+    give_core();
+    return stalled;
+}
+
+static void *agent_main(void *arg)
+{
+    (void)arg;
+    long nap = 2000;
+    unsigned seen_leaves = atomic_load_explicit(&app_leaves, memory_order_relaxed);
+    long last_sign = now_ns();
+    unsigned polls = 0;
+    while (!atomic_load_explicit(&agent_stop, memory_order_acquire)) {
+        /* WATCH */
+        uint32_t seen = atomic_load_explicit(bell, memory_order_seq_cst);
+        long t = now_ns();
+        unsigned leaves = atomic_load_explicit(&app_leaves, memory_order_relaxed);
+        int inside = atomic_load_explicit(&fmpl_core.app_in, memory_order_relaxed);
+        if (leaves != seen_leaves) {
+            seen_leaves = leaves;
+            last_sign = t;
+        }
+        if (!inside && atomic_load_explicit(&app_work, memory_order_relaxed) &&
+            t - last_sign >= grace_ns) {
+            int stalled = take_and_serve();
+            if (stalled > 0) {
+                sleep_on_bell(seen, nap); /* NAP */
+                nap = nap * 2 < nap_max_ns ? nap * 2 : nap_max_ns;
+            } else if (stalled == 0) {
+                nap = 2000;
+            }
+            last_sign = now_ns();
+            polls = 0;
+            continue;
+        }
+        if (t - last_sign < linger_ns) {
+            if (++polls < 64)
+                fmpl_cpu_relax();
+            else
+                sched_yield();
+            continue;
+        }
+        /* No sign of the application for a while. */
+        polls = 0;
+        if (!inside && !atomic_load_explicit(&app_work, memory_order_relaxed) && watchers) {
+            sleep_on_bell(seen, nap); /* NAP: only watchers to serve */
+            nap = nap * 2 < nap_max_ns ? nap * 2 : nap_max_ns;
+            if (take_and_serve() == 0)
+                nap = 2000;
+        } else {
+            sleep_on_bell(seen, 0); /* SLEEP until the bell rings */
+            nap = 2000;
+            /* Rung by the application leaving with work, or by a peer with
+             * an active message for us: serve now. */
+            if (!atomic_load_explicit(&fmpl_core.app_in, memory_order_relaxed))
+                take_and_serve();
+        }
+        seen_leaves = atomic_load_explicit(&app_leaves, memory_order_relaxed);
+        last_sign = now_ns();
+    }
+    return NULL;
+}
+
+static int online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Where hwloc would say a core is free: with fewer ranks of the job on
+ * this host than online cores, the agent runs on the cores the ranks are
+ * not bound to (fmplrun --bind core puts local rank i on core i); else it
+ * shares its rank's cores (it inherits the process's binding). */
+static void place_agent(void)
+{
+    int cores = online_cores();
+    int ranks = fmpl_fab.machine_ranks > 0 ? fmpl_fab.machine_ranks : 1;
+    cpu_set_t mine;
+    if (ranks >= cores || sched_getaffinity(0, sizeof mine, &mine) != 0 ||
+        CPU_COUNT(&mine) != 1)
+        return;
+    cpu_set_t spare;
+    CPU_ZERO(&spare);
+    for (int c = ranks; c < cores && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &spare);
+    if (CPU_COUNT(&spare) > 0)
+        pthread_setaffinity_np(agent_thread, sizeof spare, &spare);
+}
+
+void fmpl_agent_start(void)
+{
+    static const char *const choices[] = {"off", "thread", "auto", NULL};
+    int choice = fmpl_tunable_choice(&tunable_agent, choices);
+    int ranks = fmpl_fab.machine_ranks > 0 ? fmpl_fab.machine_ranks : 1;
+    mode = choice == 1 || (choice == 2 && online_cores() > ranks);
+    if (!mode)
+        return;
+    poll_budget = fmpl_tunable_long(&tunable_agent_poll);
+    if (poll_budget < 1)
+        poll_budget = 1;
+    nap_max_ns = fmpl_tunable_long(&tunable_agent_nap) * 1000;
+    grace_ns = fmpl_tunable_long(&tunable_agent_grace);
+    linger_ns = fmpl_tunable_long(&tunable_agent_linger);
+    if (nap_max_ns < 2000)
+        nap_max_ns = 2000;
+    if (!fmpl_fab_bell(fmpl_fab.rank, &bell, &sleeping)) {
+        bell = &local_bell;
+        sleeping = &local_sleeping;
+    }
+#if defined(__SANITIZE_THREAD__)
+    fmpl_core_light = 0;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    fmpl_core_light = 0;
+#else
+    fmpl_core_light =
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+#else
+    fmpl_core_light =
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
+    atomic_store(&agent_stop, 0);
+    atomic_store(&fmpl_core.app_in, 0);
+    atomic_store(&fmpl_core.agent_in, 0);
+    int rc = pthread_create(&agent_thread, NULL, agent_main, NULL);
+    if (rc != 0) {
+        fmpl_log_error("FMPL_AGENT: cannot start the agent thread (%s); progress stays in calls",
+                       strerror(rc));
+        mode = 0;
+        return;
+    }
+    place_agent();
+    fmpl_agent_on = 1;
+    fmpl_log_info("agent: thread started (%s hand-over)",
+                  fmpl_core_light ? "membarrier" : "fenced");
+}
+
+void fmpl_agent_stop(void)
+{
+    if (!fmpl_agent_on)
+        return;
+    atomic_store_explicit(&agent_stop, 1, memory_order_release);
+    atomic_fetch_add_explicit(bell, 1, memory_order_seq_cst);
+    futex(bell, FUTEX_WAKE, 1, NULL);
+    pthread_join(agent_thread, NULL);
+    /* Called inside a guarded call: the depth stays balanced because the
+     * guard remembers that it entered (fmpl_core_leave). */
+    fmpl_agent_on = 0;
+    mode = 0;
+}
+
+const char *fmpl_agent_describe(void)
+{
+    return fmpl_agent_on ? "thread" : "off";
+}

@@ -1,0 +1,117 @@
+/* The agent: a thread that progresses the core while the application
+ * computes (seed 004's network-interface processor, stood in for by a
+ * thread; seed 002's offload engine).  FMPL_AGENT=off|thread|auto.
+ *
+ * Who may touch the core.  The core's structures (channels, tag-matching
+ * queues, matching slots, the async list, the network endpoint, request
+ * state) have one owner at a time: the application thread while it is
+ * inside a library call, the agent otherwise.  Handing over is a pair of
+ * flags in the style of Dekker's algorithm, made asymmetric so that the
+ * application's side costs two plain stores and a load:
+ *
+ *   application, entering (outermost call only):
+ *     1. store app_in = 1; compiler barrier
+ *     2. load agent_in: 0 -> the core is ours
+ *                       1 -> wait until the agent sees app_in and stores 0
+ *   application, leaving:
+ *     3. if work is outstanding (a request in flight, a schedule running):
+ *        ring the doorbell (bell += 1; futex wake only if the agent sleeps)
+ *     4. store-release app_in = 0
+ *   agent, taking the core:
+ *     a. store agent_in = 1; membarrier() (every thread of the process
+ *        executes a full barrier: an application store of step 1 that was
+ *        still in its store buffer is now visible)
+ *     b. load app_in: 1 -> store agent_in = 0, back off (sleep on the bell)
+ *                     0 -> the core is the agent's: progress passes until
+ *                          nothing is outstanding or app_in becomes 1
+ *     c. store-release agent_in = 0
+ * Either the application sees agent_in = 1 or the agent sees app_in = 1, so
+ * both never hold the core.  Where membarrier(2) is missing (or under
+ * ThreadSanitizer, which does not model it) both sides use sequentially
+ * consistent accesses instead: correct, a few nanoseconds dearer per call.
+ *
+ * Calls nest (MPI calls call MPI calls; a handler run by the agent calls
+ * the library): a per-thread depth counts them and only the outermost
+ * takes and gives the core.  The agent holds depth 1 while it progresses.
+ * With several application threads (MPI_THREAD_MULTIPLE, a later issue)
+ * step 1 becomes a lock among them; the agent side stays as it is.
+ *
+ * Sleeping: the agent sleeps on a futex word (the bell, in this rank's
+ * shared segment, so local peers can ring it too) whenever nothing is
+ * outstanding, and while the application is inside a call: an idle job
+ * costs no CPU time.  With work outstanding it polls, spinning briefly,
+ * then yielding, then sleeping in growing timed steps (FMPL_AGENT_NAP). */
+#ifndef FMPL_PROGRESS_AGENT_H
+#define FMPL_PROGRESS_AGENT_H
+
+#include <stdatomic.h>
+
+#include "base/wait.h"
+
+typedef struct fmpl_core_flags {
+    _Atomic int app_in;    /* written by the application thread */
+    char pad1[60];
+    _Atomic int agent_in;  /* written by the agent */
+    char pad2[60];
+} fmpl_core_flags;
+
+extern FMPL_WAIT_INTERNAL fmpl_core_flags fmpl_core;
+extern FMPL_WAIT_INTERNAL int fmpl_agent_on;   /* the agent thread runs */
+extern FMPL_WAIT_INTERNAL int fmpl_core_light; /* membarrier works: light side */
+extern __thread unsigned fmpl_core_depth __attribute__((tls_model("initial-exec")));
+
+void fmpl_core_wait_for_agent(void);
+void fmpl_core_handback(void);
+
+/* Enter the core (outermost call: take it).  Returns whether this call
+ * took part in the hand-over protocol; pass it to fmpl_core_leave. */
+static inline int fmpl_core_enter(void)
+{
+    if (__builtin_expect(!fmpl_agent_on, 1))
+        return 0;
+    if (fmpl_core_depth++ == 0) {
+        if (fmpl_core_light) {
+            atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_relaxed);
+            atomic_signal_fence(memory_order_seq_cst);
+        } else {
+            atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_seq_cst);
+        }
+        if (atomic_load_explicit(&fmpl_core.agent_in,
+                                 fmpl_core_light ? memory_order_acquire : memory_order_seq_cst))
+            fmpl_core_wait_for_agent();
+    }
+    return 1;
+}
+
+static inline void fmpl_core_leave(const int *entered)
+{
+    if (__builtin_expect(*entered, 0) && --fmpl_core_depth == 0)
+        fmpl_core_handback();
+}
+
+/* The first statement of every API function that may touch the core: the
+ * core is held until the function returns, by whatever path. */
+#define FMPL_CORE_GUARD()                                                          \
+    const int fmpl_core_entered_ __attribute__((cleanup(fmpl_core_leave), unused)) = \
+        fmpl_core_enter()
+
+/* Start the agent if FMPL_AGENT asks for it (after start-up, when every
+ * protocol is connected); stop it (first thing in finalize). */
+void fmpl_agent_start(void);
+void fmpl_agent_stop(void);
+/* "off", "thread": what runs, for fmpl_info and logs. */
+const char *fmpl_agent_describe(void);
+
+/* Something the agent should serve even when nothing is outstanding (an
+ * active-message handler table, a window over the network whose target
+ * side needs polling): while the count is above 0 the agent polls with
+ * growing naps instead of sleeping until rung.  Called with the core held. */
+void fmpl_agent_watch(int delta);
+
+/* Wake the agent of world rank `rank` if it sleeps (a local peer, through
+ * its segment's bell): for records whose handling should not wait for the
+ * target's next call, such as active messages.  No system call when the
+ * agent is awake or off. */
+void fmpl_agent_ring(int rank);
+
+#endif
