@@ -38,6 +38,7 @@
  * might still be reading.  Descriptors are in shared heaps, so the atomics
  * are fabric atomics (fmpl_fab_fetch_add / fmpl_fab_cswap). */
 #include "rma/rma.h"
+#include "progress/agent.h"
 #include "progress/progress.h"
 
 #include <stddef.h>
@@ -72,6 +73,13 @@ int fmpl_rma_win_create(int rank, int size, int dynamic, fmpl_rma_win **out)
     w->rank = rank;
     w->size = size;
     w->dynamic = dynamic;
+    if (fmpl_fab.net) {
+        /* A peer's passive-target accesses over the network land only
+         * while this rank polls: the agent, if on, keeps polling while the
+         * window exists, even with nothing else outstanding. */
+        w->watched = 1;
+        fmpl_agent_watch(1);
+    }
     *out = w;
     return FMPL_SUCCESS;
 }
@@ -123,6 +131,8 @@ void fmpl_rma_win_destroy(fmpl_rma_win *w)
         fmpl_fab_free(w->mine);
     if (w->reg_base)
         fmpl_fab_deregister(w->reg_base, w->reg_len);
+    if (w->watched)
+        fmpl_agent_watch(-1);
     free(w->peer);
     free(w->posts_used);
     free(w);

@@ -56,6 +56,8 @@ typedef struct fmpl_rma_win {
     const void *reg_base;      /* private memory registered for network peers */
     size_t reg_len;
     uint64_t reg_key;
+    int watched;           /* holds an agent watch: over the network a passive
+                              target's memory is written only while it polls */
 } fmpl_rma_win;
 
 #define FMPL_RMA_ENTRY_WORDS 6

@@ -6,6 +6,9 @@
  *           outside MPI.  Without progress on rank 1 that wait never ends.
  *  iallreduce / ibcast / persistent allreduce: the last rank computes
  *           until every other rank's MPI_Wait has returned.
+ *  rma      rank 1 locks rank 0's window, puts 1 MiB and unlocks while rank
+ *           0 computes (over the network a passive target's memory is
+ *           written only while it polls: its agent does).
  *  idle     with nothing outstanding, a rank that sleeps 400 ms uses
  *           almost no CPU time: the agent sleeps too.
  * Data are checked word for word afterwards. */
@@ -156,6 +159,36 @@ static void test_coll(int kind, int round)
     free(out);
 }
 
+static void test_rma(int round)
+{
+    int *mem;
+    MPI_Win win;
+    CHECK_OK(MPI_Win_allocate(INTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                              &mem, &win));
+    for (int i = 0; i < INTS; i++)
+        mem[i] = -1;
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (np >= 2 && me == 1) {
+        int *src = malloc(INTS * sizeof(int));
+        CHECK(src, "no memory");
+        for (int i = 0; i < INTS; i++)
+            src[i] = i * 5 + 1;
+        CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        CHECK_OK(MPI_Put(src, INTS, MPI_INT, 0, 0, INTS, MPI_INT, win));
+        CHECK_OK(MPI_Win_unlock(0, win));
+        mark_done(round);
+        free(src);
+    } else if (np >= 2 && me == 0) {
+        compute_until(round, 1, 1, "a passive-target put of 1 MiB into a rank that computes");
+        CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+        for (int i = 0; i < INTS; i++)
+            CHECK(mem[i] == i * 5 + 1, "window element %d is %d", i, mem[i]);
+        CHECK_OK(MPI_Win_unlock(0, win));
+    }
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_OK(MPI_Win_free(&win));
+}
+
 static double cpu_seconds(void)
 {
     struct rusage ru;
@@ -187,6 +220,7 @@ int main(int argc, char **argv)
     test_coll(0, 1);
     test_coll(1, 2);
     test_coll(2, 3); /* rounds 3 and 4 */
+    test_rma(5);
     test_idle();
     munmap((void *)oob, 65536);
     MPI_Finalize();
