@@ -389,12 +389,16 @@ static int verify(struct op *op, double compute_usec)
     int rc = run_loop(op, 1, (enum compute_kind)opt.kinds[0], compute_usec, 0, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* The received bytes (none on a rank that takes no part), then the guard
+     * after the buffer (whether it received or not). */
+    long size = op->c->size;
     for (long i = 0; i < n + GUARD; i++) {
+        long at = i < n ? i : size + i - n;
         int want = i < n ? ebuf[i] : GUARD_BYTE;
-        if (rbuf[i] != want) {
+        if (rbuf[at] != want) {
             snprintf(op->msg, MSG_LEN, "rank %d: %s: %s %ld is 0x%02x, expected 0x%02x", rank,
                      op->c->name, i < n ? "byte" : "byte past the buffer", i < n ? i : i - n,
-                     rbuf[i], want);
+                     rbuf[at], want);
             op->mismatch = 1;
             break;
         }
