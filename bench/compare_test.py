@@ -255,6 +255,21 @@ class OverlapReport(unittest.TestCase):
         self.assertNotIn("MPIR_CVAR_ASYNC_PROGRESS", env)
         self.assertIn("--quick", by[("fmpl-off", "jacobi")]["cmd"])
 
+    def test_jobs_across_hosts(self):
+        a = argparse.Namespace(overlap=True, jacobi=False, quick=False, reps=1, hosts=True,
+                               bind="none")
+        exes = {("overlap", lib): "ov-" + lib for lib in ("fmpl", "mpich")}
+        jobs = compare.overlap_jobs(a, ["fmpl-thread", "mpich-async"], ["fmpl", "mpich"], exes,
+                                    [2], "/b", dict(cores=2))
+        self.assertEqual([j["config"] for j in jobs], ["fmpl-thread", "mpich-async"])
+        fmpl, mpich = jobs
+        self.assertIn("--hosts", fmpl["cmd"])
+        self.assertIn("fmpl-h1:1,fmpl-h2:1", fmpl["cmd"])
+        self.assertEqual(fmpl["env"]["FMPL_AGENT"], "thread")
+        self.assertIn("-hosts", mpich["cmd"])
+        self.assertEqual(mpich["env"]["MPIR_CVAR_ASYNC_PROGRESS"], "1")
+        self.assertNotIn("--quick", mpich["cmd"])
+
 
 if __name__ == "__main__":
     unittest.main()
