@@ -2,6 +2,7 @@
 """Unit tests of bench/compare's report logic: medians, the FMPL / best peer
 ratio and its direction, the target table, the Markdown marks.  Nothing is
 built or run, no timing is involved."""
+import argparse
 import importlib.machinery
 import importlib.util
 import os
@@ -12,6 +13,7 @@ _loader = importlib.machinery.SourceFileLoader("compare", os.path.join(HERE, "co
 _spec = importlib.util.spec_from_loader("compare", _loader)
 compare = importlib.util.module_from_spec(_spec)
 _loader.exec_module(compare)
+ovr = compare.overlap_report
 
 
 def run(lib, ranks, results, rep=0):
@@ -102,6 +104,171 @@ class Report(unittest.TestCase):
         for t in compare.TARGETS:
             self.assertIn(t["bench"], compare.ALL_BENCHES)
             self.assertTrue(("max_ratio" in t) != ("min_ratio" in t), t)
+
+
+# ---- --overlap and --jacobi (bench/overlap_report.py) ----
+
+def orun(config, kind, results, rep=0, ranks=2):
+    return dict(config=config, kind=kind, ranks=ranks, rep=rep, results=results)
+
+
+def ov(case, compute, overlap, pure=100.0, cpu_pct=50.0, **extra):
+    r = dict(bench=case, size=1 << 20, compute=compute, status="ok", unit="%", value=overlap,
+             overlap_pct=overlap, pure_usec=pure, overall_usec=2 * pure - overlap,
+             compute_usec=pure, host_cpu_usec=cpu_pct * pure / 100, host_cpu_pct=cpu_pct)
+    r.update(extra)
+    return r
+
+
+def lat(ratio_, bcast=1.0):
+    return dict(bench="bcast_init_8b", size=8, status="ok", unit="us", value=ratio_ * bcast,
+                bcast_usec=bcast, ratio=ratio_)
+
+
+def jac(mode, usec, checksum=123.5, wait=10.0):
+    return dict(bench="jacobi", mode=mode, n=64, status="ok", unit="us", value=usec,
+                usec_min=usec, wait_usec=wait, checksum=checksum)
+
+
+class OverlapReport(unittest.TestCase):
+    def runs(self):
+        runs = []
+        # Three repetitions of FMPL with the agent: medians 95 (sleep), 40 (busy).
+        for rep, (s, b) in enumerate([(95.0, 40.0), (80.0, 10.0), (97.0, 45.0)]):
+            runs.append(orun("fmpl-thread", "overlap", [
+                ov(c, "sleep", s, cpu_pct=5.0) for c in ovr.CASES] + [
+                ov(c, "busy", b) for c in ovr.CASES] + [lat(0.7)], rep))
+            runs.append(orun("openmpi", "overlap", [
+                ov("ibcast", "sleep", 96.0), ov("ibcast", "busy", 90.0),
+                dict(bench="allreduce_init", size=1 << 20, status="n/a",
+                     error="needs MPI 4 (this mpi.h is MPI 3.1)")], rep))
+            runs.append(orun("mpich", "overlap", [ov("ibcast", "sleep", 1.0)], rep))
+            runs.append(orun("fmpl-thread", "jacobi", [jac("overlap", 90.0 + rep),
+                                                       jac("plain", 120.0)], rep))
+            runs.append(orun("openmpi", "jacobi", [jac("overlap", 100.0), jac("plain", 100.0)],
+                             rep))
+        return runs
+
+    def test_rows_medians_and_statuses(self):
+        rows = ovr.build_rows(self.runs())
+        row = rows[(2, "overlap", "ibcast", "sleep")]
+        self.assertEqual(row["values"]["fmpl-thread"]["overlap_pct"], [95.0, 80.0, 97.0])
+        self.assertEqual(ovr.figure(row, "fmpl-thread", "overlap_pct"), 95.0)
+        self.assertEqual(ovr.figure(row, "openmpi", "overlap_pct"), 96.0)
+        self.assertEqual(ovr.figure(rows[(2, "overlap", "ibcast", "busy")], "fmpl-thread",
+                                    "overlap_pct"), 40.0)
+        # A case that did not run is marked for both kinds of compute.
+        for compute in ovr.COMPUTE:
+            st = rows[(2, "overlap", "allreduce_init", compute)]["status"]["openmpi"]
+            self.assertTrue(st.startswith("n/a: needs MPI 4"), st)
+        self.assertEqual(ovr.figure(rows[(2, "latency", "bcast_init_8b", None)], "fmpl-thread",
+                                    "ratio"), 0.7)
+        j = rows[(2, "jacobi", "overlap", None)]
+        self.assertEqual(ovr.figure(j, "fmpl-thread", "value"), 91.0)
+        self.assertEqual(j["size"], 64)
+        self.assertEqual(ovr.checksum_disagreements(rows), [])
+
+    def test_targets(self):
+        checks = ovr.check_targets(ovr.build_rows(self.runs()))
+
+        def one(what, case, config="fmpl-thread"):
+            got = [c for c in checks if c["what"].startswith(what) and c["case"] == case and
+                   c["config"] == config]
+            self.assertEqual(len(got), 1, (what, case, got))
+            return got[0]
+        self.assertTrue(one("overlap >= 90%", "iallreduce")["ok"])         # median 95
+        # ibcast: 95 is not ahead of Open MPI's 96; MPICH's 1 does not matter.
+        ahead = one("overlap ahead", "ibcast")
+        self.assertFalse(ahead["ok"])
+        self.assertIn("Open MPI 96.0", ahead["detail"])
+        # No peer figure at all: nothing to be ahead of.
+        self.assertIsNone(one("overlap ahead", "isend_irecv")["ok"])
+        self.assertTrue(one("host CPU", "bcast_init")["ok"])              # 5% <= 10%
+        self.assertFalse(any(c["case"] == "isend_irecv" for c in checks
+                             if c["what"].startswith("host CPU")))      # 1 MiB cases only
+        self.assertTrue(one("persistent 8 B", "bcast_init_8b")["ok"])     # 0.7 <= 0.8
+        off = one("persistent 8 B", "bcast_init_8b", "fmpl-off")
+        self.assertIsNone(off["ok"])                                      # no figure
+
+    def test_missed_target_and_failure_marks(self):
+        runs = [orun("fmpl-thread", "overlap", [ov("ibcast", "sleep", 50.0, cpu_pct=30.0)]),
+                orun("openmpi", "overlap", [ov("ibcast", "sleep", 20.0)]),
+                orun("fmpl-thread", "jacobi", [jac("overlap", 1.0, checksum=1.0)]),
+                orun("openmpi", "jacobi", [jac("overlap", 1.0, checksum=2.0)])]
+        rows = ovr.build_rows(runs)
+        checks = ovr.check_targets(rows)
+        missed = {(c["what"].split()[0], c["case"]) for c in checks if c["ok"] is False}
+        self.assertIn(("overlap", "ibcast"), missed)       # 50 < 90
+        self.assertIn(("host", "ibcast"), missed)          # 30% > 10%
+        self.assertEqual(len(ovr.checksum_disagreements(rows)), 1)
+        meta = dict(configs={c: dict(version="v", launcher="run", env={})
+                             for c in ("fmpl-thread", "openmpi")},
+                    date="d", host="h", cpu="c", cores=2, kernel="k", quick=True, reps=1,
+                    ranks=[2], duration="0:01", failures=["Open MPI, 2 ranks: exit 1"],
+                    busy_before={"openmpi": [0.05, 0.5]}, idle=0.1)
+        md = ovr.markdown(meta, rows, checks, {})
+        self.assertIn("| ibcast | 50 | 20 |", md)
+        self.assertIn("color:red", md)
+        self.assertIn("missed: overlap >= 90% while the rank sleeps: 2 ranks, ibcast", md)
+        self.assertIn("checksums differ", md)
+        self.assertIn("exit 1", md)
+        self.assertIn("rerun with --wait-idle", md)             # a run began 50% busy
+
+    def test_markdown_tables(self):
+        rows = ovr.build_rows(self.runs())
+        meta = dict(configs={c: dict(version="v", launcher="run", env=cfg["env"])
+                             for cfg in ovr.CONFIGS for c in [cfg["name"]]
+                             if c in ("fmpl-thread", "openmpi")},
+                    date="d", host="h", cpu="c", cores=2, kernel="k", quick=True, reps=3,
+                    ranks=[2], duration="0:01")
+        md = ovr.markdown(meta, rows, ovr.check_targets(rows), {"jacobi-2ranks": "plots/j.png"})
+        self.assertIn("| allreduce_init | 95 | n/a |", md)
+        self.assertIn("`FMPL_AGENT=thread`", md)
+        # Jacobi: plain / overlap = 120 / 91.
+        self.assertIn("| FMPL, agent thread | 91.0 | 120.0 | 1.32 |", md)
+        self.assertIn("![jacobi, 2 ranks](plots/j.png)", md)
+        self.assertIn("| FMPL, agent thread | 0.700 | 1.000 | 0.700 |", md)
+
+    def test_jobs_interleaved_with_each_configuration_environment(self):
+        a = argparse.Namespace(overlap=True, jacobi=True, quick=True, reps=2, hosts=False,
+                               bind="none")
+        libs = ["fmpl", "openmpi", "mpich"]
+        exes = {(k, lib): "%s-%s" % (k, lib) for k in ("overlap", "jacobi") for lib in libs}
+        jobs = compare.overlap_jobs(a, ovr.CONFIG_NAMES, libs, exes, [2], "/b", dict(cores=2))
+        self.assertEqual(len(jobs), 2 * 5 * 2)
+        order = [(j["rep"], j["config"], j["kind"]) for j in jobs[:4]]
+        self.assertEqual(order, [(0, "fmpl-off", "overlap"), (0, "fmpl-off", "jacobi"),
+                                 (0, "fmpl-thread", "overlap"), (0, "fmpl-thread", "jacobi")])
+        by = {(j["config"], j["kind"]): j for j in jobs if j["rep"] == 1}
+        self.assertEqual(by[("fmpl-off", "overlap")]["env"]["FMPL_AGENT"], "off")
+        self.assertEqual(by[("fmpl-thread", "jacobi")]["env"]["FMPL_AGENT"], "thread")
+        self.assertEqual(by[("mpich-async", "overlap")]["env"]["MPIR_CVAR_ASYNC_PROGRESS"], "1")
+        self.assertIn("--bind-to", by[("openmpi", "overlap")]["cmd"])
+        self.assertIn("none", by[("openmpi", "overlap")]["cmd"])
+        self.assertIn("jacobi-mpich", by[("mpich", "jacobi")]["cmd"])
+        # The plain MPICH run must not inherit the progress thread from the shell.
+        os.environ["MPIR_CVAR_ASYNC_PROGRESS"] = "1"
+        try:
+            env = compare.clean_env(by[("mpich", "overlap")]["env"])
+        finally:
+            del os.environ["MPIR_CVAR_ASYNC_PROGRESS"]
+        self.assertNotIn("MPIR_CVAR_ASYNC_PROGRESS", env)
+        self.assertIn("--quick", by[("fmpl-off", "jacobi")]["cmd"])
+
+    def test_jobs_across_hosts(self):
+        a = argparse.Namespace(overlap=True, jacobi=False, quick=False, reps=1, hosts=True,
+                               bind="none")
+        exes = {("overlap", lib): "ov-" + lib for lib in ("fmpl", "mpich")}
+        jobs = compare.overlap_jobs(a, ["fmpl-thread", "mpich-async"], ["fmpl", "mpich"], exes,
+                                    [2], "/b", dict(cores=2))
+        self.assertEqual([j["config"] for j in jobs], ["fmpl-thread", "mpich-async"])
+        fmpl, mpich = jobs
+        self.assertIn("--hosts", fmpl["cmd"])
+        self.assertIn("fmpl-h1:1,fmpl-h2:1", fmpl["cmd"])
+        self.assertEqual(fmpl["env"]["FMPL_AGENT"], "thread")
+        self.assertIn("-hosts", mpich["cmd"])
+        self.assertEqual(mpich["env"]["MPIR_CVAR_ASYNC_PROGRESS"], "1")
+        self.assertNotIn("--quick", mpich["cmd"])
 
 
 if __name__ == "__main__":

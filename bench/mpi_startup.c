@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "median.h"
+
 enum { F_INIT, F_INIT_BARRIER, F_LAUNCH_MAIN, F_LAUNCH_BARRIER, F_COUNT };
 
 static double now(void)
@@ -31,19 +33,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v (n > 0 values) and returns its median. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -96,7 +85,7 @@ int main(int argc, char **argv)
         for (int f = 0; f < F_COUNT; f++) {
             for (int r = 0; r < size; r++)
                 v[r] = all[r * F_COUNT + f];
-            med[f] = median(v, size);
+            med[f] = median_of(v, size);
             max[f] = v[size - 1];
         }
         qsort(names, (size_t)size, MPI_MAX_PROCESSOR_NAME, cmp_name);

@@ -7,12 +7,9 @@
 #include "suite.h"
 #include "../json_string.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define MAX_SIZES 64
 #define MAX_SIZE_LIMIT (256L << 20)
@@ -42,19 +39,7 @@ static const struct {
               {rma_benches, &n_rma_benches}};
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (rank == 0) {
-        fprintf(stderr, "mpi-suite: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
-    }
-    va_end(ap);
-    MPI_Finalize();
-    exit(2);
-}
+#define die(...) bench_die("mpi-suite", rank, __VA_ARGS__)
 
 void fail_mismatch(struct run *r, const char *what, long offset, int want, int got)
 {
@@ -164,22 +149,7 @@ static void emit_row(const struct bench *b, long size, const struct figures *f)
  * then holds the lowest failing rank's message in r->msg. */
 static int agree_failure(struct run *r, int rc)
 {
-    if (rc != MPI_SUCCESS) {
-        char s[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
-            snprintf(s, sizeof s, "error code %d", rc);
-        snprintf(r->msg, MSG_LEN, "rank %d: %s", rank, s);
-    }
-    int mine = rc != MPI_SUCCESS || r->mismatch ? rank : nranks, first = nranks;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == nranks)
-        return 0;
-    if (first != 0 && rank == first)
-        MPI_Send(r->msg, MSG_LEN, MPI_CHAR, 0, 99, MPI_COMM_WORLD);
-    if (first != 0 && rank == 0)
-        MPI_Recv(r->msg, MSG_LEN, MPI_CHAR, first, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    return 1;
+    return bench_any_failed(rc, r->mismatch, r->msg, MSG_LEN, 99);
 }
 
 static long iter_cap(long size)
@@ -336,16 +306,7 @@ static int run_size(struct run *r, long size, int first)
 
 static int selected(const char *name)
 {
-    if (!opt.only)
-        return 1;
-    size_t n = strlen(name);
-    for (const char *p = opt.only; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n))
-            return 1;
-        p += len + (p[len] == ',');
-    }
-    return 0;
+    return !opt.only || bench_listed(opt.only, name);
 }
 
 static void run_bench(const struct bench *b)
@@ -448,16 +409,8 @@ static void parse_options(int argc, char **argv)
             opt.alloc_mem = 1;
         else if (!strcmp(a, "--list"))
             opt.list = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            if (rank == 0)
-                usage(stdout);
-            MPI_Finalize();
-            exit(0);
-        } else {
-            if (rank == 0)
-                usage(stderr);
-            die("unknown or incomplete option '%s'", a);
-        }
+        else
+            bench_not_an_option("mpi-suite", rank, a, usage);
     }
     if (opt.max_size < 0)
         opt.max_size = opt.quick ? 4L << 20 : 16L << 20;
@@ -497,55 +450,33 @@ static void parse_options(int argc, char **argv)
 
 static void *alloc_buffer(size_t n)
 {
-    void *p = NULL;
-    if (opt.alloc_mem) {
-        if (MPI_Alloc_mem((MPI_Aint)n, MPI_INFO_NULL, &p) != MPI_SUCCESS)
-            p = NULL;
-    } else {
-        p = malloc(n);
-    }
+    void *p = bench_alloc(n, opt.alloc_mem);
     if (!p)
         die("cannot allocate %zu bytes", n);
-    memset(p, 0, n); /* touched before any timing */
     return p;
 }
 
-static void free_buffer(void *p)
+static void print_start(void)
 {
-    if (opt.alloc_mem)
-        MPI_Free_mem(p);
-    else
-        free(p);
-}
-
-static void print_start(const char *lib)
-{
-    char host[256] = "?", date[64] = "?";
-    time_t now = time(NULL);
-    gethostname(host, sizeof host);
-    host[sizeof host - 1] = 0;
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    struct bench_ident id;
+    bench_ident(&id);
     printf("# mpi-suite: %d ranks, %s buffers, %s; %s on %s\n# library: %s\n", nranks,
-           opt.alloc_mem ? "MPI_Alloc_mem" : "malloc", opt.quick ? "quick" : "full", date, host,
-           lib);
+           opt.alloc_mem ? "MPI_Alloc_mem" : "malloc", opt.quick ? "quick" : "full", id.date,
+           id.host, id.lib);
     fflush(stdout);
     if (json) {
         fprintf(json, "{\"type\":\"header\",\"suite\":\"mpi-suite\",\"ranks\":%d", nranks);
-        json_str(json, "library", lib);
+        json_str(json, "library", id.lib);
         fprintf(json, ",\"mpi_version\":\"%d.%d\",\"quick\":%s,\"budget\":%g", MPI_VERSION,
                 MPI_SUBVERSION, opt.quick ? "true" : "false", opt.budget);
-        json_str(json, "date", date);
-        json_str(json, "host", host);
+        bench_json_ident(json, &id);
         fprintf(json, "}\n");
     }
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    bench_init(&argc, &argv, &rank, &nranks);
     parse_options(argc, argv);
     if (opt.list) {
         for (int t = 0; rank == 0 && t < NTABLES; t++)
@@ -570,14 +501,10 @@ int main(int argc, char **argv)
     rbuf = alloc_buffer(buf_bytes);
     ebuf = alloc_buffer(buf_bytes);
 
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    lib[strcspn(lib, "\n")] = 0;
     if (rank == 0 && opt.json_path && !(json = fopen(opt.json_path, "w")))
         die("cannot write %s", opt.json_path);
     if (rank == 0)
-        print_start(lib);
+        print_start();
 
     double start = MPI_Wtime();
     for (int t = 0; t < NTABLES; t++)
@@ -591,18 +518,13 @@ int main(int argc, char **argv)
                 run_bench(&tables[t].table[j]);
             }
 
-    if (json) {
-        fprintf(json, "{\"type\":\"end\",\"errors\":%d}\n", errors);
-        fclose(json);
-    }
     if (rank == 0)
         fprintf(stderr, "mpi-suite: done in %.1f s\n", MPI_Wtime() - start);
     if (rank == 0 && errors)
         fprintf(stderr, "mpi-suite: %d benchmark(s) failed verification or returned errors\n",
                 errors);
-    free_buffer(sbuf);
-    free_buffer(rbuf);
-    free_buffer(ebuf);
-    MPI_Finalize();
-    return errors ? 1 : 0;
+    bench_free(sbuf, opt.alloc_mem);
+    bench_free(rbuf, opt.alloc_mem);
+    bench_free(ebuf, opt.alloc_mem);
+    return bench_finish(json, errors);
 }

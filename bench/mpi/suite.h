@@ -27,6 +27,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "../mpi_common.h" /* TRY, bench_any_failed, ... */
+
 #define WINDOW 64   /* bandwidth and message rate: sends in flight (osu_bw) */
 #define GUARD 64    /* bytes after each received message checked untouched */
 #define MSG_LEN 1024
@@ -36,14 +38,6 @@
 #else
 #define SUITE_HAVE_MPI4 0
 #endif
-
-/* Return the MPI error code of a failing call. */
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        int try_rc_ = (call);                                                                      \
-        if (try_rc_ != MPI_SUCCESS)                                                                \
-            return try_rc_;                                                                        \
-    } while (0)
 
 enum metric {
     METRIC_PINGPONG,   /* one-way latency = rank 0's round trip / 2, usec */
