@@ -304,7 +304,9 @@ void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm);
  * (NULL on every member does nothing).  Waits until the copies this member
  * issued are delivered (fmpl_copy_sync) and every member has called it:
  * no copy lands in the block after it is freed anywhere.  FMPL_ERR_ARG:
- * members passed different pointers, or not a live block. */
+ * members passed different pointers, or not a live block (nothing is
+ * freed); or, as fmpl_copy_sync reports it, a copy this member forwarded
+ * was refused at its source (the block is freed all the same). */
 int fmpl_free_symmetric(void *ptr, fmpl_comm comm);
 
 /* A notification at the rank whose memory a copy writes, applied once the

@@ -10,6 +10,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* Linux 4.17; C libraries older than glibc 2.28 lack it */
+#endif
+
 fmpl_symmetric fmpl_sym = {.fd = -1};
 
 void fmpl_sym_setup(uint64_t seg_off, uint64_t size, int fd)

@@ -9,6 +9,13 @@
 
 #include <stdatomic.h>
 
+/* Every copy this rank issued to or from members of t is delivered. */
+static int copy_sync(fmpl_team *t)
+{
+    FMPL_WAIT_UNTIL(fmpl_rc_acked(t->world, t->size));
+    return fmpl_rc_sync_finish(t->world, t->size);
+}
+
 void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm)
 {
     int rc = fmpl_api_check_state(__func__);
@@ -23,9 +30,7 @@ void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm)
 int fmpl_free_symmetric(void *ptr, fmpl_comm comm)
 {
     API_ENTER(comm, t);
-    /* Our copies into the block are delivered before anyone frees it. */
-    FMPL_WAIT_UNTIL(fmpl_rc_acked(t->world, t->size));
-    int rc = fmpl_rc_sync_finish(t->world, t->size);
+    int rc = copy_sync(t); /* our copies into the block land before anyone frees it */
     int frc = fmpl_symmetric_free(t, ptr);
     return frc != FMPL_SUCCESS ? frc : rc;
 }
@@ -156,8 +161,7 @@ int fmpl_copy(int src_rank, const void *src, int dst_rank, void *dst, size_t siz
 int fmpl_copy_sync(fmpl_comm comm)
 {
     API_ENTER(comm, t);
-    FMPL_WAIT_UNTIL(fmpl_rc_acked(t->world, t->size));
-    return fmpl_rc_sync_finish(t->world, t->size);
+    return copy_sync(t);
 }
 
 /* ------------------------------------------------------- waits and tests */
