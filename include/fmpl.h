@@ -350,7 +350,10 @@ int fmpl_get_notify(void *dst, const void *src, size_t size, int src_rank, fmpl_
  * src_rank, whose progress does the put and the note (NICAM's forwarding):
  * dst_rank == caller is a get, anything else a third-party copy.  A
  * forwarded copy returns at once; it is carried out when src_rank next
- * makes progress (any FMPL call there, or a wait) and its note, or
+ * runs FMPL's progress: while it waits or tests in fmpl_wait_flag,
+ * fmpl_wait_count, their test forms, fmpl_copy_sync, a collective or
+ * fmpl_coll_wait/test (not in the waits of the indexed point-to-point
+ * calls, which serve their own messages only).  Its note, or
  * fmpl_copy_sync here, tells when it is done.  Checks at src_rank that
  * fail (a block freed there) are logged there and reported by the next
  * fmpl_copy_sync here. */

@@ -98,7 +98,8 @@ static inline int fmpl_sym_in_block(uint64_t off, uint64_t len)
     return b && len <= b->off + b->size - off;
 }
 
-/* Rank `world_rank`'s memory at arena offset off. */
+/* Rank `world_rank`'s memory at arena offset off; fmpl_fab_ptr of it is a
+ * local pointer to those bytes when loads and stores reach that rank. */
 static inline fmpl_raddr fmpl_sym_raddr(uint64_t off, int world_rank)
 {
     fmpl_raddr r = {.addr = fmpl_sym.seg_off + off, .rank = world_rank,
