@@ -39,6 +39,7 @@
 #define FMPL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -281,6 +282,103 @@ int fmpl_coll_start(fmpl_coll_req req);
 int fmpl_coll_wait(fmpl_coll_req *req);
 int fmpl_coll_test(fmpl_coll_req *req, int *flag);
 int fmpl_coll_free(fmpl_coll_req *req);
+
+/* ------------------------------------- symmetric memory and remote copies */
+
+/* Symmetric memory: collective over `comm`; every member passes the same
+ * size and gets the same address, so a pointer into the block names the
+ * same bytes of every member's block (the target of the remote copies
+ * below is one address for all ranks).  Blocks come from each rank's
+ * symmetric arena (FMPL_SYMMETRIC_SIZE, default 128 MiB, taken from memory
+ * only when touched), are 64-byte aligned and are not zeroed.  The same
+ * sequence of allocations gives the same addresses; members that allocated
+ * differently on other communicators in between still agree (the block
+ * goes where it fits on all).  Returns NULL on every member, with a
+ * message, when size is 0 or differs between members, or some member's
+ * arena has no room.  Allocate over FMPL_COMM_WORLD first when several
+ * communicators will use symmetric memory: the first allocation places
+ * each member's arena at an address all members of that communicator
+ * could map. */
+void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm);
+/* Collective over `comm`, with the pointer fmpl_alloc_symmetric returned
+ * (NULL on every member does nothing).  Waits until the copies this member
+ * issued are delivered (fmpl_copy_sync) and every member has called it:
+ * no copy lands in the block after it is freed anywhere.  FMPL_ERR_ARG:
+ * members passed different pointers, or not a live block (nothing is
+ * freed); or, as fmpl_copy_sync reports it, a copy this member forwarded
+ * was refused at its source (the block is freed all the same). */
+int fmpl_free_symmetric(void *ptr, fmpl_comm comm);
+
+/* A notification at the rank whose memory a copy writes, applied once the
+ * copy's data is all there (a rank that sees the word sees the data):
+ *   FMPL_NOTIFY_NONE   nothing (a NULL fmpl_notify pointer means the same)
+ *   FMPL_NOTIFY_SET    store `value` into *word
+ *   FMPL_NOTIFY_COUNT  add 1 to *word (`value` is ignored); N copies
+ *                      counting into one word add N, whatever their order
+ * `word` is a 64-bit, 8-byte-aligned word in symmetric memory, named by its
+ * address, which is the same on every rank.  With SET, prefer sequence
+ * values (1, 2, 3, ... one per transfer, waited for with fmpl_wait_count)
+ * to sense values (alternating 0/1, waited for with fmpl_wait_flag): with
+ * sense values a sender that runs two transfers ahead of a receiver that
+ * has not yet seen the first stores the value the receiver is waiting for
+ * again, and the receiver takes the third transfer for the first (the
+ * hazard of NICAM's cshift, seed 004 §5.3); a sequence value never comes
+ * back, so waiting for "at least k" is never fooled and never stuck. */
+enum { FMPL_NOTIFY_NONE = 0, FMPL_NOTIFY_SET = 1, FMPL_NOTIFY_COUNT = 2 };
+typedef struct fmpl_notify {
+    int kind;       /* FMPL_NOTIFY_* */
+    uint64_t *word; /* symmetric address of the word at the notified rank */
+    uint64_t value; /* SET: the value stored */
+} fmpl_notify;
+
+/* Copy `size` bytes from local `src` (any memory) to `dst` (a symmetric
+ * address) at `dst_rank`, then apply `note` at dst_rank.  Returns when src
+ * may be reused; the data is then placed, or on its way (over the
+ * network), before the note.  size 0 with a note is a pure notification
+ * (dst may then be NULL).  A rank may copy to itself. */
+int fmpl_put_notify(const void *src, void *dst, size_t size, int dst_rank, fmpl_comm comm,
+                    const fmpl_notify *note);
+/* Copy `size` bytes from `src` (a symmetric address) at `src_rank` to
+ * local `dst` (any memory), then apply `note` here, at the caller.  Returns
+ * with the data in dst and the note applied. */
+int fmpl_get_notify(void *dst, const void *src, size_t size, int src_rank, fmpl_comm comm,
+                    const fmpl_notify *note);
+/* Copy `size` bytes from `src` at `src_rank` to `dst` (a symmetric address)
+ * at `dst_rank`, then apply `note` at dst_rank; neither need be the caller.
+ * src_rank == caller: a put (src any local memory; as fmpl_put_notify).
+ * Otherwise src is a symmetric address, and the request is forwarded to
+ * src_rank, whose progress does the put and the note (NICAM's forwarding):
+ * dst_rank == caller is a get, anything else a third-party copy.  A
+ * forwarded copy returns at once; it is carried out when src_rank next
+ * runs FMPL's progress: while it waits or tests in fmpl_wait_flag,
+ * fmpl_wait_count, their test forms, fmpl_copy_sync, a collective or
+ * fmpl_coll_wait/test (not in the waits of the indexed point-to-point
+ * calls, which serve their own messages only).  Its note, or
+ * fmpl_copy_sync here, tells when it is done.  Checks at src_rank that
+ * fail (a block freed there) are logged there and reported by the next
+ * fmpl_copy_sync here. */
+int fmpl_copy(int src_rank, const void *src, int dst_rank, void *dst, size_t size,
+              fmpl_comm comm, const fmpl_notify *note);
+/* Every copy this rank issued with fmpl_put_notify, fmpl_get_notify or
+ * fmpl_copy to or from members of `comm` is delivered at its destination,
+ * data and note (the remote-delivery point).  Not collective.
+ * FMPL_ERR_ARG: some forwarded copy was refused at its source. */
+int fmpl_copy_sync(fmpl_comm comm);
+
+/* Wait until *flag == value (fmpl_wait_flag) or *counter >= count
+ * (fmpl_wait_count): spin, then yield the core, progressing meanwhile (over
+ * the network the remote writes that set the word land only while this
+ * rank progresses).  Any 8-byte-aligned local word; notes write symmetric
+ * ones. */
+int fmpl_wait_flag(const uint64_t *flag, uint64_t value);
+int fmpl_wait_count(const uint64_t *counter, uint64_t count);
+/* The same without waiting: one progress pass unless the word is already
+ * there, then *done is 1 when *flag == value (*counter >= count), else 0.
+ * For a rank that has other work between polls (a sender running ahead
+ * while it also receives); reading the word directly would not serve the
+ * network's writes to it. */
+int fmpl_test_flag(const uint64_t *flag, uint64_t value, int *done);
+int fmpl_test_count(const uint64_t *counter, uint64_t count, int *done);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
  *
  * Sequence (every rank):
  *   1. create and map its own segment /dev/shm/fmpl-<job>-<rank>, write the
- *      header, create the heap inside it;
+ *      header, create the heap inside it (the symmetric arena follows the
+ *      heap: symmetric.h; the file stays open to map the arena again);
  *   2. publish "<host identity>:<pid>:<segment size>" under key "shm", fence.
  *      The host identity is the host name plus the kernel's boot id, so two
  *      containers with their own host names, or two machines that happen to
@@ -20,6 +21,7 @@
 #include "fabric/shm/shm_heap.h"
 #include "fabric/shm/shm_malloc.h"
 #include "fabric/shm/shm_segment.h"
+#include "fabric/symmetric.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/tunable.h"
@@ -34,6 +36,9 @@
 FMPL_TUNABLE(tunable_heap_size, "FMPL_HEAP_SIZE", "256m",
              "bytes of shared heap per rank (fmpl_alloc, staging, control areas); "
              "pages are taken only when touched");
+FMPL_TUNABLE(tunable_symmetric_size, "FMPL_SYMMETRIC_SIZE", "128m",
+             "bytes of symmetric arena per rank (fmpl_alloc_symmetric), at the end of its "
+             "shared segment; pages are taken only when touched; the same on every rank");
 FMPL_TUNABLE(tunable_cma, "FMPL_SHM_CMA", "auto",
              "single-copy kernel path for private buffers: auto (use it when the kernel "
              "allows), on (fail at start-up when refused), off (stage through shared memory)");
@@ -228,10 +233,18 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     long long heap = fmpl_tunable_long(&tunable_heap_size);
     if (heap < (1 << 20))
         heap = 1 << 20;
-    size_t size = FMPL_SHM_HEADER_SIZE + (((size_t)heap + 4095) & ~(size_t)4095);
-    int rc = fmpl_shm_segment_create(bs->job_id, bs->rank, size, &fmpl_fab.my_base);
+    long long sym = fmpl_tunable_long(&tunable_symmetric_size);
+    if (sym < 0)
+        sym = 0;
+    size_t heap_bytes = ((size_t)heap + 4095) & ~(size_t)4095;
+    size_t sym_bytes = ((size_t)sym + 4095) & ~(size_t)4095;
+    size_t size = FMPL_SHM_HEADER_SIZE + heap_bytes + sym_bytes;
+    int fd = -1;
+    int rc = fmpl_shm_segment_create(bs->job_id, bs->rank, size, &fmpl_fab.my_base,
+                                     sym_bytes ? &fd : NULL);
     if (rc != FMPL_SUCCESS)
         return rc;
+    fmpl_sym_setup(FMPL_SHM_HEADER_SIZE + heap_bytes, sym_bytes, fd);
     fmpl_fab.my_size = size;
     fmpl_peer *me = &fmpl_fab.peers[bs->rank];
     me->base = fmpl_fab.my_base;
@@ -244,8 +257,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     h->rank = bs->rank;
     h->pid = (int32_t)getpid();
     h->size = size;
-    fmpl_fab.heap = fmpl_heap_create(fmpl_fab.my_base + FMPL_SHM_HEADER_SIZE,
-                                     size - FMPL_SHM_HEADER_SIZE);
+    fmpl_fab.heap = fmpl_heap_create(fmpl_fab.my_base + FMPL_SHM_HEADER_SIZE, heap_bytes);
     if (!fmpl_fab.heap) {
         fmpl_shm_segment_unlink(bs->job_id, bs->rank);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "cannot create the shared heap");
@@ -291,7 +303,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
 #endif
     }
     if (rc == FMPL_SUCCESS)
-        fmpl_shm_malloc_enable(fmpl_fab.heap, fmpl_fab.heap, size - FMPL_SHM_HEADER_SIZE);
+        fmpl_shm_malloc_enable(fmpl_fab.heap, fmpl_fab.heap, heap_bytes);
     return rc;
 }
 
@@ -323,6 +335,7 @@ void fmpl_fabric_finalize(void)
 #ifdef FMPL_HAVE_NET
     fmpl_net_close();
 #endif
+    fmpl_sym_finalize();
     for (int r = 0; r < fmpl_fab.size; r++)
         if ((r != fmpl_fab.rank || !keep_mine) && fmpl_fab.peers[r].base)
             fmpl_shm_segment_unmap(fmpl_fab.peers[r].base, fmpl_fab.peers[r].seg_size);

@@ -6,6 +6,7 @@
 #include "collectives/collectives.h"
 #include "fabric/fabric.h"
 #include "protocols/any_source.h"
+#include "protocols/remote_copy.h"
 #include "protocols/sender_match.h"
 #include "protocols/staging.h"
 #include "protocols/tag_match.h"
@@ -49,6 +50,8 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     if (rc == FMPL_SUCCESS)
         rc = fmpl_any_init();
     if (rc == FMPL_SUCCESS)
+        rc = fmpl_rc_init();
+    if (rc == FMPL_SUCCESS)
         rc = fmpl_coll_init();
     if (rc == FMPL_SUCCESS)
         rc = fmpl_team_build_world(bootstrap, ma, fa, count);
@@ -76,6 +79,7 @@ int fmpl_runtime_finalize(void)
         fmpl_team_free(fmpl_teams[id]);
     fmpl_stage_finalize();
     fmpl_tm_finalize();
+    fmpl_rc_finalize();
     fmpl_sm_finalize();
     fmpl_wait_poll = NULL;
     if (fmpl_fab.net) {

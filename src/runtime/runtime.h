@@ -56,4 +56,11 @@ void fmpl_team_retire(fmpl_team *t);
 /* Release the retired teams whose members have all retired them. */
 void fmpl_team_reclaim_retired(void);
 
+/* Symmetric memory (symmetric.c): collective over t.  The allocation
+ * returns the same address on every member, or NULL on every member with
+ * the reason in *rc; the release checks that every member passes the same
+ * block. */
+void *fmpl_symmetric_alloc(fmpl_team *t, size_t size, int *rc);
+int fmpl_symmetric_free(fmpl_team *t, void *p);
+
 #endif

@@ -7,8 +7,13 @@
  *                           (interposed below) must not be called at all.
  *   hotpath malloc coll     the same for barrier, bcast, reduce, allreduce
  *                           (R20: reductions use the caller's workspace).
+ *   hotpath malloc rcopy    the same for remote copies into symmetric memory
+ *                           (fmpl_put_notify ping-pongs of 8 B and 64 KiB
+ *                           with sequence notes, get_notify with a COUNT
+ *                           note, forwarded fmpl_copy, fmpl_copy_sync).
  *   hotpath syscalls p2p N  N iterations of a zero-copy ping-pong and
- *   hotpath syscalls coll N exchange (or of the collectives) and nothing
+ *   hotpath syscalls coll N exchange (or of the collectives, or of the remote
+ *   hotpath syscalls rcopy N copies) and nothing
  *                           else; run by hotpath_syscalls.sh under strace -c
  *                           for two values of N: the totals must be equal.
  *
@@ -250,6 +255,54 @@ static void coll_iterations(long iters, int chk)
     }
 }
 
+/* Remote copies between the pair, into symmetric memory: put_notify
+ * ping-pongs whose notes carry sequence values, a get with a COUNT note at
+ * the caller, and every 8th iteration a get forwarded to the peer
+ * (fmpl_copy) and fmpl_copy_sync. */
+static unsigned char *sym;   /* [0, BIG) ping, [BIG, 2 BIG) pong, then 64 bytes to get */
+static uint64_t *words;      /* ping, pong, get count, forwarded count */
+static uint64_t rc_seq, rc_gets, rc_fwd;
+
+static void rcopy_one(unsigned char *src, long sz, long it, int chk)
+{
+    uint64_t k = ++rc_seq;
+    int pinger = (me & 1) == 0;
+    fmpl_notify note = {FMPL_NOTIFY_SET, &words[pinger ? 0 : 1], k};
+    stamp(src, sz, it);
+    if (!pinger) { /* the ping is read before the pong lets the next one come */
+        CALL(fmpl_wait_count(&words[0], k));
+        if (chk)
+            check_stamp(sym, sz, it, "put_notify ping");
+    }
+    CALL(fmpl_put_notify(src, sym + (pinger ? 0 : BIG), (size_t)sz, peer, FMPL_COMM_WORLD,
+                         &note));
+    if (pinger) {
+        CALL(fmpl_wait_count(&words[1], k));
+        if (chk)
+            check_stamp(sym + BIG, sz, it, "put_notify pong");
+    }
+}
+
+static void rcopy_iterations(long iters, int chk)
+{
+    for (long i = 0; i < iters; i++) {
+        rcopy_one(s8, 8, 5000000 + i, chk);
+        rcopy_one(sbig, BIG, 6000000 + i, chk);
+        fmpl_notify count = {FMPL_NOTIFY_COUNT, &words[2], 0};
+        CALL(fmpl_get_notify(r8, sym + 2 * BIG, 8, peer, FMPL_COMM_WORLD, &count));
+        CHECK(words[2] == ++rc_gets, "get_notify's COUNT note");
+        if (i % 8 == 0) {
+            fmpl_notify fwd = {FMPL_NOTIFY_COUNT, &words[3], 0};
+            CALL(fmpl_copy(peer, sym + 2 * BIG, me, sym + 2 * BIG + 64, 8, FMPL_COMM_WORLD,
+                           &fwd));
+            CALL(fmpl_wait_count(&words[3], ++rc_fwd));
+            CALL(fmpl_copy_sync(FMPL_COMM_WORLD));
+            if (chk)
+                CHECK(memcmp(sym + 2 * BIG + 64, r8, 8) == 0, "forwarded get: the peer's word");
+        }
+    }
+}
+
 static void alloc_buffers(void)
 {
     sbig = fmpl_alloc(BIG);
@@ -263,42 +316,62 @@ static void alloc_buffers(void)
     tu_fill(s8, 8, tu_seed(me, 0, 8, 0));
 }
 
+static void alloc_symmetric(void)
+{
+    sym = fmpl_alloc_symmetric(2 * BIG + 128, FMPL_COMM_WORLD);
+    words = fmpl_alloc_symmetric(4 * sizeof *words, FMPL_COMM_WORLD);
+    CHECK(sym && words, "fmpl_alloc_symmetric of the buffers");
+    memset(words, 0, 4 * sizeof *words);
+    memset(sym + 2 * BIG, me + 1, 64); /* what the peer gets from us */
+    CALL(fmpl_barrier(FMPL_COMM_WORLD));
+}
+
+/* The loops of one kind (p2p needs the pair: the last rank of an odd job
+ * has none). */
+static void iterations(int what, int paired, long iters, int chk)
+{
+    if (what == 1)
+        coll_iterations(iters, chk);
+    else if (paired && what == 2)
+        rcopy_iterations(iters, chk);
+    else if (paired)
+        p2p_iterations(iters, chk);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "malloc";
     const char *what = argc > 2 ? argv[2] : "p2p";
     long iters = argc > 3 ? atol(argv[3]) : 1000;
     int coll = strcmp(what, "coll") == 0;
+    int kind = coll ? 1 : strcmp(what, "rcopy") == 0 ? 2 : 0;
     if (strcmp(mode, "malloc") == 0 && !HAVE_COUNTING_MALLOC) {
         printf("hotpath malloc: SKIPPED (AddressSanitizer owns malloc; cannot interpose)\n");
         return SKIP;
     }
-    tu_init(coll ? "hotpath(coll)" : "hotpath(p2p)", COUNT);
+    tu_init(kind == 1 ? "hotpath(coll)" : kind == 2 ? "hotpath(rcopy)" : "hotpath(p2p)", COUNT);
     me = tu_rank;
     n = tu_size;
     peer = me ^ 1;
     CHECK(n >= 2, "needs at least 2 ranks, have %d", n);
     alloc_buffers();
+    if (kind == 2)
+        alloc_symmetric();
     int paired = peer < n;
+    static const char *const names[] = {"p2p", "collective", "remote-copy"};
 
     if (strcmp(mode, "malloc") == 0) {
         tu_sub = "warm-up";
-        if (coll)
-            coll_iterations(10, 1);
-        else if (paired)
-            p2p_iterations(20, 1);
-        tu_sub = coll ? "collectives, counting malloc calls" : "p2p, counting malloc calls";
+        iterations(kind, paired, kind == 1 ? 10 : 20, 1);
+        tu_sub = "counting malloc calls";
         unsigned long a0 = __atomic_load_n(&n_alloc, __ATOMIC_RELAXED);
         unsigned long f0 = __atomic_load_n(&n_free, __ATOMIC_RELAXED);
-        if (coll)
-            coll_iterations(200, 1);
-        else if (paired)
-            p2p_iterations(1000, 1);
+        iterations(kind, paired, kind == 1 ? 200 : 1000, 1);
         unsigned long a1 = __atomic_load_n(&n_alloc, __ATOMIC_RELAXED);
         unsigned long f1 = __atomic_load_n(&n_free, __ATOMIC_RELAXED);
         if (a1 != a0 || f1 != f0)
             TU_FAIL("the %s path called the allocator: %lu allocations and %lu frees during "
-                    "the measured iterations (expected 0 and 0)", coll ? "collective" : "p2p",
+                    "the measured iterations (expected 0 and 0)", names[kind],
                     a1 - a0, f1 - f0);
         void *volatile probe = malloc(1); /* the counter is live */
         free(probe);
@@ -306,22 +379,13 @@ int main(int argc, char **argv)
               "the counting malloc is not in effect (interposition failed)");
     } else if (strcmp(mode, "syscalls") == 0) {
         tu_sub = "syscalls: warm-up";
-        if (coll)
-            coll_iterations(20, 1);
-        else if (paired)
-            p2p_iterations(50, 1);
+        iterations(kind, paired, kind == 1 ? 20 : 50, 1);
         tu_sub = "syscalls: measured iterations";
-        if (coll)
-            coll_iterations(iters, 0);
-        else if (paired)
-            p2p_iterations(iters, 0);
+        iterations(kind, paired, iters, 0);
         /* one checked iteration at the end: the loop really moved data */
-        if (coll)
-            coll_iterations(1, 1);
-        else if (paired)
-            p2p_iterations(1, 1);
+        iterations(kind, paired, 1, 1);
     } else {
-        TU_FAIL("usage: hotpath malloc|syscalls p2p|coll [iterations]");
+        TU_FAIL("usage: hotpath malloc|syscalls p2p|coll|rcopy [iterations]");
     }
     if (paired && !coll) {
         tu_sub = "final data check";

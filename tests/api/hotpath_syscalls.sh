@@ -1,5 +1,5 @@
 #!/bin/sh
-# hotpath_syscalls.sh FMPLRUN PROGRAM p2p|coll [N1 N2]
+# hotpath_syscalls.sh FMPLRUN PROGRAM p2p|coll|rcopy [N1 N2]
 #
 # Runs `PROGRAM syscalls MODE N` at 2 ranks under `strace -f -c`, once with
 # N = N1 (100) and once with N = N2 (1000) iterations, and compares the total
@@ -13,7 +13,7 @@
 # system call).  Exits 77 (skipped) when strace is missing or cannot trace.
 set -u
 if [ $# -lt 3 ]; then
-    echo "usage: $0 FMPLRUN PROGRAM p2p|coll [N1 N2]" >&2
+    echo "usage: $0 FMPLRUN PROGRAM p2p|coll|rcopy [N1 N2]" >&2
     exit 2
 fi
 FMPLRUN=$1

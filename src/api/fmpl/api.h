@@ -43,6 +43,14 @@ static inline fmpl_team *fmpl_api_team(fmpl_comm comm, const char *func, int *rc
     return NULL;
 }
 
+/* Return the code of a check that failed (it has reported). */
+#define CHECK(expr)                                                                \
+    do {                                                                           \
+        int c_ = (expr);                                                           \
+        if (c_ != FMPL_SUCCESS)                                                    \
+            return c_;                                                             \
+    } while (0)
+
 #define API_ENTER(comm_, team_)                                                    \
     int rc_ = fmpl_api_check_state(__func__);                                      \
     if (rc_ != FMPL_SUCCESS)                                                       \

@@ -28,13 +28,6 @@ static int check_buffer(const void *buf, long size, const char *func)
     return FMPL_SUCCESS;
 }
 
-#define CHECK(expr)                                                                \
-    do {                                                                           \
-        int c_ = (expr);                                                           \
-        if (c_ != FMPL_SUCCESS)                                                    \
-            return c_;                                                             \
-    } while (0)
-
 int fmpl_send(const void *buf, long size, int dst, int index, fmpl_comm comm)
 {
     FMPL_CORE_GUARD();

@@ -25,7 +25,7 @@ static int map_fd(int fd, size_t size, char **base, const char *name)
     return FMPL_SUCCESS;
 }
 
-int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base)
+int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base, int *fd_out)
 {
     char name[256];
     fmpl_shm_segment_name(name, sizeof name, job_id, rank);
@@ -41,9 +41,12 @@ int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **ba
                           name, size, strerror(e));
     }
     int rc = map_fd(fd, size, base, name);
-    close(fd);
     if (rc != FMPL_SUCCESS)
         shm_unlink(name);
+    if (rc == FMPL_SUCCESS && fd_out)
+        *fd_out = fd; /* the caller maps parts of it again later (the symmetric arena) */
+    else
+        close(fd);
     return rc;
 }
 

@@ -1,7 +1,9 @@
-/* A rank's shared segment: a header with well-known offsets, then the heap.
+/* A rank's shared segment: a header with well-known offsets, the heap, then
+ * the symmetric arena.
  *
  *   offset 0              fmpl_shm_header (one page)
  *   FMPL_SHM_HEADER_SIZE  heap (fmpl_heap bookkeeping, then blocks)
+ *   + FMPL_HEAP_SIZE      symmetric arena (FMPL_SYMMETRIC_SIZE; fabric/symmetric.h)
  *
  * The file is /dev/shm/fmpl-<job_id>-<rank>.  It exists only between its
  * creation and the moment every rank has mapped it: the owner unlinks it
@@ -37,8 +39,10 @@ typedef struct fmpl_shm_header {
 
 /* Name of rank's segment in this job (shm_open form, starting with '/'). */
 void fmpl_shm_segment_name(char *out, size_t len, const char *job_id, int rank);
-/* Create, size and map this rank's segment. */
-int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base);
+/* Create, size and map this rank's segment.  With fd_out, the file stays
+ * open there (close-on-exec, like every shm_open descriptor): the owner
+ * maps its symmetric arena a second time from it (fabric/symmetric.h). */
+int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base, int *fd_out);
 /* Map a peer's segment (it must exist). */
 int fmpl_shm_segment_attach(const char *job_id, int rank, size_t size, char **base);
 void fmpl_shm_segment_unlink(const char *job_id, int rank);
