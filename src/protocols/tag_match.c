@@ -160,6 +160,11 @@ typedef struct unexp_block {
     fmpl_tm_unexp entries[UNEXP_BLOCK];
 } unexp_block;
 static unexp_block *unexp_blocks;
+/* handling[w]: a record from world rank w is being handled.  A handler
+ * that sends into a full ring waits with progress (channel.c: wait_space),
+ * and that nested pass must not take the same record, still at the head
+ * of w's ring, a second time: it skips w's channel. */
+static unsigned char *handling;
 static int poll_start;
 
 /* ------------------------------------------------------------ set-up */
@@ -173,6 +178,10 @@ int fmpl_tm_init(fmpl_raddr *channels)
         rc = unexp_grow();
     if (rc != FMPL_SUCCESS)
         return rc;
+    free(handling);
+    handling = calloc((size_t)fmpl_fab.size, 1);
+    if (!handling)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channel marks", fmpl_fab.size);
     eager_max = fmpl_tunable_long(&tunable_eager_max);
     if (eager_max < 0)
         eager_max = 0;
@@ -222,6 +231,8 @@ void fmpl_tm_finalize(void)
     ref_state = NULL;
     ref_seq = NULL;
     eager_ref = INT64_MAX;
+    free(handling);
+    handling = NULL;
     fmpl_chan_finalize();
 }
 
@@ -647,10 +658,19 @@ static void handle(fmpl_chan_rec *rec, int w)
     }
 }
 
-int fmpl_tm_handle_from(int w, fmpl_chan_rec *rec)
+static inline void handle_marked(fmpl_chan_rec *rec, int w)
 {
+    handling[w] = 1;
     handle(rec, w);
     fmpl_chan_release(w, rec);
+    handling[w] = 0;
+}
+
+int fmpl_tm_handle_from(int w, fmpl_chan_rec *rec)
+{
+    if (handling[w])
+        return 0;
+    handle_marked(rec, w);
     return 1;
 }
 
@@ -665,9 +685,8 @@ int fmpl_tm_progress(void)
     int n = 0, size = fmpl_fab.size;
     for (int i = 0, w = poll_start; i < size; i++, w = w + 1 < size ? w + 1 : 0) {
         fmpl_chan_rec *rec;
-        while ((rec = fmpl_chan_peek(w)) != NULL) {
-            handle(rec, w);
-            fmpl_chan_release(w, rec);
+        while (!handling[w] && (rec = fmpl_chan_peek(w)) != NULL) {
+            handle_marked(rec, w);
             n++;
         }
     }
@@ -878,7 +897,7 @@ int fmpl_tm_irecv(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t size, int src
  * eager one is complete; a rendezvous one completes like any other). */
 int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
 {
-    fmpl_chan_rec *rec = fmpl_chan_peek(w);
+    fmpl_chan_rec *rec = handling[w] ? NULL : fmpl_chan_peek(w);
     if (!rec)
         return 0;
     int type = rec->type;
@@ -900,8 +919,7 @@ int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
         fmpl_chan_release(w, rec);
         return 1;
     }
-    handle(rec, w);
-    fmpl_chan_release(w, rec);
+    handle_marked(rec, w);
     return 0; /* the record was not ours: handling it queued nothing we match */
 }
 

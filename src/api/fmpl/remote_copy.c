@@ -18,6 +18,7 @@ static int copy_sync(fmpl_team *t)
 
 void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     int rc = fmpl_api_check_state(__func__);
     fmpl_team *t = rc == FMPL_SUCCESS ? fmpl_api_team(comm, __func__, &rc) : NULL;
     if (!t)
@@ -29,6 +30,7 @@ void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm)
 
 int fmpl_free_symmetric(void *ptr, fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     int rc = copy_sync(t); /* our copies into the block land before anyone frees it */
     int frc = fmpl_symmetric_free(t, ptr);
@@ -126,6 +128,7 @@ static int check_one_sided(const fmpl_team *t, int rank, const void *local, cons
 int fmpl_put_notify(const void *src, void *dst, size_t size, int dst_rank, fmpl_comm comm,
                     const fmpl_notify *note)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     copy_args a;
     CHECK(check_one_sided(t, dst_rank, src, dst, size, note, 1, &a, __func__));
@@ -135,6 +138,7 @@ int fmpl_put_notify(const void *src, void *dst, size_t size, int dst_rank, fmpl_
 int fmpl_get_notify(void *dst, const void *src, size_t size, int src_rank, fmpl_comm comm,
                     const fmpl_notify *note)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     copy_args a;
     CHECK(check_one_sided(t, src_rank, dst, src, size, note, 0, &a, __func__));
@@ -144,6 +148,7 @@ int fmpl_get_notify(void *dst, const void *src, size_t size, int src_rank, fmpl_
 int fmpl_copy(int src_rank, const void *src, int dst_rank, void *dst, size_t size,
               fmpl_comm comm, const fmpl_notify *note)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     CHECK(check_rank(t, src_rank, "src_rank", __func__));
     copy_args a;
@@ -160,6 +165,7 @@ int fmpl_copy(int src_rank, const void *src, int dst_rank, void *dst, size_t siz
 
 int fmpl_copy_sync(fmpl_comm comm)
 {
+    FMPL_CORE_GUARD();
     API_ENTER(comm, t);
     return copy_sync(t);
 }
@@ -206,20 +212,24 @@ static int test_word(const uint64_t *w, uint64_t v, int at_least, int *done, con
 
 int fmpl_wait_flag(const uint64_t *flag, uint64_t value)
 {
+    FMPL_CORE_GUARD();
     return wait_word(flag, value, 0, __func__);
 }
 
 int fmpl_wait_count(const uint64_t *counter, uint64_t count)
 {
+    FMPL_CORE_GUARD();
     return wait_word(counter, count, 1, __func__);
 }
 
 int fmpl_test_flag(const uint64_t *flag, uint64_t value, int *done)
 {
+    FMPL_CORE_GUARD();
     return test_word(flag, value, 0, done, __func__);
 }
 
 int fmpl_test_count(const uint64_t *counter, uint64_t count, int *done)
 {
+    FMPL_CORE_GUARD();
     return test_word(counter, count, 1, done, __func__);
 }
