@@ -1,16 +1,26 @@
 #include "progress/progress.h"
 #include "progress/async.h"
+#include "protocols/active_message.h"
 #include "protocols/sender_match.h"
 #include "protocols/tag_match.h"
 #include "fabric/fabric.h"
 #include "base/wait.h"
 
+fmpl_progress_hook fmpl_progress_barrier_hook;
+
 /* Parts with nothing outstanding are skipped with one load instead of a
- * call (most MPI waits have only tag-matched traffic). */
+ * call (most MPI waits have only tag-matched traffic).  Active messages
+ * run inside fmpl_tm_progress (their records share the channels); the
+ * messages their handlers queued go out after it, when the targets have
+ * taken some of theirs. */
 int fmpl_progress(void)
 {
     return (fmpl_sm_outstanding ? fmpl_sm_progress() : 0) + fmpl_tm_progress() +
+           (fmpl_am_queued ? fmpl_am_progress() : 0) +
            (fmpl_async_head ? fmpl_async_progress() : 0) +
+           (atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed)
+                ? fmpl_progress_barrier_hook.poll()
+                : 0) +
            (fmpl_fab.net ? fmpl_fab.net->progress() : 0);
 }
 

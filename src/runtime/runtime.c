@@ -4,6 +4,8 @@
 #include "runtime/runtime.h"
 #include "collectives/collectives.h"
 #include "fabric/fabric.h"
+#include "progress/progress.h"
+#include "protocols/active_message.h"
 #include "protocols/any_source.h"
 #include "protocols/sender_match.h"
 #include "protocols/staging.h"
@@ -51,6 +53,8 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
         rc = fmpl_coll_init();
     if (rc == FMPL_SUCCESS)
         rc = fmpl_team_build_world(bootstrap, ma, fa, count);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_am_init();
     if (rc != FMPL_SUCCESS) {
         /* A half-started job cannot continue: end it with the reason. */
         char msg[160];
@@ -68,10 +72,14 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
 
 int fmpl_runtime_finalize(void)
 {
+    /* Active messages that handlers queued go out first: their targets
+     * progress in the barrier below. */
+    FMPL_WAIT_UNTIL(!fmpl_am_queued);
     int rc = fmpl_coll_barrier(fmpl_teams[0]);
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         fmpl_team_free(fmpl_teams[id]);
     fmpl_stage_finalize();
+    fmpl_am_finalize();
     fmpl_tm_finalize();
     fmpl_sm_finalize();
     fmpl_wait_poll = NULL;
