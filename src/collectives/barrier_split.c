@@ -35,7 +35,7 @@
  * bytes first, fabric.h) never reads larger than what was written.
  *
  * Memory: FMPL_BSPLIT_MAX flag pointers and the stage descriptors, about
- * 3.5 KiB per communicator that ever starts one, allocated at its first
+ * 4.2 KiB per communicator that ever starts one, allocated at its first
  * start; the words are in the header every communicator has (256 bytes).
  * The engine's list of communicators is changed only by a first start and
  * by the team's destruction (under the core lock when an agent runs). */
