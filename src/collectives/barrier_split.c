@@ -59,13 +59,14 @@ void fmpl_bsplit_partner(fmpl_bsplit *b, fmpl_team *t, int k, int to)
 
 static fmpl_bsplit *first_start(fmpl_team *t)
 {
-    fmpl_bsplit *b = aligned_alloc(64, sizeof *b);
+    size_t bytes = (sizeof(fmpl_bsplit) + 63) & ~(size_t)63; /* aligned_alloc's rule */
+    fmpl_bsplit *b = aligned_alloc(64, bytes);
     if (!b) {
         FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the split-phase barriers of a "
-                                       "communicator (%zu bytes)", sizeof *b);
+                                       "communicator (%zu bytes)", bytes);
         return NULL;
     }
-    memset(b, 0, sizeof *b);
+    memset(b, 0, bytes);
     b->in = t->coll->mine->split;
     b->team = t;
     fmpl_coll_barrier_split_select(b, t);
