@@ -136,6 +136,7 @@ static void pre_init(void)
     CHECK_RC(fmpl_area_size(COUNT, NULL), FMPL_ERR_ARG, "fmpl_area_size(count, NULL)");
 
     every_call_returns(FMPL_ERR_NOT_INITIALIZED, "before fmpl_init");
+    CHECK_EQ(fmpl_am_max_payload(), 0, "fmpl_am_max_payload before fmpl_init");
 
     tu_sub = "before fmpl_init: bad fmpl_init arguments";
     size_t rounded = (bytes + 127) & ~(size_t)63;
