@@ -379,6 +379,124 @@ int fmpl_wait_count(const uint64_t *counter, uint64_t count);
  * network's writes to it. */
 int fmpl_test_flag(const uint64_t *flag, uint64_t value, int *done);
 int fmpl_test_count(const uint64_t *counter, uint64_t count, int *done);
+/* ---------------------------------------------------- active messages */
+
+/* An active message names a handler by id (0..FMPL_AM_MAX_ID, the same
+ * function on every rank), carries up to FMPL_AM_MAX_ARGS 64-bit argument
+ * words and a payload of up to fmpl_am_max_payload() bytes, and runs that
+ * handler at the target.
+ *
+ * Where handlers run: inside the target's progress engine, on the progress
+ * agent thread when it is on, otherwise inside the calls that run the whole
+ * engine: fmpl_am_poll, fmpl_am_send while it waits for room,
+ * fmpl_barrier_test and fmpl_barrier_wait, the collectives (and the waits
+ * and tests of the nonblocking ones), communicator creation.  The waits of
+ * the indexed and any-source point-to-point domains poll their own protocol
+ * only: a rank blocked in fmpl_recv runs no handler.
+ * A handler is called with the arguments and payload still in the channel
+ * (no copy): both are valid until it returns, 8-byte aligned; args is NULL
+ * when nargs is 0 and payload NULL when size is 0.
+ *
+ * What a handler may call: fmpl_am_reply and fmpl_am_send (they never wait:
+ * when the target's ring is full the message is queued here and sent by a
+ * later progress pass), the remote-copy calls, fmpl_barrier_start and
+ * fmpl_barrier_test (which then only reads the flag), fmpl_comm_rank,
+ * fmpl_comm_size, fmpl_wtime.  It may not block or progress: no blocking
+ * send or receive, no wait, no collective, no fmpl_am_poll or
+ * fmpl_barrier_wait (those two return FMPL_ERR_UNSUPPORTED there), no
+ * communicator creation or freeing.
+ *
+ * Order: messages from one rank to another run in the order they were sent
+ * (on any communicator; queued ones included: a send waits behind the
+ * messages still queued to the same target).  Nothing is promised between
+ * different senders, nor against point-to-point messages.
+ *
+ * Flow control: each ordered pair of ranks has one ring of FMPL_CHANNEL_SIZE
+ * bytes (default 128 KiB) at the target.  When it is full, fmpl_am_send
+ * from the program waits, progressing everything (so this rank's own
+ * handlers keep running and nothing deadlocks); from inside a handler it
+ * queues the message locally (memory taken the first time a queue fills,
+ * and kept) and returns.  Over the network a handler may still wait inside
+ * the network layer for the target to serve a read of its ring's head, but
+ * never re-enters progress.
+ *
+ * Every rank registers an id before any rank sends to it (register, then a
+ * barrier).  A message for an id with no handler at the target ends the
+ * job with a message naming the id and the sender.  A communicator is freed
+ * only once its active messages have run. */
+#define FMPL_AM_MAX_ID 255
+#define FMPL_AM_MAX_ARGS 8
+
+/* Who sent the message being handled; valid while the handler runs. */
+typedef struct fmpl_am_token {
+    int source;     /* the sender's rank in comm */
+    fmpl_comm comm; /* the communicator it was sent on */
+    int is_reply;   /* sent with fmpl_am_reply */
+    int reserved;
+} fmpl_am_token;
+
+typedef void (*fmpl_am_handler)(const fmpl_am_token *token, const uint64_t *args, int nargs,
+                                const void *payload, size_t size, void *ctx);
+
+/* Install `handler` (with `ctx`, passed back to it) for `id`, replacing any
+ * earlier one.  Not while messages for that id may arrive. */
+int fmpl_am_register(int id, fmpl_am_handler handler, void *ctx);
+
+/* Run handler `id` at `dst` (a rank of comm, itself included) with nargs
+ * words of args and `size` bytes of payload (copied: both may be reused on
+ * return).  Returns once the message is in the target's ring, or, inside a
+ * handler, queued.  Errors: FMPL_ERR_ARG (id outside 0..FMPL_AM_MAX_ID,
+ * nargs outside 0..FMPL_AM_MAX_ARGS, NULL args or payload with a nonzero
+ * count), FMPL_ERR_SIZE (size above fmpl_am_max_payload()), FMPL_ERR_RANK,
+ * FMPL_ERR_COMM. */
+int fmpl_am_send(int dst, int id, const uint64_t *args, int nargs, const void *payload,
+                 size_t size, fmpl_comm comm);
+
+/* From inside a handler only: run handler `id` at the sender of the message
+ * being handled (token->source on token->comm).  Never waits.  Errors as
+ * fmpl_am_send; FMPL_ERR_ARG outside a handler or with a NULL token. */
+int fmpl_am_reply(const fmpl_am_token *token, int id, const uint64_t *args, int nargs,
+                  const void *payload, size_t size);
+
+/* The largest payload of one active message: half a channel ring less the
+ * record header and the argument words (65440 bytes with the default
+ * FMPL_CHANNEL_SIZE of 128 KiB).  0 before fmpl_init. */
+size_t fmpl_am_max_payload(void);
+
+/* One pass of the progress engine, for programs that run handlers without
+ * the agent: runs the handlers of every message that has arrived, sends
+ * queued messages the targets now have room for, advances split-phase
+ * barriers and every other outstanding operation.  *handled (may be NULL):
+ * the handlers it ran.  FMPL_ERR_UNSUPPORTED inside a handler. */
+int fmpl_am_poll(int *handled);
+
+/* ------------------------------------------------ split-phase barriers */
+
+/* A barrier in two halves (seed 004's NICAM barrier): fmpl_barrier_start
+ * stores 0 in *flag and returns at once; once every member of comm has
+ * started this instance, progress stores 1 in *flag (a release store: what
+ * the members did before starting is visible to a reader that sees 1).
+ * Instances on one communicator complete in the order they were started,
+ * and instance k only after every member has started its k-th.  Up to
+ * FMPL_BARRIER_SPLIT_MAX instances may be outstanding per communicator and
+ * rank; one more is refused with FMPL_ERR_BUSY until the oldest completes.
+ *
+ * `flag` is any 8-byte aligned word of the caller's memory (for instance
+ * the first word of a region to be freed once nobody can write into it any
+ * more); it must stay valid until it holds 1.  The barrier advances inside
+ * progress (the agent, or any FMPL call: fmpl_barrier_test makes one pass
+ * when the flag is still 0).  Split-phase barriers are independent of
+ * fmpl_barrier and of the nonblocking collectives.  Errors: FMPL_ERR_ARG
+ * (NULL or misaligned flag), FMPL_ERR_COMM, FMPL_ERR_BUSY (too many
+ * outstanding). */
+#define FMPL_BARRIER_SPLIT_MAX 256
+int fmpl_barrier_start(fmpl_comm comm, uint64_t *flag);
+/* *done: the instance of `flag` is complete (*flag is 1).  A flag holding
+ * neither 0 nor 1 is FMPL_ERR_ARG. */
+int fmpl_barrier_test(uint64_t *flag, int *done);
+/* Spin, then yield, progressing, until *flag is 1.  FMPL_ERR_UNSUPPORTED
+ * inside an active-message handler. */
+int fmpl_barrier_wait(uint64_t *flag);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* Collective scratch blocks: allocation, exchange of their addresses,
  * pre-built barrier flag writes.  See coll_team.h for the layout. */
 #include "collectives/coll_team.h"
+#include "collectives/barrier_split.h"
+#include "progress/progress.h"
 #include "collectives/sched_nodes.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -26,6 +28,7 @@ int fmpl_coll_init(void)
     fmpl_coll_area = (fmpl_tunable_long(&tunable_coll_area) + 127) & ~127ll;
     if (fmpl_coll_area < 4096)
         fmpl_coll_area = 4096;
+    fmpl_progress_barrier_hook.poll = fmpl_barrier_split_progress;
     return FMPL_SUCCESS;
 }
 
@@ -131,6 +134,7 @@ void fmpl_coll_team_destroy(fmpl_team *t)
 {
     if (!t->coll)
         return;
+    fmpl_barrier_split_destroy(t);
     fmpl_fab_free(t->coll->mine);
     if (t->coll->areas && t->coll->areas[t->coll->rank])
         fmpl_fab_free(t->coll->areas[t->coll->rank]);

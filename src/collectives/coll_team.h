@@ -40,6 +40,8 @@
  *                  since (deferred reclamation, runtime/team_build.c)
  *   areas          the packed remote address of my areas block, 0 until
  *                  allocated (written once, before any signal about them)
+ *   split[k]       split-phase barriers: stage k's count, written by my
+ *                  stage-k partner (barrier_split.c); 32 words, 4 lines
  *   prod[size]     pairwise engine: prod[d] is written by me for member d:
  *                  (s << 32) + k + 1 once chunk k of sequence s for d is in
  *                  my staging slots, (s << 32) | FMPL_PAIR_DONE once I have
@@ -103,8 +105,10 @@ typedef struct fmpl_coll_scratch {
     fmpl_line retired;   /* member 0's: members that freed the team (team_build.c) */
     fmpl_line reclaimed; /* member 0's: other members that released their state */
     fmpl_line areas;     /* packed address of my areas block, 0 until allocated */
+    _Atomic uint64_t split[FMPL_COLL_ROUNDS]; /* split-phase barrier stages */
     /* prod[size], cons[size], table[2][2][size] follow */
 } fmpl_coll_scratch;
+_Static_assert(sizeof(fmpl_coll_scratch) % 64 == 0, "the lines after the header stay aligned");
 
 /* Pairwise engine: one entry per member of a table. */
 typedef struct fmpl_coll_entry {
@@ -155,6 +159,8 @@ typedef struct fmpl_coll_team {
     uint64_t *fin_seen;        /* [size] the highest `finished` seen of each member
                                   (monotonic, so a cached value that suffices
                                   spares a cross-core read) */
+    struct fmpl_bsplit *split; /* split-phase barriers, from the first start
+                                  (barrier_split.h) */
     char *tmp;                 /* point-to-point work area, or NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;

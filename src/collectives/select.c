@@ -20,6 +20,7 @@
  * The limits come from fmpl-bench on the development machine (2 cores,
  * shared L3): see docs/architecture.md. */
 #include "collectives/collectives.h"
+#include "collectives/barrier_split.h"
 #include "collectives/sched_coll.h"
 #include "collectives/sched_nodes.h"
 #include "base/error.h"
@@ -32,6 +33,10 @@
 
 FMPL_TUNABLE(tunable_barrier_algo, "FMPL_BARRIER_ALGO", "auto",
              "barrier algorithm: auto, dissemination, binomial or central");
+FMPL_TUNABLE(tunable_barrier_split_algo, "FMPL_BARRIER_SPLIT_ALGO", "auto",
+             "split-phase barrier (fmpl_barrier_start): auto (butterfly when the communicator's "
+             "size is a power of two, else dissemination), butterfly (powers of two only) or "
+             "dissemination");
 FMPL_TUNABLE(tunable_bcast_algo, "FMPL_BCAST_ALGO", "auto",
              "broadcast algorithm: auto, binomial (point-to-point tree) or shm_pipelined");
 FMPL_TUNABLE(tunable_reduce_algo, "FMPL_REDUCE_ALGO", "auto",
@@ -240,6 +245,23 @@ int fmpl_coll_barrier(fmpl_team *t)
     else
         fmpl_barrier_dissemination_setup(&st, t);
     return run_algo(&st.a, sizeof st);
+}
+
+/* The split-phase barrier's pairing: the butterfly needs a power of two
+ * (NICAM's restriction, R21); the dissemination pairing takes any size. */
+void fmpl_coll_barrier_split_select(fmpl_bsplit *b, fmpl_team *t)
+{
+    static const char *const names[] = {"auto", "butterfly", "dissemination", NULL};
+    static int forced_split = -1;
+    int algo = forced(&forced_split, &tunable_barrier_split_algo, names);
+    int pow2 = (t->size & (t->size - 1)) == 0;
+    if (algo == 1 && !pow2)
+        fmpl_log_warn("FMPL_BARRIER_SPLIT_ALGO=butterfly needs a power-of-two communicator; "
+                      "%d members use dissemination", t->size);
+    if (algo == 2 || !pow2)
+        fmpl_barrier_split_dissemination_setup(b, t);
+    else
+        fmpl_barrier_split_butterfly_setup(b, t);
 }
 
 int fmpl_coll_bcast(fmpl_team *t, void *buf, int64_t size, int root)
@@ -546,7 +568,8 @@ const char *fmpl_coll_describe_selection(void)
 {
     static char text[1024];
     snprintf(text, sizeof text,
-             "barrier: dissemination (central counter when ranks outnumber cores); bcast: shm_pipelined, shm_direct from 64 KiB; "
+             "barrier: dissemination (central counter when ranks outnumber cores); split-phase "
+             "barrier: butterfly on powers of two, else dissemination; bcast: shm_pipelined, shm_direct from 64 KiB; "
              "reduce/allreduce: shm_flat up to "
              "%lld bytes, shm_slices above (a rooted reduce on up to 4 members: binomial "
              "from 32 KiB to 2 MiB);\n  gather(v), scatter(v), allgather(v), "

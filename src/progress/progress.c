@@ -1,5 +1,6 @@
 #include "progress/progress.h"
 #include "progress/async.h"
+#include "protocols/active_message.h"
 #include "protocols/sender_match.h"
 #include "protocols/tag_match.h"
 #include "fabric/fabric.h"
@@ -13,7 +14,7 @@ typedef struct progress_hook {
 static progress_hook hooks[8];
 static int nhooks;
 
-void fmpl_progress_hook(int (*poll)(void), const int *pending)
+void fmpl_progress_add_hook(int (*poll)(void), const int *pending)
 {
     for (int i = 0; i < nhooks; i++)
         if (hooks[i].poll == poll)
@@ -30,19 +31,28 @@ static int hooks_progress(void)
             n += hooks[i].poll();
     return n;
 }
+fmpl_progress_hook fmpl_progress_barrier_hook;
 
 /* Parts with nothing outstanding are skipped with one load instead of a
- * call (most MPI waits have only tag-matched traffic). */
+ * call (most MPI waits have only tag-matched traffic).  Active messages
+ * run inside fmpl_tm_progress (their records share the channels); the
+ * messages their handlers queued go out after it, when the targets have
+ * taken some of theirs. */
 int fmpl_progress(void)
 {
     return (fmpl_sm_outstanding ? fmpl_sm_progress() : 0) + fmpl_tm_progress() +
+           (fmpl_am_queued ? fmpl_am_progress() : 0) +
            (fmpl_async_head ? fmpl_async_progress() : 0) +
+           (atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed)
+                ? fmpl_progress_barrier_hook.poll()
+                : 0) +
            (fmpl_fab.net ? fmpl_fab.net->progress() : 0) + (nhooks ? hooks_progress() : 0);
 }
 
 int fmpl_progress_pending(void)
 {
-    if (fmpl_sm_outstanding || fmpl_tm_inflight || fmpl_async_head)
+    if (fmpl_sm_outstanding || fmpl_tm_inflight || fmpl_async_head || fmpl_am_queued ||
+        atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed))
         return 1;
     for (int i = 0; i < nhooks; i++)
         if (*hooks[i].pending)

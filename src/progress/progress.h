@@ -8,6 +8,7 @@
 
 #include "base/wait.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 /* Returns how many operations advanced (0: nothing to do right now). */
@@ -22,7 +23,20 @@ int fmpl_progress_pending(void);
  * barriers, remote copies) plug into the engine: `poll` runs on every
  * progress pass while `*pending` is non-zero (one load when it is zero),
  * and `*pending` also keeps the agent polling.  At start-up, at most 8. */
-void fmpl_progress_hook(int (*poll)(void), const int *pending);
+void fmpl_progress_add_hook(int (*poll)(void), const int *pending);
+
+/* Work of a layer above this one that advances only inside progress and
+ * is not an fmpl_async: the split-phase barriers (collectives/
+ * barrier_split.c), whose start must cost a few stores, not a list
+ * insertion and a poll.  The owner installs `poll` at start-up and keeps
+ * `pending` nonzero while it has work (instances started, not complete);
+ * progress calls poll only then, so an idle job pays one load.  Also what
+ * an agent that sleeps when idle reads to know that it may not. */
+typedef struct fmpl_progress_hook {
+    _Atomic uint64_t pending;
+    int (*poll)(void); /* returns how many things advanced */
+} fmpl_progress_hook;
+extern fmpl_progress_hook fmpl_progress_barrier_hook;
 
 /* Wait for one tag-matched request (spin, then yield), progressing
  * everything; a receive from a known source mostly polls that source's

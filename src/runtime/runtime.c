@@ -5,6 +5,8 @@
 #include "progress/agent.h"
 #include "collectives/collectives.h"
 #include "fabric/fabric.h"
+#include "progress/progress.h"
+#include "protocols/active_message.h"
 #include "protocols/any_source.h"
 #include "protocols/remote_copy.h"
 #include "protocols/sender_match.h"
@@ -55,6 +57,8 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
         rc = fmpl_coll_init();
     if (rc == FMPL_SUCCESS)
         rc = fmpl_team_build_world(bootstrap, ma, fa, count);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_am_init();
     if (rc != FMPL_SUCCESS) {
         /* A half-started job cannot continue: end it with the reason. */
         char msg[160];
@@ -74,10 +78,14 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
 int fmpl_runtime_finalize(void)
 {
     fmpl_agent_stop();
+    /* Active messages that handlers queued go out first: their targets
+     * progress in the barrier below. */
+    FMPL_WAIT_UNTIL(!fmpl_am_queued);
     int rc = fmpl_coll_barrier(fmpl_teams[0]);
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         fmpl_team_free(fmpl_teams[id]);
     fmpl_stage_finalize();
+    fmpl_am_finalize();
     fmpl_tm_finalize();
     fmpl_rc_finalize();
     fmpl_sm_finalize();

@@ -20,6 +20,8 @@
  *    fmpl_op_free on a built-in -> FMPL_ERR_OP.
  *  spool arguments; fmpl_error_string on every code: non-NULL and distinct.
  *  after fmpl_finalize: every call -> FMPL_ERR_FINALIZED (fmpl_init too).
+ *  (Active messages' and split-phase barriers' own errors: am.c and
+ *  barrier_split.c.)
  */
 #include "test_util.h"
 
@@ -36,6 +38,12 @@ static void noop_fn(const void *in, void *inout, long count, void *ctx)
     (void)inout;
     (void)count;
     (void)ctx;
+}
+
+static void am_noop(const fmpl_am_token *token, const uint64_t *args, int nargs,
+                    const void *payload, size_t size, void *ctx)
+{
+    (void)token, (void)args, (void)nargs, (void)payload, (void)size, (void)ctx;
 }
 
 /* Every call with otherwise valid arguments must return `expected`. */
@@ -73,6 +81,15 @@ static void every_call_returns(int expected, const char *phase)
     EXPECT(fmpl_bcast(b, 8, 0, FMPL_COMM_WORLD));
     EXPECT(fmpl_reduce(b, 2, fmpl_isum, 0, FMPL_COMM_WORLD, w));
     EXPECT(fmpl_allreduce(b, 2, fmpl_isum, FMPL_COMM_WORLD, w));
+    uint64_t args[2] = {1, 2}, flag = 0;
+    EXPECT(fmpl_am_register(1, am_noop, NULL));
+    EXPECT(fmpl_am_send(0, 1, args, 2, b, 8, FMPL_COMM_WORLD));
+    fmpl_am_token tok = {0, FMPL_COMM_WORLD, 0, 0};
+    EXPECT(fmpl_am_reply(&tok, 1, args, 2, b, 8));
+    EXPECT(fmpl_am_poll(&x));
+    EXPECT(fmpl_barrier_start(FMPL_COMM_WORLD, &flag));
+    EXPECT(fmpl_barrier_test(&flag, &x));
+    EXPECT(fmpl_barrier_wait(&flag));
 #undef EXPECT
     CHECK(fmpl_alloc(64) == NULL, "%s: fmpl_alloc must return NULL", phase);
     fmpl_free(NULL);
@@ -119,6 +136,7 @@ static void pre_init(void)
     CHECK_RC(fmpl_area_size(COUNT, NULL), FMPL_ERR_ARG, "fmpl_area_size(count, NULL)");
 
     every_call_returns(FMPL_ERR_NOT_INITIALIZED, "before fmpl_init");
+    CHECK_EQ(fmpl_am_max_payload(), 0, "fmpl_am_max_payload before fmpl_init");
 
     tu_sub = "before fmpl_init: bad fmpl_init arguments";
     size_t rounded = (bytes + 127) & ~(size_t)63;

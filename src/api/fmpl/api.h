@@ -51,12 +51,17 @@ static inline fmpl_team *fmpl_api_team(fmpl_comm comm, const char *func, int *rc
             return c_;                                                             \
     } while (0)
 
-#define API_ENTER(comm_, team_)                                                    \
-    int rc_ = fmpl_api_check_state(__func__);                                      \
+#define API_ENTER_WITH(check_, comm_, team_)                                       \
+    int rc_ = check_(__func__);                                                    \
     if (rc_ != FMPL_SUCCESS)                                                       \
         return rc_;                                                                \
     fmpl_team *team_ = fmpl_api_team((comm_), __func__, &rc_);                     \
     if (!team_)                                                                    \
         return rc_
+#define API_ENTER(comm_, team_) API_ENTER_WITH(fmpl_api_check_state, comm_, team_)
+/* Without the progress: calls that may run inside an active-message
+ * handler (already inside progress), and starts that must stay a few
+ * stores. */
+#define API_ENTER_READY(comm_, team_) API_ENTER_WITH(fmpl_api_check_ready, comm_, team_)
 
 #endif

@@ -1,6 +1,7 @@
 /* fmpl_init, fmpl_finalize, communicators and the shared heap: checks, then
  * the runtime (src/runtime/). */
 #include "api/fmpl/api.h"
+#include "collectives/barrier_split.h"
 #include "collectives/collectives.h"
 #include "fabric/fabric.h"
 #include "runtime/runtime.h"
@@ -139,11 +140,11 @@ int fmpl_comm_free(fmpl_comm *comm)
     fmpl_team *t = fmpl_api_team(*comm, __func__, &rc);
     if (!t)
         return rc;
-    int busy = fmpl_sm_team_outstanding(t);
+    int busy = fmpl_sm_team_outstanding(t) + fmpl_barrier_split_outstanding(t);
     if (busy)
         return FMPL_ERROR(FMPL_ERR_BUSY,
                           "communicator %d still has %d outstanding operations (spooled sends "
-                          "included): complete them before freeing it",
+                          "and split-phase barriers included): complete them before freeing it",
                           *comm, busy);
     rc = fmpl_coll_barrier(t); /* nobody uses it any more */
     /* Freed once every member has retired it: over the network the
