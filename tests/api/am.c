@@ -40,6 +40,11 @@ enum { ID_SUB = 31, ID_BURST = 40, ID_ITEM = 41, ID_REQ = 50, ID_BIG = 51, ID_RU
 static const int traffic_ids[5] = {ID_A, ID_B, ID_C, ID_ECHO1, ID_ECHO2};
 #define TOTAL 10000
 
+/* Handlers run on the agent thread when it is on (FMPL_AGENT=thread, the
+ * am_agent tests): what they count, the main thread reads atomically. */
+#define A_INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_ACQ_REL)
+#define A_GET(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+
 static int me, n;
 static size_t maxp;
 
@@ -123,10 +128,10 @@ static void on_traffic(const fmpl_am_token *t, const uint64_t *args, int nargs,
     CHECK(c == &ctxs[c->id], "%s: ctx %p", what, ctx);
     msg m = make(t->source, me, got[t->source], 0);
     check(&m, c->id, args, nargs, payload, size, what);
-    got[t->source]++;
+    A_INC(got[t->source]);
     if (c->id != ID_ECHO1 && c->id != ID_ECHO2)
         return;
-    msg r = make(me, t->source, replied[t->source]++, 1);
+    msg r = make(me, t->source, A_INC(replied[t->source]), 1);
     fill_at(hbuf, &r);
     CHECK_RC(fmpl_am_reply(t, r.id, r.args, r.nargs, hbuf, r.size), FMPL_SUCCESS,
              "%s: reply", what);
@@ -141,7 +146,7 @@ static void on_reply(const fmpl_am_token *t, const uint64_t *args, int nargs,
     CHECK(ctx == &ctxs[ID_REPLY], "%s: ctx", what);
     msg m = make(t->source, me, replies[t->source], 1);
     check(&m, ID_REPLY, args, nargs, payload, size, what);
-    replies[t->source]++;
+    A_INC(replies[t->source]);
 }
 
 /* Poll until cond, failing after a deadline. */
@@ -158,7 +163,7 @@ static void on_reply(const fmpl_am_token *t, const uint64_t *args, int nargs,
 static int all_in(const long *have, const int *want)
 {
     for (int p = 0; p < n; p++)
-        if (have[p] != want[p])
+        if (A_GET(have[p]) != want[p])
             return 0;
     return 1;
 }
@@ -235,7 +240,7 @@ static void on_sub(const fmpl_am_token *t, const uint64_t *args, int nargs,
     CHECK_EQ(t->source, (sub_rank + sub_size - 1) % sub_size, "token.source (a rank of sub)");
     CHECK_EQ(nargs, 1, "nargs");
     CHECK_EQ(args[0], (uint64_t)t->source * 1000 + 7, "argument");
-    sub_got++;
+    A_INC(sub_got);
 }
 
 static void sub_communicator(void)
@@ -248,7 +253,7 @@ static void sub_communicator(void)
     CALL(fmpl_barrier(sub));
     uint64_t a = (uint64_t)sub_rank * 1000 + 7;
     CALL(fmpl_am_send((sub_rank + 1) % sub_size, ID_SUB, &a, 1, NULL, 0, sub));
-    POLL_UNTIL(sub_got == 1, "the message on the sub-communicator");
+    POLL_UNTIL(A_GET(sub_got) == 1, "the message on the sub-communicator");
     CALL(fmpl_barrier(sub));
     CALL(fmpl_comm_free(&sub));
 }
@@ -274,7 +279,7 @@ static void on_burst(const fmpl_am_token *t, const uint64_t *args, int nargs,
         CHECK_RC(fmpl_am_send(me, ID_ITEM, m.args, m.nargs, hbuf, m.size, FMPL_COMM_WORLD),
                  FMPL_SUCCESS, "item %ld from inside a handler", k);
     }
-    burst_ran = 1;
+    __atomic_store_n(&burst_ran, 1, __ATOMIC_RELEASE);
 }
 
 static void on_item(const fmpl_am_token *t, const uint64_t *args, int nargs,
@@ -288,14 +293,14 @@ static void on_item(const fmpl_am_token *t, const uint64_t *args, int nargs,
     m.size = maxp;
     CHECK_EQ(t->source, me, "%s: source", what);
     check(&m, ID_ITEM, args, nargs, payload, size, what);
-    items++;
+    A_INC(items);
 }
 
 static void self_burst(void)
 {
     tu_sub = "(c) a handler sends more than its own ring holds";
     CALL(fmpl_am_send(me, ID_BURST, NULL, 0, NULL, 0, FMPL_COMM_WORLD));
-    POLL_UNTIL(burst_ran, "the burst handler");
+    POLL_UNTIL(A_GET(burst_ran), "the burst handler");
     /* Sent by the program while some of the burst may still be queued:
      * it must run after all of them. */
     msg m = make(me, me, 1000 + BURST, 0);
@@ -303,7 +308,7 @@ static void self_burst(void)
     m.size = maxp;
     fill(&m);
     CALL(fmpl_am_send(me, ID_ITEM, m.args, m.nargs, sendbuf, m.size, FMPL_COMM_WORLD));
-    POLL_UNTIL(items == BURST + 1, "the burst's items");
+    POLL_UNTIL(A_GET(items) == BURST + 1, "the burst's items");
     CALL(fmpl_am_poll(NULL));
     CHECK_EQ(items, BURST + 1, "items after one more poll");
 }
@@ -329,7 +334,7 @@ static void on_req(const fmpl_am_token *t, const uint64_t *args, int nargs,
         CHECK_RC(fmpl_am_reply(t, ID_BIG, m.args, m.nargs, hbuf, m.size), FMPL_SUCCESS,
                  "big reply %ld while the requester stays out of FMPL", k);
     }
-    reqs_handled++;
+    A_INC(reqs_handled);
 }
 
 static void on_big(const fmpl_am_token *t, const uint64_t *args, int nargs,
@@ -342,7 +347,7 @@ static void on_big(const fmpl_am_token *t, const uint64_t *args, int nargs,
     m.id = ID_BIG;
     m.size = maxp;
     check(&m, ID_BIG, args, nargs, payload, size, what);
-    bigs++;
+    A_INC(bigs);
 }
 
 static void idle_target(void)
@@ -360,9 +365,9 @@ static void idle_target(void)
             for (uint64_t k = 0; k < NREQ; k++)
                 CALL(fmpl_am_send(1, ID_REQ, &k, 1, NULL, 0, FMPL_COMM_WORLD));
             tu_oob_wait(o, 0, 1, "rank 1 ran every request's handler"); /* no FMPL call */
-            POLL_UNTIL(bigs == NREQ * BIGS_PER_REQ, "the big replies");
+            POLL_UNTIL(A_GET(bigs) == NREQ * BIGS_PER_REQ, "the big replies");
         } else {
-            POLL_UNTIL(reqs_handled == NREQ,
+            POLL_UNTIL(A_GET(reqs_handled) == NREQ,
                        "the requests (a handler blocked on a full ring?)");
             tu_oob_set(o, 0, 1);
         }
@@ -391,14 +396,14 @@ static void on_rules(const fmpl_am_token *t, const uint64_t *args, int nargs,
     CHECK_RC(fmpl_am_reply(NULL, ID_A, NULL, 0, NULL, 0), FMPL_ERR_ARG, "NULL token");
     CALL(fmpl_comm_rank(FMPL_COMM_WORLD, &r));
     CHECK_EQ(r, me, "fmpl_comm_rank in a handler");
-    rules_ran = 1;
+    __atomic_store_n(&rules_ran, 1, __ATOMIC_RELEASE);
 }
 
 static void handler_rules(void)
 {
     tu_sub = "(e) calls inside a handler";
     CALL(fmpl_am_send(me, ID_RULES, NULL, 0, NULL, 0, FMPL_COMM_WORLD));
-    POLL_UNTIL(rules_ran, "the rules handler");
+    POLL_UNTIL(A_GET(rules_ran), "the rules handler");
 }
 
 /* -------------------------------------------------------------- (f) errors */
