@@ -255,9 +255,10 @@ def markdown(meta, rows, checks, plots):
         md += [meta["binding"], ""]
     busy = meta.get("busy_before") or {}
     if busy:
-        md.append("Other work on the machine: the CPUs were %s busy (median, max over the runs) "
-                  "in the half second before each run." % "; ".join(
-                      "%s %.0f%%, %.0f%%" % (LABEL[c], 100 * b[0], 100 * b[1])
+        md.append("Other work on the machine: how busy the CPUs were in the half second "
+                  "before each run (median and maximum over the runs of each "
+                  "configuration): %s." % "; ".join(
+                      "%s %.0f%% and %.0f%%" % (LABEL[c], 100 * b[0], 100 * b[1])
                       for c, b in busy.items()))
         if max(b[1] for b in busy.values()) > meta.get("idle", 0.1):
             md.append(red("Some runs started on a busy machine: their figures include the "
