@@ -52,6 +52,7 @@ typedef struct grid {
     uint64_t *arrivals;   /* symmetric: COUNT notes from the left neighbour */
     uint64_t shifts_done; /* shifts completed (relaxed: the counter's target) */
     int cur;              /* slot holding the current array */
+    int nslots;           /* slots in use: SLOTS, fewer for large arrays */
     int retired[SLOTS];   /* relaxed: a barrier was started on this slot */
 } grid;
 
@@ -72,7 +73,13 @@ static void setup(grid *g, long n)
     if (g->rows < 1 || n % g->size)
         fmpl_abort(2, "cshift: N must be a positive multiple of the number of ranks");
     g->bytes = 64 + (size_t)g->rows * (size_t)n * sizeof(double);
-    for (int s = 0; s < SLOTS; s++) {
+    /* At most ~96 MiB of arrays (the symmetric arena's default is 128 MiB):
+     * fewer slots only make a retired array's barrier matter sooner. */
+    size_t fit = (size_t)96 << 20;
+    g->nslots = g->bytes * SLOTS <= fit ? SLOTS : (int)(fit / g->bytes);
+    if (g->nslots < 3)
+        g->nslots = 3;
+    for (int s = 0; s < g->nslots; s++) {
         g->slot[s] = fmpl_alloc_symmetric(g->bytes, FMPL_COMM_WORLD);
         if (!g->slot[s])
             fmpl_abort(1, "cshift: fmpl_alloc_symmetric failed (raise FMPL_SYMMETRIC_SIZE)");
@@ -93,11 +100,11 @@ static void setup(grid *g, long n)
 
 static void teardown(grid *g)
 {
-    for (int s = 0; s < SLOTS; s++)
+    for (int s = 0; s < g->nslots; s++)
         if (g->retired[s])
             TRY(fmpl_barrier_wait((uint64_t *)g->slot[s]));
     TRY(fmpl_barrier(FMPL_COMM_WORLD));
-    for (int s = SLOTS - 1; s >= 0; s--)
+    for (int s = g->nslots - 1; s >= 0; s--)
         TRY(fmpl_free_symmetric(g->slot[s], FMPL_COMM_WORLD));
     TRY(fmpl_free_symmetric(g->arrivals, FMPL_COMM_WORLD));
 }
@@ -107,7 +114,7 @@ static void teardown(grid *g)
  * NICAM's deferred free). */
 static int take_next(grid *g)
 {
-    int s = (g->cur + 1) % SLOTS;
+    int s = (g->cur + 1) % g->nslots;
     if (g->retired[s]) {
         TRY(fmpl_barrier_wait((uint64_t *)g->slot[s]));
         g->retired[s] = 0;

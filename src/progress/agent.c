@@ -74,6 +74,7 @@ static _Atomic int watchers; /* changed with the core held; read by the agent an
 static _Atomic int app_work;        /* the application left with work outstanding */
 static _Atomic unsigned app_leaves; /* calls it has left */
 static long grace_ns, linger_ns;
+static long stat_takes, stat_refused, stat_passes, stat_advanced;
 static long poll_budget;
 static long nap_max_ns;
 static int mode; /* 0 off, 1 thread */
@@ -197,7 +198,9 @@ static int serve(void)
             return 0;
         if (!fmpl_progress_pending() && !watchers)
             return 0;
+        stat_passes++;
         if (fmpl_progress() > 0) {
+            stat_advanced++;
             empty = 0;
             spins = 0;
             continue;
@@ -217,8 +220,11 @@ static int serve(void)
  * application holds the core. */
 static int take_and_serve(void)
 {
-    if (!take_core())
+    if (!take_core()) {
+        stat_refused++;
         return -1;
+    }
+    stat_takes++;
     fmpl_core_depth = 1;
     int stalled = serve();
     atomic_store_explicit(&app_work, fmpl_progress_pending() || watchers, memory_order_relaxed);
@@ -368,6 +374,8 @@ void fmpl_agent_stop(void)
     atomic_fetch_add_explicit(bell, 1, memory_order_seq_cst);
     futex(bell, FUTEX_WAKE, 1, NULL);
     pthread_join(agent_thread, NULL);
+    fmpl_log_info("agent: took the core %ld times (refused %ld), %ld progress passes, %ld "
+                  "advanced", stat_takes, stat_refused, stat_passes, stat_advanced);
     /* Called inside a guarded call: the depth stays balanced because the
      * guard remembers that it entered (fmpl_core_leave). */
     fmpl_agent_on = 0;

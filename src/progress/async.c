@@ -2,6 +2,7 @@
  * FIFO, polled front to back by fmpl_async_progress. */
 #include "progress/async.h"
 #include "progress/progress.h"
+#include "progress/agent.h"
 
 #include <stddef.h>
 
@@ -17,7 +18,12 @@ void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a))
     a->self_driven = 0;
     *tail = a;
     tail = &a->next;
-    fmpl_async_progress();
+    /* A first poll gets the operation going inside the call that starts
+     * it.  With the agent on, the agent does that work while the caller
+     * computes: polling here would do it on the caller's time (a child of
+     * a broadcast copying the whole message inside MPI_Ibcast). */
+    if (!fmpl_agent_on)
+        fmpl_async_progress();
 }
 
 int fmpl_async_progress(void)

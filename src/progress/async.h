@@ -24,7 +24,8 @@ typedef struct fmpl_async {
                                           of its own needs the engine) */
 } fmpl_async;
 
-/* Append `a` to the engine's list and poll it once. */
+/* Append `a` to the engine's list and poll it once (not with the agent
+ * on: the agent takes it from there while the caller computes). */
 void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a));
 /* Poll every started operation once; returns how many finished.  Called by
  * fmpl_progress. */
