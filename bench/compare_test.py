@@ -228,6 +228,7 @@ class OverlapReport(unittest.TestCase):
         self.assertIn("| FMPL, agent thread | 91.0 | 120.0 | 1.32 |", md)
         self.assertIn("![jacobi, 2 ranks](plots/j.png)", md)
         self.assertIn("| FMPL, agent thread | 0.700 | 1.000 | 0.700 |", md)
+        self.assertIn("| Open MPI | - | | |", md)       # no 8-byte figure: a full row
 
     def test_jobs_interleaved_with_each_configuration_environment(self):
         a = argparse.Namespace(overlap=True, jacobi=True, quick=True, reps=2, hosts=False,

@@ -303,7 +303,8 @@ def markdown(meta, rows, checks, plots):
                    "|---|---|---|---|"]
             for c in configs:
                 md.append("| %s | %s |" % (LABEL[c], cell(row, c, " | ".join(
-                    fmt(figure(row, c, m), 3) for m in ("value", "bcast_usec", "ratio")))))
+                    fmt(figure(row, c, m), 3) for m in ("value", "bcast_usec", "ratio"))) if
+                    c in row["medians"] else cell(row, c, "") + " | |"))
             md.append("")
         jac = [rows.get((ranks, "jacobi", m, None)) for m in JACOBI_MODES]
         if any(jac):
