@@ -77,7 +77,6 @@ static long grace_ns, linger_ns;
 static long stat_takes, stat_refused, stat_passes, stat_advanced;
 static long poll_budget;
 static long nap_max_ns;
-static int mode; /* 0 off, 1 thread */
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -139,7 +138,8 @@ void fmpl_agent_watch(int delta)
 
 void fmpl_agent_ring(int rank)
 {
-    if (!fmpl_agent_on && rank == fmpl_fab.rank)
+    /* The caller is inside the library: its own rank needs no ring. */
+    if (rank == fmpl_fab.rank)
         return;
     _Atomic uint32_t *b, *s;
     if (!fmpl_fab_bell(rank, &b, &s))
@@ -322,8 +322,7 @@ void fmpl_agent_start(void)
     static const char *const choices[] = {"off", "thread", "auto", NULL};
     int choice = fmpl_tunable_choice(&tunable_agent, choices);
     int ranks = fmpl_fab.machine_ranks > 0 ? fmpl_fab.machine_ranks : 1;
-    mode = choice == 1 || (choice == 2 && online_cores() > ranks);
-    if (!mode)
+    if (!(choice == 1 || (choice == 2 && online_cores() > ranks)))
         return;
     poll_budget = fmpl_tunable_long(&tunable_agent_poll);
     if (poll_budget < 1)
@@ -357,7 +356,6 @@ void fmpl_agent_start(void)
     if (rc != 0) {
         fmpl_log_error("FMPL_AGENT: cannot start the agent thread (%s); progress stays in calls",
                        strerror(rc));
-        mode = 0;
         return;
     }
     place_agent();
@@ -379,7 +377,6 @@ void fmpl_agent_stop(void)
     /* Called inside a guarded call: the depth stays balanced because the
      * guard remembers that it entered (fmpl_core_leave). */
     fmpl_agent_on = 0;
-    mode = 0;
 }
 
 const char *fmpl_agent_describe(void)
