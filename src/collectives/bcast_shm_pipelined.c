@@ -59,6 +59,7 @@ void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf
                                     int64_t size, int root)
 {
     fmpl_coll_algo_init(&st->a, fmpl_bcast_ring_body, t);
+    st->a.prepare = fmpl_bcast_plan_prepare;
     st->buf = buf;
     st->size = size;
     st->root = root;

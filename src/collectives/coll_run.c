@@ -5,6 +5,8 @@
 int fmpl_coll_algo_poll(fmpl_coll_algo *a)
 {
     fmpl_coll_team *c = a->team->coll;
+    if (a->unordered)
+        return a->body(a);
     if (c->run_turn != a->ticket)
         return FMPL_RUN_PENDING;
     int rc = a->body(a);

@@ -56,7 +56,16 @@ typedef struct fmpl_coll_algo {
     int line;          /* where the body resumes (0: from the start) */
     int blocking;      /* fmpl_coll_run: awaits wait instead of returning */
     fmpl_team *team;
-    uint64_t ticket;   /* the team's turn this run waits for */
+    uint64_t ticket;   /* the team's turn this run waits for; an unordered run's
+                          own instance number */
+    /* Persistent collectives: called once when the schedule is prepared
+     * (fmpl_sched_prepare), may turn the run into a prepared form (NULL:
+     * the algorithm has none). */
+    void (*prepare)(struct fmpl_coll_algo *a);
+    /* Set: the run uses memory no other algorithm touches and numbers its
+     * instances itself, so it takes no turn in the team's order; at start
+     * the ticket is this function's value (the instance number). */
+    uint64_t (*unordered)(struct fmpl_coll_algo *a);
 } fmpl_coll_algo;
 
 #define FMPL_RUN_BEGIN(a)                                                            \
@@ -86,13 +95,15 @@ static inline void fmpl_coll_algo_init(fmpl_coll_algo *a, int (*body)(fmpl_coll_
     a->blocking = 0;
     a->team = t;
     a->ticket = 0;
+    a->prepare = NULL;
+    a->unordered = NULL;
 }
 
 /* Take the next ticket of a's team (starting a run). */
 static inline void fmpl_coll_algo_enqueue(fmpl_coll_algo *a)
 {
     a->line = 0;
-    a->ticket = a->team->coll->run_tickets++;
+    a->ticket = a->unordered ? a->unordered(a) : a->team->coll->run_tickets++;
 }
 
 /* Advance a started run as far as it goes without waiting: FMPL_RUN_PENDING,

@@ -33,11 +33,12 @@ int fmpl_coll_init(void)
 }
 
 /* Header lines, then the pairwise engine's prod[size], cons[size] lines and
- * table[2][2][size] entries. */
+ * table[2][2][size] entries, then plan_cons[size] (to a whole line). */
 static size_t header_bytes(int size)
 {
+    size_t plan_cons = ((size_t)size * sizeof(uint64_t) + 63) / 64 * 64;
     return sizeof(fmpl_coll_scratch) + 2 * (size_t)size * sizeof(fmpl_line) +
-           4 * (size_t)size * sizeof(fmpl_coll_entry);
+           4 * (size_t)size * sizeof(fmpl_coll_entry) + plan_cons;
 }
 
 /* Broadcast ring, input and output areas. */
@@ -63,8 +64,9 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
     c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
     c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
     c->peer_at = calloc((size_t)t->size, sizeof *c->peer_at);
+    c->plan_seq = calloc((size_t)t->size, sizeof *c->plan_seq);
     if (!c->mine || !c->peer || !c->peer_at || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
-        !c->fin_seen) {
+        !c->fin_seen || !c->plan_seq) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
                           header_bytes(t->size));
@@ -149,6 +151,7 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     free(t->coll->offs);
     free(t->coll->bcounts);
     free(t->coll->fin_seen);
+    free(t->coll->plan_seq);
     free(t->coll);
     t->coll = NULL;
 }

@@ -17,7 +17,7 @@
  * that has seen the signal loads the address (fmpl_coll_areas) and caches
  * it.  The header (lines, prod/cons, tables) stays eager: members poll
  * each other's lines before either has run a collective.  A team that only
- * synchronises costs ~3 KiB + 192 bytes per member in each member's heap.
+ * synchronises costs ~3.5 KiB + 200 bytes per member in each member's heap.
  *
  * Header block of one member (all lines 64 bytes, counters monotonic):
  *   flag[k]        barrier round k (dissemination) / arrival from child k
@@ -42,6 +42,8 @@
  *                  allocated (written once, before any signal about them)
  *   split[k]       split-phase barriers: stage k's count, written by my
  *                  stage-k partner (barrier_split.c); 32 words, 4 lines
+ *   plan_ring[8]   prepared persistent broadcasts I root: {sequence, data},
+ *                  one line each (bcast_shm_plan.c)
  *   prod[size]     pairwise engine: prod[d] is written by me for member d:
  *                  (s << 32) + k + 1 once chunk k of sequence s for d is in
  *                  my staging slots, (s << 32) | FMPL_PAIR_DONE once I have
@@ -54,6 +56,9 @@
  *   table[2][2][size]  pairwise engine: {byte displacement, byte count} per
  *                  member, [s % 2][0] for my send blocks, [s % 2][1] for my
  *                  receive blocks, published with posted[s % 2]
+ *   plan_cons[size]  prepared broadcasts: how many of member r's plan_ring
+ *                  entries I have copied out (one word per root, published
+ *                  every FMPL_PLAN_SLOTS / 2 entries)
  * Areas block of one member (lazy, see above):
  *   ring[NSLOTS]   broadcast staging chunks (double-buffered and more)
  *   input, output  reduction / exchange areas of FMPL_COLL_AREA bytes each
@@ -87,6 +92,7 @@
 
 #define FMPL_COLL_ROUNDS 32
 #define FMPL_BCAST_SLOTS 4
+#define FMPL_PLAN_SLOTS 8  /* prepared broadcasts: entries of a root's ring */
 
 typedef struct fmpl_line {
     _Atomic uint64_t v;
@@ -106,7 +112,8 @@ typedef struct fmpl_coll_scratch {
     fmpl_line reclaimed; /* member 0's: other members that released their state */
     fmpl_line areas;     /* packed address of my areas block, 0 until allocated */
     _Atomic uint64_t split[FMPL_COLL_ROUNDS]; /* split-phase barrier stages */
-    /* prod[size], cons[size], table[2][2][size] follow */
+    fmpl_line plan_ring[FMPL_PLAN_SLOTS]; /* prepared broadcasts I root (bcast_shm_plan.c) */
+    /* prod[size], cons[size], table[2][2][size], plan_cons[size] follow */
 } fmpl_coll_scratch;
 _Static_assert(sizeof(fmpl_coll_scratch) % 64 == 0, "the lines after the header stay aligned");
 
@@ -161,6 +168,10 @@ typedef struct fmpl_coll_team {
                                   spares a cross-core read) */
     struct fmpl_bsplit *split; /* split-phase barriers, from the first start
                                   (barrier_split.h) */
+    uint64_t *plan_seq;        /* [size] prepared broadcasts rooted at each member,
+                                  started so far (bcast_shm_plan.c) */
+    uint64_t plan_room;        /* mine: every member has consumed this many of my
+                                  plan_ring entries (a cached minimum) */
     char *tmp;                 /* point-to-point work area, or NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;
@@ -207,6 +218,13 @@ static inline fmpl_coll_entry *fmpl_coll_table(fmpl_coll_scratch *s, int size, u
 {
     fmpl_coll_entry *t = (fmpl_coll_entry *)fmpl_coll_cons(s, size, size);
     return t + ((seq % 2) * 2 + (uint64_t)recv) * (uint64_t)size;
+}
+
+/* Prepared broadcasts: member s's count of root r's ring entries consumed. */
+static inline _Atomic uint64_t *fmpl_coll_plan_cons(fmpl_coll_scratch *s, int size, int root)
+{
+    fmpl_coll_entry *end = fmpl_coll_table(s, size, 0, 0) + 4 * (size_t)size;
+    return (_Atomic uint64_t *)end + root;
 }
 
 /* Bytes of half of the input (or output) area: one half per sequence parity. */

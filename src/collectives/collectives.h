@@ -138,6 +138,9 @@ typedef struct fmpl_bcast_ring {
 void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf,
                                     int64_t size, int root);
 int fmpl_bcast_ring_body(fmpl_coll_algo *a);
+/* The ring broadcast's prepared form (bcast_shm_plan.c): a persistent
+ * broadcast of a few bytes on shared memory becomes one line per instance. */
+void fmpl_bcast_plan_prepare(fmpl_coll_algo *a);
 /* Members copy straight from a root buffer in the shared heap (else the
  * pipelined ring): large messages. */
 typedef struct fmpl_bcast_run {

@@ -312,9 +312,13 @@ static void post_ready(fmpl_sched *s, fmpl_step *st)
 void fmpl_sched_prepare(fmpl_sched *s)
 {
     s->persistent = 1;
-    for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].kind == FMPL_STEP_SEND)
-            post_ready(s, &s->steps[i]);
+    for (int i = 0; i < s->nsteps; i++) {
+        fmpl_step *st = &s->steps[i];
+        if (st->kind == FMPL_STEP_SEND)
+            post_ready(s, st);
+        if (st->kind == FMPL_STEP_RUN && st->algo->prepare)
+            st->algo->prepare(st->algo);
+    }
 }
 
 static void keep_error(fmpl_sched *s, int rc)
@@ -421,6 +425,15 @@ void fmpl_sched_start(fmpl_sched *s)
     s->issued = 0;
     s->active = 1;
     s->error = FMPL_SUCCESS;
+    /* A prepared run of its own (one unordered RUN step) that finishes at
+     * once never enters the engine's list: the root of a prepared
+     * broadcast, or a member whose data is already there. */
+    if (s->nsteps == 1 && s->steps[0].kind == FMPL_STEP_RUN && s->steps[0].algo->unordered &&
+        sched_poll(&s->async)) {
+        s->async.done = 1;
+        s->async.next = NULL;
+        return;
+    }
     fmpl_async_start(&s->async, sched_poll);
     /* Without messages only its own polls advance it (its shared-memory
      * runs): a wait for it may poll it alone. */
