@@ -64,11 +64,11 @@ build-werror: $(BUILD)/CMakeCache.txt
 # paths it crosses run under the sanitizers in the suite's *_net tests.
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
 	  -E '^cluster\.launchers$$'
 
 test-release: build-werror
-	cd $(BUILD) && ctest --output-on-failure -j 1
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test: test-sanitize test-release
 
@@ -82,7 +82,7 @@ test: test-sanitize test-release
 # "Progress").
 NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
 test-net: build-werror
-	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j 1
+	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
 # The suite with the agent thread on (it is off by default on a host with
 # no core to spare, such as CI's): every guarded entry point, with a second
