@@ -1,25 +1,38 @@
-/* Broadcast by direct reads of the root's buffer, for large messages.
+/* Broadcast by direct copies out of the root's buffer, for large messages.
  *
  * When the root's buffer is in its shared heap (MPI_Alloc_mem, fmpl_alloc,
  * or a large malloc block: fabric/shm/shm_malloc.c), every member can copy
  * the data straight out of it: one copy per member, all in parallel,
- * instead of the ring's copy in and copy out.  The root only publishes
- * where the data is and waits until everyone has read it.
+ * instead of the ring's copy in and copy out.  When a member's buffer is in
+ * its shared heap too, whoever arrives copies: the member and the root (its
+ * call, or its agent) claim the member's chunks one by one, so a member
+ * that computes is served by the root, and two cores copy at once.
  *
- * The call takes one unit of the team's broadcast chunk sequence for a
+ * The call takes one unit q of the team's broadcast chunk sequence for a
  * descriptor, in the root's ring slot like a chunk (so the slot protocol of
- * bcast_shm_pipelined.c keeps it from being overwritten early):
+ * bcast_shm_pipelined.c keeps it from being overwritten early); tag =
+ * (q + 1) mod 2^32 names the call in the claim words.
  *   root, unit q:  wait until every member's bc_consumed >= q + 1 - SLOTS;
  *                  write {DIRECT, packed address of buf} or {RING} into
  *                  ring[q % SLOTS]; release-store bc_produced = q + 1
- *     DIRECT:      wait until every member's bc_consumed >= q + 1 (all have
- *                  read buf); bc_consumed = q + 1
+ *     DIRECT:      until every member's bc_consumed >= q + 1: for each
+ *                  member m whose bc_claim carries tag and a buffer address,
+ *                  claim chunks (compare-and-swap bc_claim from (tag << 32)
+ *                  + c to + c + 1, while c < chunks), copy chunk c from buf
+ *                  into m's buffer, fetch-add m's bc_done (release);
+ *                  then bc_consumed = q + 1
  *     RING:        the buffer is private: the pipelined ring broadcast
  *                  follows, its chunks numbered from q + 1
- *   others:        wait for the root's bc_produced >= q + 1; read the
- *                  descriptor; DIRECT: copy from the root's buffer, then
- *                  release-store bc_consumed = q + 1; RING: bc_consumed =
- *                  q + 1, then the ring broadcast.
+ *   member m:      wait for the root's bc_produced >= q + 1; read the
+ *                  descriptor; DIRECT: store bc_done = tag << 32, its
+ *                  buffer's packed address in bc_claim's spare bytes (0 for
+ *                  a private buffer), then release-store bc_claim = tag << 32;
+ *                  claim and copy chunks as the root does, until bc_done =
+ *                  (tag << 32) + chunks (acquire: the root's copies are in);
+ *                  then release-store bc_consumed = q + 1.  RING:
+ *                  bc_consumed = q + 1, then the ring broadcast.
+ * The tag in the claim words keeps a late helper off a later call's chunks:
+ * a claim of call q succeeds only while the word still carries q's tag.
  * Every member learns from the descriptor which way the data comes, so all
  * advance the sequence alike.  Resumable (coll_run.h). */
 #include "collectives/collectives.h"
@@ -28,10 +41,63 @@
 
 enum { DESC_RING = 1, DESC_DIRECT = 2 };
 
+#define DIRECT_CHUNK ((int64_t)64 * 1024)
+
 typedef struct bcast_desc {
     uint64_t kind;
     uint64_t addr; /* fmpl_raddr_pack of the root's buffer */
 } bcast_desc;
+
+static uint64_t call_tag(uint64_t q) { return (q + 1) & 0xffffffffu; }
+
+/* Claim and copy member m's chunks while any are left; m's buffer is `to`. */
+static void copy_claimed(fmpl_coll_scratch *m, uint64_t tag, uint64_t nchunks, const char *from,
+                         char *to, int64_t size)
+{
+    uint64_t w = fmpl_line_get(&m->bc_claim);
+    while (w >> 32 == tag && (w & 0xffffffffu) < nchunks) {
+        if (!atomic_compare_exchange_weak_explicit(&m->bc_claim.v, &w, w + 1,
+                                                   memory_order_acquire, memory_order_acquire))
+            continue;
+        int64_t off = (int64_t)(w & 0xffffffffu) * DIRECT_CHUNK;
+        size_t len = (size_t)(size - off < DIRECT_CHUNK ? size - off : DIRECT_CHUNK);
+        memcpy(to + off, from + off, len);
+        atomic_fetch_add_explicit(&m->bc_done.v, 1, memory_order_release);
+        w = fmpl_line_get(&m->bc_claim);
+    }
+}
+
+/* The root: help every member that has opened its buffer to claims. */
+static void root_helps(fmpl_bcast_run *st, fmpl_team *t)
+{
+    fmpl_coll_team *c = t->coll;
+    uint64_t tag = call_tag(st->q);
+    for (int p = 0; p < t->size; p++) {
+        if (p == t->rank)
+            continue;
+        fmpl_coll_scratch *m = c->peer[p];
+        uint64_t w = fmpl_line_get(&m->bc_claim);
+        uint64_t addr;
+        if (w >> 32 != tag || (w & 0xffffffffu) >= st->nchunks)
+            continue;
+        memcpy(&addr, fmpl_line_data(&m->bc_claim), sizeof addr);
+        if (addr)
+            copy_claimed(m, tag, st->nchunks, st->ring.buf,
+                         fmpl_fab_ptr(fmpl_raddr_unpack(addr, t->world[p])), st->ring.size);
+    }
+}
+
+static int root_done(fmpl_bcast_run *st, fmpl_team *t)
+{
+    root_helps(st, t);
+    return FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1, &st->cursor);
+}
+
+static int member_done(fmpl_bcast_run *st, fmpl_coll_scratch *mine)
+{
+    copy_claimed(mine, call_tag(st->q), st->nchunks, st->from, st->ring.buf, st->ring.size);
+    return fmpl_line_get(&mine->bc_done) == (call_tag(st->q) << 32) + st->nchunks;
+}
 
 static int body(fmpl_coll_algo *a)
 {
@@ -44,6 +110,7 @@ static int body(fmpl_coll_algo *a)
     FMPL_RUN_BEGIN(a);
     st->q = c->bc_seq++;
     st->cursor = 0;
+    st->nchunks = (uint64_t)((ring->size + DIRECT_CHUNK - 1) / DIRECT_CHUNK);
     ring->a.line = 0;
     ring->a.blocking = a->blocking;
     if (t->rank == ring->root) {
@@ -57,7 +124,7 @@ static int body(fmpl_coll_algo *a)
         fmpl_line_set(&rs->bc_produced, st->q + 1);
         if (st->direct) {
             st->cursor = 0;
-            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1, &st->cursor));
+            FMPL_RUN_AWAIT(a, root_done(st, t));
             fmpl_line_set(&c->mine->bc_consumed, c->bc_seq);
         }
     } else {
@@ -65,9 +132,17 @@ static int body(fmpl_coll_algo *a)
         const bcast_desc *d =
             (const bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
         st->direct = d->kind == DESC_DIRECT;
-        if (st->direct)
-            memcpy(ring->buf, fmpl_fab_ptr(fmpl_raddr_unpack(d->addr, t->world[ring->root])),
-                   (size_t)ring->size);
+        if (st->direct) {
+            uint64_t tag = call_tag(st->q);
+            uint64_t addr = fmpl_fab_is_shared(ring->buf)
+                                ? fmpl_raddr_pack(fmpl_fab_raddr(ring->buf))
+                                : 0;
+            st->from = fmpl_fab_ptr(fmpl_raddr_unpack(d->addr, t->world[ring->root]));
+            atomic_store_explicit(&c->mine->bc_done.v, tag << 32, memory_order_relaxed);
+            memcpy(fmpl_line_data(&c->mine->bc_claim), &addr, sizeof addr);
+            fmpl_line_set(&c->mine->bc_claim, tag << 32);
+            FMPL_RUN_AWAIT(a, member_done(st, c->mine));
+        }
         fmpl_line_set(&c->mine->bc_consumed, st->q + 1);
     }
     if (!st->direct) {

@@ -16,8 +16,9 @@
  *             copy the data into the slot; release-store its sequence = k + 1.
  *             The root's instance is complete: the data left its buffer.
  *   member q: wait until the slot's sequence == k + 1 (acquire); copy the
- *             data out; every SLOTS / 2 instances release-store
- *             plan_cons[r] = k + 1 in its own header.
+ *             data out; once the entries it has copied out, all of them up
+ *             to some count n, reach the next multiple of SLOTS / 2,
+ *             release-store plan_cons[r] = n in its own header.
  * Data and flag travel in one cache line, so the root's start is the
  * doorbell and a member's completion is the one word it waits on.
  * Publishing consumption every SLOTS / 2 entries halves the lines the root
@@ -68,6 +69,25 @@ static int slot_free(fmpl_team *t, uint64_t k)
     return room >= need;
 }
 
+/* A member copied out entry k of root's ring.  Entries complete in any
+ * order (a member may wait for its requests in any order), and only the
+ * count below which all are copied out may be published: the root reuses a
+ * slot on its strength.  Entries copied out lie within SLOTS of that count
+ * (the root has produced no further), so one word of bits covers them. */
+static void consumed(fmpl_coll_team *c, int size, int root, uint64_t k)
+{
+    uint64_t *base = &c->plan_base[root], *bits = &c->plan_bits[root];
+    uint64_t before = *base;
+    *bits |= 1ull << (k - before);
+    while (*bits & 1) {
+        *bits >>= 1;
+        ++*base;
+    }
+    if (*base / (FMPL_PLAN_SLOTS / 2) != before / (FMPL_PLAN_SLOTS / 2))
+        atomic_store_explicit(fmpl_coll_plan_cons(c->mine, size, root), *base,
+                              memory_order_release);
+}
+
 static int plan_body(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
@@ -85,9 +105,7 @@ static int plan_body(fmpl_coll_algo *a)
     if (atomic_load_explicit(&e->seq, memory_order_acquire) != k + 1)
         return FMPL_RUN_PENDING;
     memcpy(st->buf, e->data, (size_t)st->size);
-    if ((k + 1) % (FMPL_PLAN_SLOTS / 2) == 0)
-        atomic_store_explicit(fmpl_coll_plan_cons(c->mine, t->size, st->root), k + 1,
-                              memory_order_release);
+    consumed(c, t->size, st->root, k);
     return FMPL_SUCCESS;
 }
 

@@ -44,6 +44,9 @@
  *                  stage-k partner (barrier_split.c); 32 words, 4 lines
  *   plan_ring[8]   prepared persistent broadcasts I root: {sequence, data},
  *                  one line each (bcast_shm_plan.c)
+ *   bc_claim, bc_done  direct broadcast into my buffer: (tag << 32) + chunks
+ *                  claimed / copied, by me or by the root (bcast_shm_direct.c);
+ *                  bc_claim's spare bytes hold my buffer's packed address
  *   prod[size]     pairwise engine: prod[d] is written by me for member d:
  *                  (s << 32) + k + 1 once chunk k of sequence s for d is in
  *                  my staging slots, (s << 32) | FMPL_PAIR_DONE once I have
@@ -113,6 +116,8 @@ typedef struct fmpl_coll_scratch {
     fmpl_line areas;     /* packed address of my areas block, 0 until allocated */
     _Atomic uint64_t split[FMPL_COLL_ROUNDS]; /* split-phase barrier stages */
     fmpl_line plan_ring[FMPL_PLAN_SLOTS]; /* prepared broadcasts I root (bcast_shm_plan.c) */
+    fmpl_line bc_claim;  /* direct broadcast: chunks of my buffer claimed (bcast_shm_direct.c) */
+    fmpl_line bc_done;   /* direct broadcast: chunks of my buffer copied */
     /* prod[size], cons[size], table[2][2][size], plan_cons[size] follow */
 } fmpl_coll_scratch;
 _Static_assert(sizeof(fmpl_coll_scratch) % 64 == 0, "the lines after the header stay aligned");
@@ -172,6 +177,10 @@ typedef struct fmpl_coll_team {
                                   started so far (bcast_shm_plan.c) */
     uint64_t plan_room;        /* mine: every member has consumed this many of my
                                   plan_ring entries (a cached minimum) */
+    uint64_t *plan_base;       /* [size] root r's entries I have copied out, all
+                                  of them up to here (instances complete in any
+                                  order: a member may wait for them in any order) */
+    uint64_t *plan_bits;       /* [size] entries base, base + 1, ... copied out */
     char *tmp;                 /* point-to-point work area, or NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;

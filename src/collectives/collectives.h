@@ -147,6 +147,8 @@ typedef struct fmpl_bcast_run {
     fmpl_coll_algo a;
     fmpl_bcast_ring ring; /* the arguments; the ring broadcast when it falls back */
     uint64_t q;
+    uint64_t nchunks;     /* the buffer's chunks (bcast_shm_direct.c) */
+    const char *from;     /* the root's buffer, mapped here */
     int cursor, direct;
 } fmpl_bcast_run;
 void fmpl_bcast_shm_direct_setup(fmpl_bcast_run *st, fmpl_team *t, void *buf, int64_t size,
