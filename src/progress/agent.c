@@ -1,12 +1,13 @@
 /* The agent thread and the core hand-over (agent.h has the protocol).
  *
  * The agent's states:
- *   WATCH  it spins (pause, then yield) on two words the application
+ *   WATCH  it spins (pause, then yield) on the words the application
  *          writes when it leaves a call: `work` (something it started is
- *          outstanding) and `leaves` (how many calls it has left).  When
- *          the application is outside with work outstanding and has not
- *          come back for FMPL_AGENT_GRACE ns, it is computing: the agent
- *          takes the core (SERVE).  An application that comes straight
+ *          outstanding), `leaves` (how many calls it has left) and, with
+ *          work, `left_at` (a time-stamp counter reading, where it is
+ *          invariant).  When the application is outside with work
+ *          outstanding and has not come back for FMPL_AGENT_GRACE ns, it
+ *          is computing: the agent takes the core (SERVE).  An application that comes straight
  *          back (a loop of nonblocking calls) is left alone: taking the
  *          core costs a membarrier, an interrupt of the application's core.
  *          With no sign of the application for FMPL_AGENT_LINGER ns the
@@ -73,10 +74,26 @@ static _Atomic uint32_t local_sleeping;
 static _Atomic int watchers; /* changed with the core held; read by the agent anywhere */
 static _Atomic int app_work;        /* the application left with work outstanding */
 static _Atomic unsigned app_leaves; /* calls it has left */
+static _Atomic uint64_t app_left_at; /* when it last left with work (stamp()) */
+static double ticks_per_ns;         /* stamp() ticks per nanosecond; 0: no stamps */
 static long grace_ns, linger_ns;
 static long stat_takes, stat_refused, stat_passes, stat_advanced;
 static long poll_budget;
 static long nap_max_ns;
+
+/* A cheap clock for the application's side: the time-stamp counter where
+ * it is constant and synchronised across cores (x86-64 with constant_tsc,
+ * checked at start), else nothing (the agent then times the grace from
+ * when it notices the application leave, which may be later: with as many
+ * runnable threads as cores it runs only once the application sleeps). */
+static inline uint64_t stamp(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -126,6 +143,8 @@ void fmpl_core_handback(void)
     atomic_store_explicit(&app_leaves,
                           atomic_load_explicit(&app_leaves, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+    if (work && ticks_per_ns > 0)
+        atomic_store_explicit(&app_left_at, stamp(), memory_order_relaxed);
     atomic_store_explicit(&fmpl_core.app_in, 0, memory_order_release);
     if (work)
         ring(bell, sleeping);
@@ -233,6 +252,40 @@ static int take_and_serve(void)
     return stalled;
 }
 
+/* How long the application has been outside with work outstanding: by its
+ * own stamp when there is one (seen_ns: since the agent noticed it leave). */
+static long outside_ns(long seen_ns)
+{
+    if (ticks_per_ns <= 0)
+        return seen_ns;
+    uint64_t left = atomic_load_explicit(&app_left_at, memory_order_relaxed);
+    uint64_t now = stamp();
+    long ns = now > left ? (long)((double)(now - left) / ticks_per_ns) : 0;
+    return ns > seen_ns ? ns : seen_ns;
+}
+
+/* Ticks of stamp() per nanosecond, over about 200 us of the clock; 0 when
+ * the counter is not constant across cores and frequencies. */
+static double calibrate_stamp(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    /* CPUID 0x80000007, EDX bit 8: invariant TSC */
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+    if (!(d & (1u << 8)))
+        return 0;
+    long t0 = now_ns();
+    uint64_t s0 = stamp();
+    while (now_ns() - t0 < 200000)
+        ;
+    long t1 = now_ns();
+    uint64_t s1 = stamp();
+    return t1 > t0 && s1 > s0 ? (double)(s1 - s0) / (double)(t1 - t0) : 0;
+#else
+    return 0;
+#endif
+}
+
 static void *agent_main(void *arg)
 {
     (void)arg;
@@ -251,7 +304,7 @@ static void *agent_main(void *arg)
             last_sign = t;
         }
         if (!inside && atomic_load_explicit(&app_work, memory_order_relaxed) &&
-            t - last_sign >= grace_ns) {
+            outside_ns(t - last_sign) >= grace_ns) {
             int stalled = take_and_serve();
             if (stalled > 0) {
                 sleep_on_bell(seen, nap); /* NAP */
@@ -349,6 +402,7 @@ void fmpl_agent_start(void)
     fmpl_core_light =
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #endif
+    ticks_per_ns = calibrate_stamp();
     atomic_store(&agent_stop, 0);
     atomic_store(&fmpl_core.app_in, 0);
     atomic_store(&fmpl_core.agent_in, 0);
@@ -360,8 +414,9 @@ void fmpl_agent_start(void)
     }
     place_agent();
     fmpl_agent_on = 1;
-    fmpl_log_info("agent: thread started (%s hand-over)",
-                  fmpl_core_light ? "membarrier" : "fenced");
+    fmpl_log_info("agent: thread started (%s hand-over; grace timed by %s)",
+                  fmpl_core_light ? "membarrier" : "fenced",
+                  ticks_per_ns > 0 ? "the time-stamp counter" : "the agent");
 }
 
 void fmpl_agent_stop(void)
