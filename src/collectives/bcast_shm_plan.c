@@ -1,6 +1,6 @@
 /* Prepared persistent broadcast of a few bytes on shared memory: seed 002's
  * schedule prepared once at init, on the shared heap.  MPI_Bcast_init and
- * fmpl_bcast_init of at most FMPL_PLAN_INLINE bytes on a team whose members
+ * fmpl_bcast_init of at most PLAN_INLINE (56) bytes on a team whose members
  * all share memory take this form when their schedule is prepared
  * (fmpl_sched_prepare calls the ring broadcast's `prepare`).
  *
@@ -21,10 +21,10 @@
  *             release-store plan_cons[r] = n in its own header.
  * Data and flag travel in one cache line, so the root's start is the
  * doorbell and a member's completion is the one word it waits on.
- * Publishing consumption every SLOTS / 2 entries halves the lines the root
- * has to fetch back and cannot stall it for good: a root stopped at
- * instance k needs k + 1 - SLOTS, and a member that has copied out all
- * k entries has published at least k + 1 - SLOTS / 2.
+ * Publishing consumption every SLOTS / 2 entries leaves the root one line
+ * to fetch back per SLOTS / 2 entries, and cannot stall it for good: a root
+ * stopped at instance k needs k + 1 - SLOTS, and a member that has copied
+ * out all k entries has published at least k + 1 - SLOTS / 2.
  * The plan reads and writes nothing another algorithm uses, so its runs
  * take no turn in the team's order (coll_run.h, `unordered`): a start that
  * finds its data runs to completion at once (sched.c). */
