@@ -66,7 +66,8 @@ build-werror: $(BUILD)/CMakeCache.txt
 # (215 s of CPU under the sanitizers) whose code paths their smaller
 # siblings cover there (mpi_nbc_sizes_shm_4, collx_shm_4, collx_p2p_2,
 # collectives_split_blocks_4); the release run has them all.
-SAN_SKIP := ^(cluster\.launchers|mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8)$$
+HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
+SAN_SKIP := ^(cluster\.launchers|$(HEAVY_SWEEPS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -96,7 +97,7 @@ test-net: build-werror
 # variants left out under the sanitizers.  The spool tests pin the agent off
 # (they observe the spool between calls).  Then the agent's own tests under
 # ThreadSanitizer.
-AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8)
+AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
 	cd $(BUILD) && FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -76,10 +76,9 @@ static void root_helps(fmpl_bcast_run *st, fmpl_team *t)
         if (p == t->rank)
             continue;
         fmpl_coll_scratch *m = c->peer[p];
-        uint64_t w = fmpl_line_get(&m->bc_claim);
         uint64_t addr;
-        if (w >> 32 != tag || (w & 0xffffffffu) >= st->nchunks)
-            continue;
+        if (fmpl_line_get(&m->bc_claim) >> 32 != tag)
+            continue; /* not opened for this call yet: its address is not there */
         memcpy(&addr, fmpl_line_data(&m->bc_claim), sizeof addr);
         if (addr)
             copy_claimed(m, tag, st->nchunks, st->ring.buf,

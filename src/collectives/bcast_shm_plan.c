@@ -44,7 +44,7 @@ _Static_assert(sizeof(plan_entry) == sizeof(fmpl_line), "an entry is one line");
 static uint64_t take_instance(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
-    return a->team->coll->plan_seq[st->root]++;
+    return a->team->coll->plans[st->root].started++;
 }
 
 /* Root: every member has copied out the entry that slot k held before. */
@@ -76,15 +76,15 @@ static int slot_free(fmpl_team *t, uint64_t k)
  * (the root has produced no further), so one word of bits covers them. */
 static void consumed(fmpl_coll_team *c, int size, int root, uint64_t k)
 {
-    uint64_t *base = &c->plan_base[root], *bits = &c->plan_bits[root];
-    uint64_t before = *base;
-    *bits |= 1ull << (k - before);
-    while (*bits & 1) {
-        *bits >>= 1;
-        ++*base;
+    fmpl_plan_root *r = &c->plans[root];
+    uint64_t before = r->base;
+    r->bits |= 1ull << (k - before);
+    while (r->bits & 1) {
+        r->bits >>= 1;
+        r->base++;
     }
-    if (*base / (FMPL_PLAN_SLOTS / 2) != before / (FMPL_PLAN_SLOTS / 2))
-        atomic_store_explicit(fmpl_coll_plan_cons(c->mine, size, root), *base,
+    if (r->base / (FMPL_PLAN_SLOTS / 2) != before / (FMPL_PLAN_SLOTS / 2))
+        atomic_store_explicit(fmpl_coll_plan_cons(c->mine, size, root), r->base,
                               memory_order_release);
 }
 

@@ -64,11 +64,9 @@ int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
     c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
     c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
     c->peer_at = calloc((size_t)t->size, sizeof *c->peer_at);
-    c->plan_seq = calloc((size_t)t->size, sizeof *c->plan_seq);
-    c->plan_base = calloc((size_t)t->size, sizeof *c->plan_base);
-    c->plan_bits = calloc((size_t)t->size, sizeof *c->plan_bits);
+    c->plans = calloc((size_t)t->size, sizeof *c->plans);
     if (!c->mine || !c->peer || !c->peer_at || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
-        !c->fin_seen || !c->plan_seq || !c->plan_base || !c->plan_bits) {
+        !c->fin_seen || !c->plans) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
                           header_bytes(t->size));
@@ -153,9 +151,7 @@ void fmpl_coll_team_destroy(fmpl_team *t)
     free(t->coll->offs);
     free(t->coll->bcounts);
     free(t->coll->fin_seen);
-    free(t->coll->plan_seq);
-    free(t->coll->plan_base);
-    free(t->coll->plan_bits);
+    free(t->coll->plans);
     free(t->coll);
     t->coll = NULL;
 }

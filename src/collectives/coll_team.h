@@ -140,6 +140,15 @@ typedef struct fmpl_pair_state {
     char *local;         /* my side: the source (out) or destination (in) */
 } fmpl_pair_state;
 
+/* What one member knows of the prepared broadcasts rooted at one member. */
+typedef struct fmpl_plan_root {
+    uint64_t started;          /* instances started so far (the next one's k) */
+    uint64_t base;             /* entries copied out, all of them up to here
+                                  (instances complete in any order: a member may
+                                  wait for its requests in any order) */
+    uint64_t bits;             /* entries base, base + 1, ... copied out */
+} fmpl_plan_root;
+
 typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here; NULL for network peers */
@@ -173,14 +182,10 @@ typedef struct fmpl_coll_team {
                                   spares a cross-core read) */
     struct fmpl_bsplit *split; /* split-phase barriers, from the first start
                                   (barrier_split.h) */
-    uint64_t *plan_seq;        /* [size] prepared broadcasts rooted at each member,
-                                  started so far (bcast_shm_plan.c) */
+    struct fmpl_plan_root *plans; /* [size] prepared broadcasts, per root member
+                                  (bcast_shm_plan.c) */
     uint64_t plan_room;        /* mine: every member has consumed this many of my
                                   plan_ring entries (a cached minimum) */
-    uint64_t *plan_base;       /* [size] root r's entries I have copied out, all
-                                  of them up to here (instances complete in any
-                                  order: a member may wait for them in any order) */
-    uint64_t *plan_bits;       /* [size] entries base, base + 1, ... copied out */
     char *tmp;                 /* point-to-point work area, or NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;
