@@ -17,7 +17,7 @@
  * that has seen the signal loads the address (fmpl_coll_areas) and caches
  * it.  The header (lines, prod/cons, tables) stays eager: members poll
  * each other's lines before either has run a collective.  A team that only
- * synchronises costs ~3.5 KiB + 200 bytes per member in each member's heap.
+ * synchronises costs ~3.6 KiB + 200 bytes per member in each member's heap.
  *
  * Header block of one member (all lines 64 bytes, counters monotonic):
  *   flag[k]        barrier round k (dissemination) / arrival from child k
