@@ -232,7 +232,7 @@ class OverlapReport(unittest.TestCase):
 
     def test_jobs_interleaved_with_each_configuration_environment(self):
         a = argparse.Namespace(overlap=True, jacobi=True, quick=True, reps=2, hosts=False,
-                               bind="none")
+                               bind="none", compute_min=100)
         libs = ["fmpl", "openmpi", "mpich"]
         exes = {(k, lib): "%s-%s" % (k, lib) for k in ("overlap", "jacobi") for lib in libs}
         jobs = compare.overlap_jobs(a, ovr.CONFIG_NAMES, libs, exes, [2], "/b", dict(cores=2))
@@ -255,10 +255,14 @@ class OverlapReport(unittest.TestCase):
             del os.environ["MPIR_CVAR_ASYNC_PROGRESS"]
         self.assertNotIn("MPIR_CVAR_ASYNC_PROGRESS", env)
         self.assertIn("--quick", by[("fmpl-off", "jacobi")]["cmd"])
+        # Every configuration's compute phase has the same floor; jacobi has none.
+        cmd = by[("mpich-async", "overlap")]["cmd"]
+        self.assertEqual(cmd[cmd.index("--compute-min") + 1], "100")
+        self.assertNotIn("--compute-min", by[("fmpl-off", "jacobi")]["cmd"])
 
     def test_jobs_across_hosts(self):
         a = argparse.Namespace(overlap=True, jacobi=False, quick=False, reps=1, hosts=True,
-                               bind="none")
+                               bind="none", compute_min=0)
         exes = {("overlap", lib): "ov-" + lib for lib in ("fmpl", "mpich")}
         jobs = compare.overlap_jobs(a, ["fmpl-thread", "mpich-async"], ["fmpl", "mpich"], exes,
                                     [2], "/b", dict(cores=2))
@@ -270,6 +274,7 @@ class OverlapReport(unittest.TestCase):
         self.assertIn("-hosts", mpich["cmd"])
         self.assertEqual(mpich["env"]["MPIR_CVAR_ASYNC_PROGRESS"], "1")
         self.assertNotIn("--quick", mpich["cmd"])
+        self.assertEqual(mpich["cmd"][mpich["cmd"].index("--compute-min") + 1], "0")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ static int rank, nranks;
 static struct {
     int quick, alloc_mem, rusage, kinds[2], nkinds;
     long iters;
+    double compute_min; /* usec: the compute phase's floor */
     const char *cases, *json_path;
 } opt;
 static FILE *json;
@@ -538,10 +539,11 @@ static void run_overlap_case(const struct ocase *c)
     max_over_ranks(&pure, 1);
     for (int k = 0; k < opt.nkinds && rc == MPI_SUCCESS; k++) {
         enum compute_kind kind = (enum compute_kind)opt.kinds[k];
-        rc = run_loop(&op, iters, kind, pure, 0, &s);
+        double compute = pure > opt.compute_min ? pure : opt.compute_min;
+        rc = run_loop(&op, iters, kind, compute, 0, &s);
         double v[7] = {pure, median_of(s.wall, iters), median_of(s.compute, iters)};
         if (rc == MPI_SUCCESS)
-            rc = run_loop(&op, iters, kind, pure, 1, &s);
+            rc = run_loop(&op, iters, kind, compute, 1, &s);
         for (long i = 0; i < iters; i++)
             s.compute[i] = s.cpu_start[i] + s.cpu_wait[i]; /* the compute times are used */
         v[3] = median_of(s.compute, iters);
@@ -628,6 +630,8 @@ static void usage(FILE *f)
     for (int i = 0; i < NCASES; i++)
         fprintf(f, "      %-15s %s, %ld B\n", cases[i].name, cases[i].what, cases[i].size);
     fprintf(f, "  --compute KIND     sleep, busy or both (default both)\n"
+               "  --compute-min USEC the compute phase lasts max(pure time, USEC) (default 0:\n"
+               "                     the pure time, as OSU's benchmarks)\n"
                "  --iters N          timed iterations per loop (default 200, --quick 50); the\n"
                "                     8-byte case runs 50 times as many\n"
                "  --quick            fewer iterations\n"
@@ -647,6 +651,8 @@ static void parse_options(int argc, char **argv)
             opt.cases = argv[++i];
         else if (!strcmp(a, "--compute") && has)
             compute = argv[++i];
+        else if (!strcmp(a, "--compute-min") && has)
+            opt.compute_min = atof(argv[++i]);
         else if (!strcmp(a, "--iters") && has)
             opt.iters = atol(argv[++i]);
         else if (!strcmp(a, "--quick"))
@@ -666,6 +672,8 @@ static void parse_options(int argc, char **argv)
         opt.kinds[opt.nkinds++] = COMPUTE_BUSY;
     if (!opt.nkinds)
         die("--compute: '%s' is not sleep, busy or both", compute);
+    if (!(opt.compute_min >= 0 && opt.compute_min <= 1e6))
+        die("--compute-min: %g is out of range (0 to 1000000 usec)", opt.compute_min);
     if (strcmp(clock, "thread") && strcmp(clock, "rusage"))
         die("--cpu-clock: '%s' is not thread or rusage", clock);
     opt.rusage = !strcmp(clock, "rusage");

@@ -221,6 +221,16 @@ def overlap_tables(rows, ranks, compute, configs):
     return md
 
 
+def compute_phase(meta):
+    """How long the compute phase lasted (bench/compare --compute-min)."""
+    floor = meta.get("compute_min") or 0
+    if not floor:
+        return "as long as the pure time (OSU's rule)"
+    return ("as long as the pure time but at least %g us (the same floor for every "
+            "configuration: a timed sleep shorter than that mostly measures the machine's "
+            "timer, bench/sleep_cost)" % floor)
+
+
 def markdown(meta, rows, checks, plots):
     """The report: targets, then per rank count the overlap tables (sleep,
     busy), the 8-byte persistent broadcast, Jacobi, and the plots."""
@@ -246,11 +256,11 @@ def markdown(meta, rows, checks, plots):
     md += ["", "Each figure is the median over the repetitions (runs interleaved: every "
            "configuration, then again). Method: bench/README.md, \"mpi-overlap\" and "
            "\"jacobi\". In short: per case the pure time of start + wait, then start, a compute "
-           "phase as long as the pure time, wait; overlap % = max(0, 100 (1 - (overall - "
+           "phase %s, wait; overlap %% = max(0, 100 (1 - (overall - "
            "compute) / pure)); **sleep**: the rank is off the CPU while it computes; **busy**: "
            "it spins on its core. Host CPU: the calling thread's CPU time "
            "(CLOCK_THREAD_CPUTIME_ID) inside the start and the wait calls, not the compute. "
-           "Every case's data are verified once.", ""]
+           "Every case's data are verified once." % compute_phase(meta), ""]
     if meta.get("binding"):
         md += [meta["binding"], ""]
     busy = meta.get("busy_before") or {}
