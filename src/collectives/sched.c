@@ -312,9 +312,12 @@ static void post_ready(fmpl_sched *s, fmpl_step *st)
 void fmpl_sched_prepare(fmpl_sched *s)
 {
     s->persistent = 1;
+    s->prepared = fmpl_sched_prepared_eligible(s);
     for (int i = 0; i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
-        if (st->kind == FMPL_STEP_SEND)
+        if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV))
+            fmpl_sched_prepared_setup(s, st);
+        else if (st->kind == FMPL_STEP_SEND)
             post_ready(s, st);
         if (st->kind == FMPL_STEP_RUN && st->algo->prepare)
             st->algo->prepare(st->algo);
@@ -331,6 +334,10 @@ static void issue(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
     fmpl_team *t = l->team;
+    if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV)) {
+        st->pending = 1; /* put or taken by step_done */
+        return;
+    }
     switch (st->kind) {
     case FMPL_STEP_SEND:
         if (s->persistent) {
@@ -370,6 +377,13 @@ static int step_done(fmpl_sched *s, fmpl_step *st)
     }
     if (st->kind != FMPL_STEP_SEND && st->kind != FMPL_STEP_RECV)
         return 1;
+    if (s->prepared) {
+        int err;
+        if (!fmpl_sched_prepared_poll(s, st, &err))
+            return 0;
+        keep_error(s, err);
+        return 1;
+    }
     if (st->waiting_ready) {
         if (!st->ready.complete)
             return 0;
@@ -425,10 +439,12 @@ void fmpl_sched_start(fmpl_sched *s)
     s->issued = 0;
     s->active = 1;
     s->error = FMPL_SUCCESS;
-    /* A prepared run of its own (one unordered RUN step) that finishes at
-     * once never enters the engine's list: the root of a prepared
-     * broadcast, or a member whose data is already there. */
-    if (s->nsteps == 1 && s->steps[0].kind == FMPL_STEP_RUN && s->steps[0].algo->unordered &&
+    /* A prepared run of its own (one unordered RUN step), or a schedule of
+     * prepared messages, that finishes at once never enters the engine's
+     * list: the root of a prepared broadcast, or a member whose data is
+     * already there. */
+    if (((s->nsteps == 1 && s->steps[0].kind == FMPL_STEP_RUN && s->steps[0].algo->unordered) ||
+         s->prepared) &&
         sched_poll(&s->async)) {
         s->async.done = 1;
         s->async.next = NULL;
@@ -452,9 +468,12 @@ void fmpl_sched_free(fmpl_sched *s)
     if (!s)
         return;
     for (int i = 0; s->persistent && i < s->nsteps; i++) {
-        const fmpl_sched_lane *l = &s->lanes[s->steps[i].lane];
-        if (s->steps[i].kind == FMPL_STEP_SEND && fmpl_teams[l->team_id] == l->team)
-            fmpl_tm_cancel_recv(&s->steps[i].ready);
+        fmpl_step *st = &s->steps[i];
+        const fmpl_sched_lane *l = &s->lanes[st->lane];
+        if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV))
+            fmpl_sched_prepared_free(s, st);
+        else if (st->kind == FMPL_STEP_SEND && fmpl_teams[l->team_id] == l->team)
+            fmpl_tm_cancel_recv(&st->ready);
     }
     /* Latest first, as before: a release may depend on an earlier one's
      * object still being there. */

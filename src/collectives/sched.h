@@ -41,6 +41,10 @@
  * posted receive, and a start allocates nothing.  The root's buffer is
  * free again when its sends completed (eager: copied; rendezvous: pulled),
  * which the instance waits for.
+ * A persistent schedule whose messages are all small is *prepared* instead
+ * (sched_prepared.c): each receiver gives its sender, at prepare, the
+ * address of a mailbox; each instance's message is one put into it, with
+ * no token and no tag matching.
  *
  * Lanes: a schedule's messages travel on its own team (lane 0, bound
  * first) and, when a composed collective runs parts of itself on other
@@ -88,7 +92,14 @@ typedef struct fmpl_step {
     void *arg;
     struct fmpl_coll_algo *algo; /* RUN */
     fmpl_tm_req req;      /* SEND, RECV */
-    fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token */
+    fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token, or
+                             (prepared) the receiver's mailbox address */
+    /* Prepared messages (sched_prepared.c) */
+    int pending;          /* issued, not yet put or taken */
+    uint64_t instance;    /* instances put or taken so far */
+    uint64_t room;        /* SEND: the receiver's `taken` when last read */
+    uint64_t mailbox_at;  /* SEND: the receiver's mailbox (packed address) */
+    void *mailbox;        /* RECV: its own mailbox */
 } fmpl_step;
 
 /* Memory a schedule owns beyond its arena (freed with it). */
@@ -120,6 +131,7 @@ typedef struct fmpl_sched {
     int nlanes;
     int lane;             /* the lane of the messages added next */
     int persistent;       /* readiness protocol (fmpl_sched_prepare) */
+    int prepared;         /* persistent, its messages prepared (sched_prepared.c) */
     int active;           /* started, not finished */
     int error;            /* first error of the instance */
     int nsteps, cap;
@@ -173,7 +185,8 @@ int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg);
 /* A step could not be added (no memory): the schedule is unusable. */
 static inline int fmpl_sched_failed(const fmpl_sched *s) { return s->error != 0; }
 
-/* Persistent: post the first READY token receives.  Once per schedule. */
+/* Persistent: post the first READY token receives, or prepare the
+ * messages (mailboxes and their addresses).  Once per schedule. */
 void fmpl_sched_prepare(fmpl_sched *s);
 /* Start an instance (allocates nothing); the progress engine polls it. */
 void fmpl_sched_start(fmpl_sched *s);
@@ -183,6 +196,14 @@ static inline int fmpl_sched_done(const fmpl_sched *s) { return !s->active; }
 /* Free an inactive schedule (cancels the pending token receives while the
  * team lives; a freed communicator's team may be gone, its queues too). */
 void fmpl_sched_free(fmpl_sched *s);
+
+/* Prepared messages (sched_prepared.c): may the schedule's be prepared?
+ * Set up one SEND or RECV step at prepare; advance an issued one (0: not
+ * yet; 1: done, *err its outcome); release it with the schedule. */
+int fmpl_sched_prepared_eligible(const fmpl_sched *s);
+void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st);
+int fmpl_sched_prepared_poll(fmpl_sched *s, fmpl_step *st, int *err);
+void fmpl_sched_prepared_free(fmpl_sched *s, fmpl_step *st);
 
 /* The team's counter of schedule instances (coll_team.h). */
 uint64_t fmpl_sched_next_seq(fmpl_team *t);

@@ -1,0 +1,152 @@
+/* Prepared messages of persistent collectives (src/collectives/sched_prepared.c):
+ * a persistent schedule whose messages are all small sends each as one put
+ * into a mailbox the receiver prepared at init.  Run with schedules of
+ * messages (the point-to-point algorithms forced on shared memory, or
+ * FMPL_FABRIC=net):
+ *   A  the root runs ahead: it completes 100 instances of an 8-byte
+ *      MPI_Bcast_init while the others have not started, so it fills each
+ *      mailbox (16 entries) and must wait until they take entries;
+ *   B  MPI_Allreduce_init of 8 bytes, 200 instances, random short delays;
+ *   C  a 56-byte broadcast and a 16-byte allreduce started together
+ *      (MPI_Startall), waited for in either order;
+ *   D  a 57-byte broadcast (its schedule is not prepared) beside an 8-byte
+ *      one (prepared), in the same rounds;
+ *   E  requests freed without a start, between the others.
+ * Every byte of every instance is checked; the root's buffer is poisoned
+ * right after its wait. */
+#include "check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int me, np;
+
+static void part_a(int root)
+{
+    long long v = -1;
+    MPI_Request req;
+    CHECK_OK(MPI_Bcast_init(&v, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    if (me != root)
+        usleep(20000); /* the root runs a mailbox ahead and waits */
+    for (long i = 0; i < 100; i++) {
+        v = me == root ? i * 7 + root : -1;
+        CHECK_OK(MPI_Start(&req));
+        CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(v == i * 7 + root, "instance %ld from root %d: %lld", i, root, v);
+        v = -2; /* poison */
+    }
+    CHECK_OK(MPI_Request_free(&req));
+}
+
+static void part_b(void)
+{
+    long long in, out;
+    MPI_Request req;
+    CHECK_OK(MPI_Allreduce_init(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &req));
+    for (long i = 0; i < 200; i++) {
+        in = (long long)(me + 1) * (i + 1);
+        out = -1;
+        if (rand() % 8 == 0)
+            usleep((useconds_t)(rand() % 200));
+        CHECK_OK(MPI_Start(&req));
+        if (rand() % 4 == 0)
+            usleep((useconds_t)(rand() % 100));
+        CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        long long want = (long long)np * (np + 1) / 2 * (i + 1);
+        CHECK(out == want, "instance %ld: %lld, want %lld", i, out, want);
+    }
+    CHECK_OK(MPI_Request_free(&req));
+}
+
+static void part_c(void)
+{
+    unsigned char b[56];
+    long long in[2], out[2];
+    int root = 1 % np;
+    MPI_Request reqs[2];
+    CHECK_OK(MPI_Bcast_init(b, 56, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
+    CHECK_OK(MPI_Allreduce_init(in, out, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &reqs[1]));
+    for (int i = 0; i < 100; i++) {
+        for (int j = 0; j < 56; j++)
+            b[j] = me == root ? (unsigned char)(i * 3 + j) : 0xEE;
+        in[0] = me * 10 + i;
+        in[1] = -me - i;
+        out[0] = out[1] = 0;
+        CHECK_OK(MPI_Startall(2, reqs));
+        if (i % 2) {
+            CHECK_OK(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE));
+            CHECK_OK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
+        } else {
+            CHECK_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+        }
+        for (int j = 0; j < 56; j++)
+            CHECK(b[j] == (unsigned char)(i * 3 + j), "round %d byte %d: %d", i, j, b[j]);
+        CHECK(out[0] == (np - 1) * 10 + i && out[1] == -i, "round %d: max %lld %lld", i,
+              out[0], out[1]);
+        memset(b, 0x55, sizeof b); /* poison */
+    }
+    CHECK_OK(MPI_Request_free(&reqs[0]));
+    CHECK_OK(MPI_Request_free(&reqs[1]));
+}
+
+static void part_d(void)
+{
+    unsigned char big[57];
+    long long small;
+    int root = np - 1;
+    MPI_Request reqs[2];
+    CHECK_OK(MPI_Bcast_init(big, 57, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
+    CHECK_OK(MPI_Bcast_init(&small, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD, MPI_INFO_NULL,
+                            &reqs[1]));
+    for (int i = 0; i < 60; i++) {
+        for (int j = 0; j < 57; j++)
+            big[j] = me == root ? (unsigned char)(i + j * 5) : 0xEE;
+        small = me == 0 ? 1000 + i : -1;
+        CHECK_OK(MPI_Startall(2, reqs));
+        CHECK_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+        for (int j = 0; j < 57; j++)
+            CHECK(big[j] == (unsigned char)(i + j * 5), "round %d byte %d: %d", i, j, big[j]);
+        CHECK(small == 1000 + i, "round %d: %lld", i, small);
+    }
+    CHECK_OK(MPI_Request_free(&reqs[0]));
+    CHECK_OK(MPI_Request_free(&reqs[1]));
+}
+
+static void part_e(void)
+{
+    for (int i = 0; i < 10; i++) {
+        long long v = 0, w = 0;
+        MPI_Request req;
+        CHECK_OK(MPI_Bcast_init(&v, 1, MPI_LONG_LONG, i % np, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &req));
+        CHECK_OK(MPI_Request_free(&req));
+        w = me == i % np ? 77 + i : 0;
+        CHECK_OK(MPI_Bcast(&w, 1, MPI_LONG_LONG, i % np, MPI_COMM_WORLD));
+        CHECK(w == 77 + i, "blocking broadcast %d after a freed request: %lld", i, w);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    srand(12345u + (unsigned)me);
+    part_a(0);
+    part_a(np - 1);
+    part_b();
+    part_c();
+    part_d();
+    part_e();
+    part_a(np / 2); /* after the frees: the mailboxes of new requests */
+    CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0)
+        printf("persistent_prepared: %d ranks ok\n", np);
+    MPI_Finalize();
+    return 0;
+}
