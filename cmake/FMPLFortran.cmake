@@ -30,6 +30,21 @@ if(NOT FMPL_HAVE_FORTRAN)
   return()
 endif()
 message(STATUS "FMPL: Fortran binding ON (${CMAKE_Fortran_COMPILER})")
+# What mpifort adds to every compilation (gfortran 10 and later; MPICH's
+# wrappers do the same): see tools/wrappers.
+set(FMPL_FORTRAN_MISMATCH_FLAGS "")
+set(FMPL_FORTRAN_WRAPPER_FLAGS "")
+if(CMAKE_Fortran_COMPILER_VERSION VERSION_GREATER_EQUAL 10)
+  set(FMPL_FORTRAN_MISMATCH_FLAGS -fallow-argument-mismatch)
+  set(FMPL_FORTRAN_WRAPPER_FLAGS " -fallow-argument-mismatch")
+endif()
+
+# -Wextra's Fortran warnings that only fit other code: the tests compare
+# reals exactly on purpose, and mpif.h declares hundreds of PARAMETERs that a
+# program does not use.
+add_compile_options($<$<COMPILE_LANGUAGE:Fortran>:-Wno-compare-reals>
+                    $<$<COMPILE_LANGUAGE:Fortran>:-Wno-unused-parameter>
+                    $<$<COMPILE_LANGUAGE:Fortran>:-Wno-unused-dummy-argument>)
 
 # Modules go to one directory, in the build tree and installed: the
 # compiler-specific .mod files beside mpif.h.

@@ -106,7 +106,9 @@ def c_constants():
     num = r"(-?(?:0x[0-9a-fA-F]+|\d+))"
     for line in HEADER.read_text().splitlines():
         m = re.match(r"#define (MPI_\w+)\s+(.*?)\s*(/\*.*)?$", line)
-        if not m or m.group(1).startswith(("MPI_F_", "MPI_T_")) and "ERR" not in m.group(1):
+        if not m or m.group(1).startswith("MPI_F_"):
+            continue  # the C view of Fortran statuses (mpif.h has its own)
+        if m.group(1).startswith("MPI_T_") and "_ERR_" not in m.group(1):
             continue
         name, val = m.group(1), m.group(2)
         h = re.fullmatch(r"\(\(MPI_(\w+)\)" + num + r"\)", val)
@@ -457,6 +459,14 @@ def wrap_f(line, indent, width=100):
     return out
 
 
+def SYNC_REG(name, buf):
+    """MPI_F_SYNC_REG: Fortran only (no C binding), written by hand in
+    fortran_support.c."""
+    return [f"  SUBROUTINE {name}({buf})", "    IMPLICIT NONE",
+            f"    !GCC$ ATTRIBUTES NO_ARG_CHECK :: {buf}", f"    TYPE(*), DIMENSION(*) :: {buf}",
+            f"  END SUBROUTINE {name}"]
+
+
 def gen_module(groups):
     out = [f"! module mpi - FMPL's `use mpi` ({GENERATED}).",
            "! mpif.h's constants and sentinels, and an explicit interface for every",
@@ -473,6 +483,7 @@ def gen_module(groups):
             for fname in (f"MPI_{f.name.upper()}", f"PMPI_{f.name.upper()}"):
                 out += interface_body("f90", fname, [p.f90.name for p in ps], decls,
                                       ret=f.f90_return)
+    out += SYNC_REG("MPI_F_SYNC_REG", "BUF")
     out += ["  end interface", "end module mpi", ""]
     return "\n".join(out)
 
@@ -604,7 +615,7 @@ def gen_f08(groups, consts):
             small = f
             bodies += interface_body("f08", specific, names, decls)
     out.append("  interface")
-    out += bodies
+    out += bodies + SYNC_REG("MPI_F_sync_reg", "buf")
     out.append("  end interface")
     for g, specs in generics.items():
         out += [f"  interface {g}"] + wrap_f("procedure :: " + ", ".join(specs), "    ") + \

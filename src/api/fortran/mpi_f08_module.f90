@@ -217,7 +217,6 @@ module mpi_f08
   integer, parameter :: MPI_TYPECLASS_REAL = 1
   integer, parameter :: MPI_TYPECLASS_INTEGER = 2
   integer, parameter :: MPI_TYPECLASS_COMPLEX = 3
-  integer, parameter :: MPI_F_ERROR = 4
   integer, parameter :: MPI_ANY_SOURCE = -2
   integer, parameter :: MPI_ANY_TAG = -1
   integer, parameter :: MPI_PROC_NULL = -1
@@ -5635,6 +5634,11 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_match_size_f08
+  SUBROUTINE MPI_F_sync_reg(buf)
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+  END SUBROUTINE MPI_F_sync_reg
   end interface
   interface MPI_Send
     procedure :: MPI_Send_f08, MPI_Send_f08c
