@@ -7,6 +7,9 @@
 # MPI_IN_PLACE through MPICH's common blocks.
 # usage: mpich_binary_test.sh TOOLS_DIR FMPL_LIB_DIR TESTS_SOURCE_DIR WORK_DIR
 set -eu
+# In sanitizer builds FMPL_TEST_PRELOAD names the ASan runtime, which
+# programs built without the sanitizer need first to load FMPL's library.
+fmpl() { LD_PRELOAD=${FMPL_TEST_PRELOAD:-} "$@"; }
 tools=$1 libdir=$2 src=$3 work=$4
 command -v mpif90.mpich >/dev/null 2>&1 || { echo "no mpif90.mpich: skipped"; exit 77; }
 mkdir -p "$work"
@@ -25,7 +28,7 @@ for lib in $(ldd ./comm_mpi | awk '$1 ~ /^libmpi/ { print $3 }'); do
         { echo "$lib is not FMPL's"; ldd ./comm_mpi; exit 1; }
 done
 for prog in comm_mpi coll_mpi coll_mpifh; do
-    "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
-    LD_BIND_NOW=1 "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
+    fmpl "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
+    LD_BIND_NOW=1 fmpl "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
 done
 echo "MPICH-built Fortran programs: ok"

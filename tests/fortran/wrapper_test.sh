@@ -4,6 +4,9 @@
 # command with libmpifort.
 # usage: wrapper_test.sh TOOLS_DIR TESTS_SOURCE_DIR WORK_DIR
 set -eu
+# In sanitizer builds FMPL_TEST_PRELOAD names the ASan runtime, which
+# programs built without the sanitizer need first to load FMPL's library.
+fmpl() { LD_PRELOAD=${FMPL_TEST_PRELOAD:-} "$@"; }
 tools=$1 src=$2 work=$3
 mkdir -p "$work"
 cd "$work"
@@ -12,6 +15,6 @@ cd "$work"
 "$tools/mpifort" -o p2p_mpi "$src/p2p.F90"
 "$tools/mpif90" -DFMPL_TEST_MPIF_H -o p2p_mpifh "$src/p2p.F90" 2>/dev/null
 for prog in p2p_mpi p2p_mpifh; do
-    "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
+    fmpl "$tools/fmplrun/fmplrun" -n 2 --timeout 30 "./$prog"
 done
 echo "mpifort: ok"

@@ -6,6 +6,7 @@
  * the MPI-1 functions removed in MPI-3.0 (INTEGER addresses). */
 #include "api/fortran/fortran.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,14 +185,17 @@ typedef void fortran_delete_fn(MPI_Fint *, MPI_Fint *, void *, void *, MPI_Fint 
 
 /* What the C keyval carries as its extra_state.  It lives as long as the
  * library may call back: to the end (a freed keyval's attributes may still
- * be deleted later). */
-typedef struct {
+ * be deleted later), on a list so that it stays reachable. */
+typedef struct fortran_keyval {
+    struct fortran_keyval *next;
     fortran_copy_fn *copy;
     fortran_delete_fn *del;
     int integer_values; /* MPI-1 */
     MPI_Aint extra_state;
     MPI_Fint extra_state_int;
 } fortran_keyval;
+
+static fortran_keyval *_Atomic all_keyvals;
 
 static int copy_trampoline(int old, int keyval, void *extra, void *in, void *out, int *flag)
 {
@@ -231,10 +235,15 @@ static int create_keyval(create_keyval_fn *create, fortran_copy_fn *copy, fortra
     fortran_keyval *k = malloc(sizeof *k);
     if (!k)
         return MPI_ERR_NO_MEM;
-    *k = (fortran_keyval){copy, del, integer_values, extra_state, (MPI_Fint)extra_state};
+    *k = (fortran_keyval){NULL, copy, del, integer_values, extra_state, (MPI_Fint)extra_state};
     int rc = create(copy_trampoline, delete_trampoline, keyval, k);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
         free(k);
+        return rc;
+    }
+    k->next = atomic_load(&all_keyvals);
+    while (!atomic_compare_exchange_weak(&all_keyvals, &k->next, k))
+        ;
     return rc;
 }
 
