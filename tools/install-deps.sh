@@ -17,6 +17,7 @@ command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v strace >/dev/null 2>&1 || need="$need strace"
 command -v python3 >/dev/null 2>&1 || need="$need python3"   # tests/abi
+command -v gfortran >/dev/null 2>&1 || need="$need gfortran"  # the Fortran binding
 optional=""
 command -v pkg-config >/dev/null 2>&1 || optional="$optional pkg-config"
 if ! pkg-config --exists pmix 2>/dev/null && ! dpkg -s libpmix-dev >/dev/null 2>&1; then
