@@ -11,20 +11,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A channel of BLACS messages: on `comm`, the k-th message from one member
+ * to another takes matching index k mod `indices`, so messages between a
+ * pair are received in the order they were sent, and up to `indices` may
+ * wait for their receive at once. */
+typedef struct blacs_link {
+    fmpl_comm comm;
+    int indices;
+    uint32_t *sent, *received; /* [members] messages to / from each member */
+} blacs_link;
+
 /* A process grid.  `all` ranks its members row-major (rank = prow * npcol +
  * pcol, BLACS's numbering: Cblacs_pnum); `row` and `col` are the members
- * of this process's row (ranked by column) and column (ranked by row).
- * Point-to-point messages travel on `all`; the k-th message from one
- * process to another takes matching index k mod `indices`, so messages
- * between a pair are received in the order they were sent, and up to
- * `indices` may wait for their receive at once. */
+ * of this process's row (ranked by column) and column (ranked by row): the
+ * combines' communicators.  Point-to-point messages travel on `p2p` (a
+ * link on `all`), broadcasts on links of their own per scope (bcast[0]
+ * row, [1] column, [2] all): a scope's processes may take broadcasts from
+ * different roots, and broadcasts and combines, in different orders
+ * (ScaLAPACK does, in its condition estimators), which a collective could
+ * not serve. */
 typedef struct blacs_ctx {
     int sys;                 /* the system context it was made from */
     int nprow, npcol, myrow, mycol;
     fmpl_comm all, row, col;
-    int indices;
-    uint32_t *sent, *received; /* [nprow * npcol] messages to / from each member */
+    blacs_link p2p, bcast[3];
 } blacs_ctx;
+
+/* Send (locally blocking) and receive `bytes` to / from member `peer` of
+ * the link's communicator. */
+void blacs_link_send(blacs_link *l, const void *buf, long bytes, int peer, const char *func);
+void blacs_link_recv(blacs_link *l, void *buf, long bytes, int peer, const char *func);
 
 /* Element types: BLACS's letters i s d c z. */
 typedef enum { BLACS_I, BLACS_S, BLACS_D, BLACS_C, BLACS_Z } blacs_type;
@@ -72,11 +88,13 @@ int blacs_shape_contiguous(const blacs_shape *s);
 void blacs_pack(const blacs_shape *s, size_t esize, const void *a, void *packed);
 void blacs_unpack(const blacs_shape *s, size_t esize, const void *packed, void *a);
 
+/* A barrier over comm that keeps the spool delivering while it waits. */
+void blacs_barrier_delivering(fmpl_comm comm, const char *func);
+
 /* Give the send spool back to FMPL (Cblacs_exit; it must be empty). */
 void blacs_spool_release(void);
 
-/* Scratch buffers (0: packing, 1: a reduction's work area, 2: the work
- * area of the locations' reduction), from FMPL's
+/* Scratch buffers (0: packing, 1: the locations), from FMPL's
  * shared heap, grown on demand and kept until Cblacs_freebuff. */
 void *blacs_scratch(int which, size_t bytes);
 void blacs_scratch_free(void);

@@ -1,9 +1,13 @@
-/* BLACS-FMPL broadcasts and combines over a scope's communicator (the
- * grid's row, column or all; fmpl_comm_split made them).
+/* BLACS-FMPL broadcasts and combines within a scope (the grid's row,
+ * column or all; fmpl_comm_split made their communicators).
  *
- *   xGEBS2D / xGEBR2D, xTRBS2D / xTRBR2D   fmpl_bcast from the sender's rank
- *   xGSUM2D                                fmpl_allreduce (rdest -1) or
- *                                          fmpl_reduce to the destination
+ *   xGEBS2D / xGEBR2D, xTRBS2D / xTRBR2D   the sender's BLACS message to each
+ *                                          member on the scope's broadcast
+ *                                          link, received from the root
+ *   xGSUM2D                                fmpl_iallreduce (tested while
+ *                                          the spool is delivered), the
+ *                                          result kept by the destination
+ *                                          (rdest != -1) or by all
  *   xGAMX2D / xGAMN2D                      the same with fmpl_Xmax / fmpl_Xmin,
  *                                          FMPL's absolute-value max and min
  *                                          (BLACS's AMX / AMN, |re| + |im| for
@@ -13,16 +17,20 @@
  *                                          of the lowest rank holding each
  *                                          result (fmpl_imax)
  *
- * A block that is one run in memory is broadcast in place; others are
- * packed into FMPL-allocated buffers.  Combines work on a packed copy
+ * Broadcasts are messages, not a collective: BLACS lets a scope's
+ * processes take broadcasts from different roots, and broadcasts and
+ * combines, in different orders (ScaLAPACK's condition estimators do),
+ * and a root's send completes locally (the spool) as MPI's BLACS's does.
+ * A block that is one run in memory is sent from and received into A;
+ * others are packed into FMPL-allocated buffers.  Combines work on a packed copy
  * unless every process gets the result of a block that is one run, so
  * that A is left as it was on the processes that get no result.  Every
- * BLACS topology gives the same result: FMPL chooses the algorithm (tree,
- * shared-memory fan-out, pipelined) by size and process count.  As with
- * any collective, the processes of a scope take part in its broadcasts and
- * combines in the same order. */
+ * BLACS topology gives the same result: FMPL chooses the combines'
+ * algorithm (tree, shared-memory) by size and process count.  The
+ * processes of a scope take part in its combines in the same order. */
 #include "blacs/blacs.h"
 
+#include <sched.h>
 #include <string.h>
 
 static void bcast_shape(int context, const char *scope, const char *top, const blacs_shape *s,
@@ -30,28 +38,63 @@ static void bcast_shape(int context, const char *scope, const char *top, const b
 {
     blacs_ctx *ctx = blacs_context(context, func);
     char which;
-    fmpl_comm comm = blacs_scope(ctx, scope, func, &which);
+    blacs_scope(ctx, scope, func, &which);
     blacs_topology(top, func);
-    int root = sender ? blacs_scope_rank(ctx, which, ctx->myrow, ctx->mycol)
-                      : blacs_scope_rank(ctx, which, rsrc, csrc);
-    int size;
-    blacs_check(fmpl_comm_size(comm, &size), func, "fmpl_comm_size");
-    if (root < 0 || root >= size)
+    blacs_link *l = &ctx->bcast[which == 'R' ? 0 : which == 'C' ? 1 : 2];
+    int me = blacs_scope_rank(ctx, which, ctx->myrow, ctx->mycol);
+    int members = which == 'R' ? ctx->npcol : which == 'C' ? ctx->nprow : ctx->nprow * ctx->npcol;
+    int root = sender ? me : blacs_scope_rank(ctx, which, rsrc, csrc);
+    if (rsrc < 0 || csrc < 0 || root < 0 || root >= members)
         blacs_error(func, "source {%d,%d} is outside the scope", rsrc, csrc);
     size_t esize = blacs_type_size[t];
     long bytes = blacs_shape_count(s) * (long)esize;
     if (bytes == 0)
         return;
-    if (blacs_shape_contiguous(s)) {
-        blacs_check(fmpl_bcast(a, bytes, root, comm), func, "fmpl_bcast");
+    int contiguous = blacs_shape_contiguous(s);
+    void *packed = contiguous ? a : blacs_scratch(0, (size_t)bytes);
+    if (sender) {
+        if (!contiguous)
+            blacs_pack(s, esize, a, packed);
+        for (int k = 1; k < members; k++) /* the members after the root first */
+            blacs_link_send(l, packed, bytes, (me + k) % members, func);
         return;
     }
-    void *packed = blacs_scratch(0, (size_t)bytes);
-    if (sender)
-        blacs_pack(s, esize, a, packed);
-    blacs_check(fmpl_bcast(packed, bytes, root, comm), func, "fmpl_bcast");
-    if (!sender)
+    blacs_link_recv(l, packed, bytes, root, func);
+    if (!contiguous)
         blacs_unpack(s, esize, packed, a);
+}
+
+/* An allreduce that keeps this process's spooled sends going while it
+ * waits: a peer of the scope may be waiting for one of them before it
+ * joins the combine (a send spooled before the combine, whose receive was
+ * posted after it), and a blocking collective would not deliver it.  The
+ * nonblocking form, tested in a loop with fmpl_sendbuf_check, does.  A
+ * combine to one destination is an allreduce too (the others drop it). */
+static void allreduce_delivering(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
+                                 const char *func)
+{
+    fmpl_coll_req req;
+    blacs_check(fmpl_iallreduce(buf, count, op, comm, &req), func, "fmpl_iallreduce");
+    for (int done = 0; !done;) {
+        blacs_check(fmpl_coll_test(&req, &done), func, "fmpl_coll_test");
+        if (!done) {
+            blacs_check(fmpl_sendbuf_check(NULL, NULL), func, "fmpl_sendbuf_check");
+            sched_yield();
+        }
+    }
+}
+
+void blacs_barrier_delivering(fmpl_comm comm, const char *func)
+{
+    fmpl_coll_req req;
+    blacs_check(fmpl_ibarrier(comm, &req), func, "fmpl_ibarrier");
+    for (int done = 0; !done;) {
+        blacs_check(fmpl_coll_test(&req, &done), func, "fmpl_coll_test");
+        if (!done) {
+            blacs_check(fmpl_sendbuf_check(NULL, NULL), func, "fmpl_sendbuf_check");
+            sched_yield();
+        }
+    }
 }
 
 enum { SUM, AMX, AMN };
@@ -72,7 +115,6 @@ static void locate(blacs_ctx *ctx, fmpl_comm comm, char which, const blacs_shape
     blacs_check(fmpl_comm_size(comm, &size), func, "fmpl_comm_size");
     long count = (long)s->m * s->n;
     int *holder = blacs_scratch(1, (size_t)count * sizeof *holder);
-    int *work = blacs_scratch(2, (size_t)count * sizeof *work);
     const char *my = mine, *res = result; /* A itself (lda), the packed result */
     for (int j = 0; j < s->n; j++) /* size - rank: the largest is the lowest rank */
         for (int i = 0; i < s->m; i++) {
@@ -80,12 +122,7 @@ static void locate(blacs_ctx *ctx, fmpl_comm comm, char which, const blacs_shape
             holder[k] = memcmp(my + ((size_t)j * s->lda + i) * esize, res + k * esize, esize)
                                 == 0 ? size - me : 0;
         }
-    if (dest < 0)
-        blacs_check(fmpl_allreduce(holder, count, fmpl_imax, comm, work), func,
-                    "fmpl_allreduce");
-    else
-        blacs_check(fmpl_reduce(holder, count, fmpl_imax, dest, comm, work), func,
-                    "fmpl_reduce");
+    allreduce_delivering(holder, count, fmpl_imax, comm, func);
     if (dest >= 0 && dest != me)
         return;
     for (int j = 0; j < s->n; j++)
@@ -125,13 +162,9 @@ static void combine(int context, const char *scope, const char *top, int m, int 
      * are not needed afterwards (the locations compare them). */
     int in_place = dest < 0 && !located && blacs_shape_contiguous(&s);
     void *buf = in_place ? a : blacs_scratch(0, (size_t)count * esize);
-    void *work = blacs_scratch(1, (size_t)count * esize);
     if (!in_place)
         blacs_pack(&s, esize, a, buf);
-    if (dest < 0 || located)
-        blacs_check(fmpl_allreduce(buf, count, op, comm, work), func, "fmpl_allreduce");
-    else
-        blacs_check(fmpl_reduce(buf, count, op, dest, comm, work), func, "fmpl_reduce");
+    allreduce_delivering(buf, count, op, comm, func);
     if (located) /* before A takes the result: the locations compare A's values */
         locate(ctx, comm, which, &s, esize, a, buf, ra, ca, ldia, dest, func);
     if (!in_place && (dest < 0 || dest == me))

@@ -177,6 +177,36 @@ static int ctx_add(blacs_ctx *ctx)
     return h;
 }
 
+/* A link on `comm`, whose members are `members`. */
+static void link_open(blacs_link *l, fmpl_comm comm, int members)
+{
+    static const char func[] = "BLACS_GRIDMAP";
+    l->comm = comm;
+    blacs_check(fmpl_comm_indices(comm, &l->indices), func, "fmpl_comm_indices");
+    l->sent = calloc((size_t)members, sizeof *l->sent);
+    l->received = calloc((size_t)members, sizeof *l->received);
+    if (!l->sent || !l->received)
+        blacs_error(func, "out of memory");
+}
+
+/* A communicator of its own for a scope's broadcasts: members of the grid
+ * splitting it as the scope's communicator was split. */
+static fmpl_comm bcast_comm(fmpl_comm all, int color, int key)
+{
+    fmpl_comm c;
+    blacs_check(fmpl_comm_split(all, color, key, &c), "BLACS_GRIDMAP",
+                "fmpl_comm_split (broadcasts)");
+    return c;
+}
+
+static void link_close(blacs_link *l, int own_comm)
+{
+    if (own_comm)
+        blacs_check(fmpl_comm_free(&l->comm), "BLACS_GRIDEXIT", "fmpl_comm_free (broadcasts)");
+    free(l->sent);
+    free(l->received);
+}
+
 void Cblacs_gridmap(int *context, const int *usermap, int ldumap, int nprow, int npcol)
 {
     static const char func[] = "BLACS_GRIDMAP";
@@ -215,12 +245,7 @@ void Cblacs_gridmap(int *context, const int *usermap, int ldumap, int nprow, int
         return;
     }
     blacs_ctx *ctx = calloc(1, sizeof *ctx);
-    size_t members = (size_t)nprow * npcol;
-    if (ctx) {
-        ctx->sent = calloc(members, sizeof *ctx->sent);
-        ctx->received = calloc(members, sizeof *ctx->received);
-    }
-    if (!ctx || !ctx->sent || !ctx->received)
+    if (!ctx)
         blacs_error(func, "out of memory");
     ctx->sys = sys;
     ctx->nprow = nprow;
@@ -232,7 +257,10 @@ void Cblacs_gridmap(int *context, const int *usermap, int ldumap, int nprow, int
                 "fmpl_comm_split (row)");
     blacs_check(fmpl_comm_split(all, ctx->mycol, ctx->myrow, &ctx->col), func,
                 "fmpl_comm_split (column)");
-    blacs_check(fmpl_comm_indices(all, &ctx->indices), func, "fmpl_comm_indices");
+    link_open(&ctx->p2p, all, nprow * npcol);
+    link_open(&ctx->bcast[0], bcast_comm(all, ctx->myrow, ctx->mycol), npcol);
+    link_open(&ctx->bcast[1], bcast_comm(all, ctx->mycol, ctx->myrow), nprow);
+    link_open(&ctx->bcast[2], bcast_comm(all, 0, mine), nprow * npcol);
     *context = ctx_add(ctx);
 }
 
@@ -278,11 +306,12 @@ void Cblacs_gridexit(int context)
 {
     blacs_ctx *ctx = blacs_context(context, "BLACS_GRIDEXIT");
     drain_spool();
+    for (int k = 2; k >= 0; k--)
+        link_close(&ctx->bcast[k], 1);
+    link_close(&ctx->p2p, 0);
     blacs_check(fmpl_comm_free(&ctx->col), "BLACS_GRIDEXIT", "fmpl_comm_free (column)");
     blacs_check(fmpl_comm_free(&ctx->row), "BLACS_GRIDEXIT", "fmpl_comm_free (row)");
     blacs_check(fmpl_comm_free(&ctx->all), "BLACS_GRIDEXIT", "fmpl_comm_free (grid)");
-    free(ctx->sent);
-    free(ctx->received);
     free(ctx);
     contexts[context] = NULL;
 }
@@ -322,8 +351,7 @@ void Cblacs_barrier(int context, const char *scope)
 {
     blacs_ctx *ctx = blacs_context(context, "BLACS_BARRIER");
     char which;
-    blacs_check(fmpl_barrier(blacs_scope(ctx, scope, "BLACS_BARRIER", &which)), "BLACS_BARRIER",
-                "fmpl_barrier");
+    blacs_barrier_delivering(blacs_scope(ctx, scope, "BLACS_BARRIER", &which), "BLACS_BARRIER");
 }
 
 void Cblacs_freebuff(int context, int wait)

@@ -50,12 +50,12 @@ void blacs_spool_release(void)
     spool_ready = 0;
 }
 
-static void send_bytes(blacs_ctx *ctx, const void *buf, long bytes, int dest, const char *func)
+void blacs_link_send(blacs_link *l, const void *buf, long bytes, int dest, const char *func)
 {
     if (!spool_ready)
         spool_start();
-    int index = (int)(ctx->sent[dest]++ % (uint32_t)ctx->indices);
-    int rc = fmpl_send(buf, bytes, dest, index, ctx->all);
+    int index = (int)(l->sent[dest]++ % (uint32_t)l->indices);
+    int rc = fmpl_send(buf, bytes, dest, index, l->comm);
     while (rc == FMPL_ERR_BUSY) {
         /* `indices` earlier messages to dest still wait in the spool for
          * their receives: deliver until one has gone, then send again. */
@@ -64,23 +64,23 @@ static void send_bytes(blacs_ctx *ctx, const void *buf, long bytes, int dest, co
         do
             blacs_check(fmpl_sendbuf_check(NULL, &now), func, "fmpl_sendbuf_check");
         while (now >= before && now > 0);
-        rc = fmpl_send(buf, bytes, dest, index, ctx->all);
+        rc = fmpl_send(buf, bytes, dest, index, l->comm);
     }
     if (rc == FMPL_ERR_SPOOL_FULL) { /* nothing was sent: wait for the receive */
-        blacs_check(fmpl_isend(buf, bytes, dest, index, ctx->all), func, "fmpl_isend");
-        rc = fmpl_isend_wait(dest, index, ctx->all);
+        blacs_check(fmpl_isend(buf, bytes, dest, index, l->comm), func, "fmpl_isend");
+        rc = fmpl_isend_wait(dest, index, l->comm);
     }
     blacs_check(rc, func, "fmpl_send");
 }
 
-static void recv_bytes(blacs_ctx *ctx, void *buf, long bytes, int src, const char *func)
+void blacs_link_recv(blacs_link *l, void *buf, long bytes, int src, const char *func)
 {
-    int index = (int)(ctx->received[src]++ % (uint32_t)ctx->indices);
+    int index = (int)(l->received[src]++ % (uint32_t)l->indices);
     fmpl_status st;
-    blacs_check(fmpl_recv(buf, bytes, src, index, ctx->all, &st), func, "fmpl_recv");
+    blacs_check(fmpl_recv(buf, bytes, src, index, l->comm, &st), func, "fmpl_recv");
     if (st.size != bytes)
-        blacs_error(func, "received %ld bytes from process {%d,%d}, expected %ld", st.size,
-                    src / ctx->npcol, src % ctx->npcol, bytes);
+        blacs_error(func, "received %ld bytes from member %d, expected %ld", st.size, src,
+                    bytes);
 }
 
 static int peer(const blacs_ctx *ctx, int r, int c, const char *func)
@@ -99,12 +99,12 @@ static void send_shape(int context, const blacs_shape *s, blacs_type t, const vo
     size_t esize = blacs_type_size[t];
     long bytes = blacs_shape_count(s) * (long)esize;
     if (blacs_shape_contiguous(s)) {
-        send_bytes(ctx, a, bytes, dest, func);
+        blacs_link_send(&ctx->p2p, a, bytes, dest, func);
         return;
     }
     void *packed = blacs_scratch(0, (size_t)bytes);
     blacs_pack(s, esize, a, packed);
-    send_bytes(ctx, packed, bytes, dest, func);
+    blacs_link_send(&ctx->p2p, packed, bytes, dest, func);
 }
 
 static void recv_shape(int context, const blacs_shape *s, blacs_type t, void *a, int r, int c,
@@ -115,11 +115,11 @@ static void recv_shape(int context, const blacs_shape *s, blacs_type t, void *a,
     size_t esize = blacs_type_size[t];
     long bytes = blacs_shape_count(s) * (long)esize;
     if (blacs_shape_contiguous(s)) {
-        recv_bytes(ctx, a, bytes, src, func);
+        blacs_link_recv(&ctx->p2p, a, bytes, src, func);
         return;
     }
     void *packed = blacs_scratch(0, (size_t)bytes);
-    recv_bytes(ctx, packed, bytes, src, func);
+    blacs_link_recv(&ctx->p2p, packed, bytes, src, func);
     blacs_unpack(s, esize, packed, a);
 }
 

@@ -92,7 +92,7 @@ static struct {
     void *p;
     size_t bytes;
     int from_heap;
-} scratch[3];
+} scratch[2];
 
 void *blacs_scratch(int which, size_t bytes)
 {
@@ -117,7 +117,7 @@ void *blacs_scratch(int which, size_t bytes)
 
 void blacs_scratch_free(void)
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 2; i++) {
         if (scratch[i].from_heap)
             fmpl_free(scratch[i].p);
         else
