@@ -110,6 +110,26 @@ int fmpl_finalize(void);
  * this rank, `code` and `message`.  Does not return. */
 void fmpl_abort(int code, const char *message) __attribute__((noreturn));
 
+/* The matching indices of `comm` (per peer): fmpl_init's count; see
+ * below for communicators made by MPI. */
+int fmpl_comm_indices(fmpl_comm comm, int *count);
+
+/* Both APIs in one program (libmpi holds both): MPI_Init and fmpl_init
+ * may be called in either order; the second joins the runtime the first
+ * started, and the runtime ends at the last of MPI_Finalize and
+ * fmpl_finalize.  When fmpl_init joins MPI_Init's runtime, ma and fa
+ * must be NULL; FMPL_COMM_WORLD and MPI's communicators keep MPI's one
+ * matching index, communicators created afterwards get `count` (every
+ * rank must join with the same count), and no communicator has an
+ * any-source ring (fmpl_send_any/fmpl_recv_any: FMPL_ERR_UNSUPPORTED).
+ * fmpl_comm_from_mpi gives the native communicator of an
+ * MPI intracommunicator (`mpi_comm` is an MPI_Comm: an int under the MPICH
+ * ABI); both name the same group and ranks.  MPI_COMM_WORLD is
+ * FMPL_COMM_WORLD even when MPI is not initialized; any other needs
+ * MPI_Init (FMPL_ERR_COMM), and libfmpl, which has no MPI layer, answers
+ * FMPL_ERR_UNSUPPORTED. */
+int fmpl_comm_from_mpi(int mpi_comm, fmpl_comm *comm);
+
 /* *flag: fmpl_init has been called (it stays 1 after fmpl_finalize). */
 int fmpl_initialized(int *flag);
 /* *flag: fmpl_finalize has been called. */
@@ -122,6 +142,10 @@ int fmpl_comm_size(fmpl_comm comm, int *size);
  * form one new communicator, ranked in the order of their world ranks; a
  * process passing FMPL_KEY_NONE gets FMPL_COMM_NULL. */
 int fmpl_comm_create(int key, fmpl_comm *comm);
+/* Collective over `parent`: members passing the same color >= 0 form one
+ * new communicator, ranked by key, then by rank in parent (MPI_Comm_split);
+ * a member passing FMPL_KEY_NONE as color gets FMPL_COMM_NULL. */
+int fmpl_comm_split(fmpl_comm parent, int color, int key, fmpl_comm *comm);
 /* Collective over `comm`; sets *comm to FMPL_COMM_NULL.  FMPL_COMM_WORLD
  * cannot be freed (FMPL_ERR_COMM); a communicator with outstanding
  * operations, spooled sends included, is refused with FMPL_ERR_BUSY. */

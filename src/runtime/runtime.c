@@ -23,6 +23,10 @@
 
 int fmpl_runtime_state = FMPL_RUNTIME_NEW;
 static fmpl_bootstrap *bootstrap;
+/* The APIs holding the runtime (fmpl_init, MPI_Init): a library on one API
+ * (BLACS-FMPL on fmpl.h) runs in a program on the other, and the core goes
+ * down with the last of them. */
+static int runtime_users;
 
 int fmpl_runtime_bootstrap(fmpl_bootstrap **bs)
 {
@@ -40,6 +44,10 @@ int fmpl_runtime_bootstrap(fmpl_bootstrap **bs)
 
 int fmpl_runtime_init(void *ma, void *fa, int count)
 {
+    if (fmpl_runtime_state == FMPL_RUNTIME_READY) { /* the other API started it */
+        runtime_users++;
+        return FMPL_SUCCESS;
+    }
     int rc = fmpl_runtime_bootstrap(NULL);
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -68,6 +76,7 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
     }
     fmpl_fabric_started();
     fmpl_runtime_state = FMPL_RUNTIME_READY;
+    runtime_users = 1;
     fmpl_agent_start();
     fmpl_log_info("started: rank %d of %d, launcher %s, CMA %s", bootstrap->rank,
                   bootstrap->size, bootstrap->launcher,
@@ -77,6 +86,8 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
 
 int fmpl_runtime_finalize(void)
 {
+    if (--runtime_users > 0)
+        return FMPL_SUCCESS;
     fmpl_agent_stop();
     /* Active messages that handlers queued go out first: their targets
      * progress in the barrier below. */

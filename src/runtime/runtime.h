@@ -13,9 +13,12 @@ extern int fmpl_runtime_state;
  * before fmpl_init). */
 int fmpl_runtime_bootstrap(fmpl_bootstrap **bs);
 /* Start every layer and FMPL_COMM_WORLD's team; `count` matching slots per
- * peer (> 0).  A failure after ranks began to connect ends the job. */
+ * peer (> 0).  A failure after ranks began to connect ends the job.  When
+ * the other API has started the runtime already, the caller joins it
+ * (ma, fa and count are then those of the first start). */
 int fmpl_runtime_init(void *ma, void *fa, int count);
-/* Collective over all ranks (a barrier), then everything is released. */
+/* The last API to leave: collective over all ranks (a barrier), then
+ * everything is released; an earlier one only leaves. */
 int fmpl_runtime_finalize(void);
 void fmpl_runtime_abort(int code, const char *message) __attribute__((noreturn));
 

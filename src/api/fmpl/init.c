@@ -47,9 +47,15 @@ int fmpl_init(void *ma, void *fa, int count)
         return FMPL_ERROR(FMPL_ERR_ARG, "give both the matching and the completion area, or neither");
     if (((uintptr_t)ma | (uintptr_t)fa) & 63)
         return FMPL_ERROR(FMPL_ERR_ARG, "caller-provided areas must be 64-byte aligned");
-    if (fmpl_runtime_state != FMPL_RUNTIME_NEW)
-        return FMPL_ERROR(FMPL_ERR_ALREADY_INITIALIZED, "the runtime was started by MPI_Init");
+    if (fmpl_runtime_state == FMPL_RUNTIME_DONE)
+        return FMPL_ERROR(FMPL_ERR_FINALIZED, "MPI_Finalize ended the runtime");
+    if (fmpl_runtime_state == FMPL_RUNTIME_READY && ma)
+        return FMPL_ERROR(FMPL_ERR_ARG, "MPI_Init started the runtime: the native API joins it "
+                                        "and cannot take caller-provided areas");
+    int joining = fmpl_runtime_state == FMPL_RUNTIME_READY;
     int rc = fmpl_runtime_init(ma, fa, count ? count : FMPL_DEFAULT_COUNT);
+    if (rc == FMPL_SUCCESS && joining && count) /* MPI's teams keep theirs; new ones get count */
+        fmpl_team_count = count;
     if (rc == FMPL_SUCCESS)
         fmpl_api_state = FMPL_STATE_READY;
     return rc;
@@ -125,6 +131,44 @@ int fmpl_comm_create(int key, fmpl_comm *comm)
     if (rc == FMPL_SUCCESS && t)
         *comm = t->id;
     return rc;
+}
+
+int fmpl_comm_split(fmpl_comm parent, int color, int key, fmpl_comm *comm)
+{
+    FMPL_CORE_GUARD();
+    API_ENTER(parent, t);
+    if (!comm)
+        return FMPL_ERROR(FMPL_ERR_ARG, "comm is NULL");
+    if (color < 0 && color != FMPL_KEY_NONE)
+        return FMPL_ERROR(FMPL_ERR_ARG, "color %d is negative (use FMPL_KEY_NONE to stay out)",
+                          color);
+    *comm = FMPL_COMM_NULL;
+    fmpl_team *sub;
+    int rc = fmpl_team_split(t, color == FMPL_KEY_NONE ? -1 : color, key, &sub);
+    if (rc == FMPL_SUCCESS && sub)
+        *comm = sub->id;
+    return rc;
+}
+
+int fmpl_comm_indices(fmpl_comm comm, int *count)
+{
+    FMPL_CORE_GUARD();
+    API_ENTER(comm, t);
+    if (!count)
+        return FMPL_ERROR(FMPL_ERR_ARG, "count is NULL");
+    *count = t->count;
+    return FMPL_SUCCESS;
+}
+
+/* Without the MPI layer (libfmpl) there are no MPI communicators; libmpi's
+ * definition (src/api/mpi/comm.c) replaces this one. */
+__attribute__((weak)) int fmpl_comm_from_mpi(int mpi_comm, fmpl_comm *comm)
+{
+    FMPL_CORE_GUARD();
+    (void)comm;
+    return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                      "MPI communicator 0x%x: this library has no MPI layer (link libmpi)",
+                      (unsigned)mpi_comm);
 }
 
 int fmpl_comm_free(fmpl_comm *comm)

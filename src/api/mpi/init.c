@@ -62,7 +62,11 @@ int fmpl_mpi_core_start(int required, int *provided, const char *func)
     /* MPI messages are tag-matched: the sender-matched protocol serves only
      * the collectives' internal indices (one user index, the minimum, keeps
      * each team's slot arrays small) and no team needs an any-source ring. */
-    fmpl_any_rings = 0;
+    if (fmpl_runtime_state == FMPL_RUNTIME_DONE)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_OTHER, func,
+                              "MPI cannot start after fmpl_finalize ended the runtime");
+    if (fmpl_runtime_state == FMPL_RUNTIME_NEW) /* else fmpl_init started it: join */
+        fmpl_any_rings = 0;
     int rc = fmpl_runtime_init(NULL, NULL, 1);
     if (rc != FMPL_SUCCESS)
         return MPI_ERR_OTHER;

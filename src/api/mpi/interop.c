@@ -12,6 +12,8 @@
  * MPI_F_ERROR index the public fields), and MPI_F08_status has the C
  * status's fields in the same order: each conversion copies the fields. */
 #include "api/mpi/mpi_impl.h"
+#include "base/error.h"
+#include "fmpl.h"
 
 #include <string.h>
 
@@ -73,3 +75,27 @@ int PMPI_Pcontrol(const int level, ...)
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Pcontrol)
+
+/* The native communicator of an MPI one (fmpl.h): both name the same team,
+ * so a library on the native API (BLACS-FMPL) works on the communicators
+ * of an MPI program.  MPI_COMM_WORLD is FMPL_COMM_WORLD whichever API
+ * started the runtime. */
+int fmpl_comm_from_mpi(int mpi_comm, fmpl_comm *comm)
+{
+    FMPL_CORE_GUARD();
+    if (!comm)
+        return FMPL_ERROR(FMPL_ERR_ARG, "comm is NULL");
+    if ((MPI_Comm)mpi_comm == MPI_COMM_WORLD) {
+        *comm = FMPL_COMM_WORLD;
+        return FMPL_SUCCESS;
+    }
+    if (fmpl_mpi_state != FMPL_MPI_READY)
+        return FMPL_ERROR(FMPL_ERR_COMM, "MPI communicator 0x%x: MPI is not initialized",
+                          (unsigned)mpi_comm);
+    fmpl_mpi_comm *c = fmpl_mpi_comm_get((MPI_Comm)mpi_comm);
+    if (!c || c->inter)
+        return FMPL_ERROR(FMPL_ERR_COMM, "0x%x is not an MPI intracommunicator",
+                          (unsigned)mpi_comm);
+    *comm = c->team->id;
+    return FMPL_SUCCESS;
+}

@@ -1,0 +1,222 @@
+/* BLACS-FMPL broadcasts and combines within a scope (the grid's row,
+ * column or all; fmpl_comm_split made their communicators).
+ *
+ *   xGEBS2D / xGEBR2D, xTRBS2D / xTRBR2D   the sender's BLACS message to each
+ *                                          member on the scope's broadcast
+ *                                          link, received from the root
+ *   xGSUM2D                                fmpl_iallreduce (tested while
+ *                                          the spool is delivered), the
+ *                                          result kept by the destination
+ *                                          (rdest != -1) or by all
+ *   xGAMX2D / xGAMN2D                      the same with fmpl_Xmax / fmpl_Xmin,
+ *                                          FMPL's absolute-value max and min
+ *                                          (BLACS's AMX / AMN, |re| + |im| for
+ *                                          complex, ties to the lower rank);
+ *                                          with locations (ldia != -1) an
+ *                                          allreduce of the values, then one
+ *                                          of the lowest rank holding each
+ *                                          result (fmpl_imax)
+ *
+ * Broadcasts are messages, not a collective: BLACS lets a scope's
+ * processes take broadcasts from different roots, and broadcasts and
+ * combines, in different orders (ScaLAPACK's condition estimators do),
+ * and a root's send completes locally (the spool) as MPI's BLACS's does.
+ * A block that is one run in memory is sent from and received into A;
+ * others are packed into FMPL-allocated buffers.  Combines work on a packed copy
+ * unless every process gets the result of a block that is one run, so
+ * that A is left as it was on the processes that get no result.  Every
+ * BLACS topology gives the same result: FMPL chooses the combines'
+ * algorithm (tree, shared-memory) by size and process count.  The
+ * processes of a scope take part in its combines in the same order. */
+#include "blacs/blacs.h"
+
+#include <sched.h>
+#include <string.h>
+
+static void bcast_shape(int context, const char *scope, const char *top, const blacs_shape *s,
+                        blacs_type t, void *a, int sender, int rsrc, int csrc, const char *func)
+{
+    blacs_ctx *ctx = blacs_context(context, func);
+    char which;
+    blacs_scope(ctx, scope, func, &which);
+    blacs_topology(top, func);
+    blacs_link *l = &ctx->bcast[which == 'R' ? 0 : which == 'C' ? 1 : 2];
+    int me = blacs_scope_rank(ctx, which, ctx->myrow, ctx->mycol);
+    int members = which == 'R' ? ctx->npcol : which == 'C' ? ctx->nprow : ctx->nprow * ctx->npcol;
+    int root = sender ? me : blacs_scope_rank(ctx, which, rsrc, csrc);
+    if (rsrc < 0 || csrc < 0 || root < 0 || root >= members)
+        blacs_error(func, "source {%d,%d} is outside the scope", rsrc, csrc);
+    size_t esize = blacs_type_size[t];
+    long bytes = blacs_shape_count(s) * (long)esize;
+    if (bytes == 0)
+        return;
+    int contiguous = blacs_shape_contiguous(s);
+    void *packed = contiguous ? a : blacs_scratch(0, (size_t)bytes);
+    if (sender) {
+        if (!contiguous)
+            blacs_pack(s, esize, a, packed);
+        for (int k = 1; k < members; k++) /* the members after the root first */
+            blacs_link_send(l, packed, bytes, (me + k) % members, func);
+        return;
+    }
+    blacs_link_recv(l, packed, bytes, root, func);
+    if (!contiguous)
+        blacs_unpack(s, esize, packed, a);
+}
+
+/* An allreduce that keeps this process's spooled sends going while it
+ * waits: a peer of the scope may be waiting for one of them before it
+ * joins the combine (a send spooled before the combine, whose receive was
+ * posted after it), and a blocking collective would not deliver it.  The
+ * nonblocking form, tested in a loop with fmpl_sendbuf_check, does.  A
+ * combine to one destination is an allreduce too (the others drop it). */
+static void allreduce_delivering(void *buf, long count, const fmpl_op *op, fmpl_comm comm,
+                                 const char *func)
+{
+    fmpl_coll_req req;
+    blacs_check(fmpl_iallreduce(buf, count, op, comm, &req), func, "fmpl_iallreduce");
+    for (int done = 0; !done;) {
+        blacs_check(fmpl_coll_test(&req, &done), func, "fmpl_coll_test");
+        if (!done) {
+            blacs_check(fmpl_sendbuf_check(NULL, NULL), func, "fmpl_sendbuf_check");
+            sched_yield();
+        }
+    }
+}
+
+void blacs_barrier_delivering(fmpl_comm comm, const char *func)
+{
+    fmpl_coll_req req;
+    blacs_check(fmpl_ibarrier(comm, &req), func, "fmpl_ibarrier");
+    for (int done = 0; !done;) {
+        blacs_check(fmpl_coll_test(&req, &done), func, "fmpl_coll_test");
+        if (!done) {
+            blacs_check(fmpl_sendbuf_check(NULL, NULL), func, "fmpl_sendbuf_check");
+            sched_yield();
+        }
+    }
+}
+
+enum { SUM, AMX, AMN };
+
+static const fmpl_op *const *const ops[5][3] = {
+    {&fmpl_isum, &fmpl_imax, &fmpl_imin}, {&fmpl_ssum, &fmpl_smax, &fmpl_smin},
+    {&fmpl_dsum, &fmpl_dmax, &fmpl_dmin}, {&fmpl_csum, &fmpl_cmax, &fmpl_cmin},
+    {&fmpl_zsum, &fmpl_zmax, &fmpl_zmin}};
+
+/* Where each result came from: the lowest rank of the scope whose element
+ * has the result's bits, as grid coordinates in ra/ca (ldia x n). */
+static void locate(blacs_ctx *ctx, fmpl_comm comm, char which, const blacs_shape *s,
+                   size_t esize, const void *mine, const void *result, int *ra, int *ca,
+                   int ldia, int dest, const char *func)
+{
+    int me, size;
+    blacs_check(fmpl_comm_rank(comm, &me), func, "fmpl_comm_rank");
+    blacs_check(fmpl_comm_size(comm, &size), func, "fmpl_comm_size");
+    long count = (long)s->m * s->n;
+    int *holder = blacs_scratch(1, (size_t)count * sizeof *holder);
+    const char *my = mine, *res = result; /* A itself (lda), the packed result */
+    for (int j = 0; j < s->n; j++) /* size - rank: the largest is the lowest rank */
+        for (int i = 0; i < s->m; i++) {
+            long k = (long)j * s->m + i;
+            holder[k] = memcmp(my + ((size_t)j * s->lda + i) * esize, res + k * esize, esize)
+                                == 0 ? size - me : 0;
+        }
+    allreduce_delivering(holder, count, fmpl_imax, comm, func);
+    if (dest >= 0 && dest != me)
+        return;
+    for (int j = 0; j < s->n; j++)
+        for (int i = 0; i < s->m; i++) {
+            int rank = size - holder[(long)j * s->m + i];
+            int r = which == 'R' ? ctx->myrow : which == 'C' ? rank : rank / ctx->npcol;
+            int c = which == 'R' ? rank : which == 'C' ? ctx->mycol : rank % ctx->npcol;
+            ra[(long)j * ldia + i] = r;
+            ca[(long)j * ldia + i] = c;
+        }
+}
+
+static void combine(int context, const char *scope, const char *top, int m, int n, void *a,
+                    int lda, blacs_type t, int kind, int *ra, int *ca, int ldia, int rdest,
+                    int cdest, const char *func)
+{
+    blacs_ctx *ctx = blacs_context(context, func);
+    char which;
+    fmpl_comm comm = blacs_scope(ctx, scope, func, &which);
+    blacs_topology(top, func);
+    blacs_shape s = blacs_general(m, n, lda, func);
+    int located = kind != SUM && ldia != -1;
+    if (located && ldia < m)
+        blacs_error(func, "ldia %d is less than m %d", ldia, m);
+    int dest = rdest == -1 ? -1 : blacs_scope_rank(ctx, which, rdest, cdest);
+    int me, size;
+    blacs_check(fmpl_comm_rank(comm, &me), func, "fmpl_comm_rank");
+    blacs_check(fmpl_comm_size(comm, &size), func, "fmpl_comm_size");
+    if (dest >= size)
+        blacs_error(func, "destination {%d,%d} is outside the scope", rdest, cdest);
+    long count = (long)m * n;
+    if (count == 0)
+        return;
+    size_t esize = blacs_type_size[t];
+    const fmpl_op *op = *ops[t][kind];
+    /* In place only when every process gets the result and A's own values
+     * are not needed afterwards (the locations compare them). */
+    int in_place = dest < 0 && !located && blacs_shape_contiguous(&s);
+    void *buf = in_place ? a : blacs_scratch(0, (size_t)count * esize);
+    if (!in_place)
+        blacs_pack(&s, esize, a, buf);
+    allreduce_delivering(buf, count, op, comm, func);
+    if (located) /* before A takes the result: the locations compare A's values */
+        locate(ctx, comm, which, &s, esize, a, buf, ra, ca, ldia, dest, func);
+    if (!in_place && (dest < 0 || dest == me))
+        blacs_unpack(&s, esize, buf, a);
+}
+
+#define BLACS_COLL(t, T, TYPE)                                                                 \
+    void C##t##gebs2d(int context, const char *scope, const char *top, int m, int n,           \
+                      const T *a, int lda)                                                     \
+    {                                                                                          \
+        blacs_shape s = blacs_general(m, n, lda, #t "GEBS2D");                                 \
+        bcast_shape(context, scope, top, &s, TYPE, (void *)a, 1, 0, 0, #t "GEBS2D");           \
+    }                                                                                          \
+    void C##t##gebr2d(int context, const char *scope, const char *top, int m, int n, T *a,     \
+                      int lda, int rsrc, int csrc)                                             \
+    {                                                                                          \
+        blacs_shape s = blacs_general(m, n, lda, #t "GEBR2D");                                 \
+        bcast_shape(context, scope, top, &s, TYPE, a, 0, rsrc, csrc, #t "GEBR2D");             \
+    }                                                                                          \
+    void C##t##trbs2d(int context, const char *scope, const char *top, const char *uplo,       \
+                      const char *diag, int m, int n, const T *a, int lda)                     \
+    {                                                                                          \
+        blacs_shape s = blacs_trapezoid(uplo, diag, m, n, lda, #t "TRBS2D");                   \
+        bcast_shape(context, scope, top, &s, TYPE, (void *)a, 1, 0, 0, #t "TRBS2D");           \
+    }                                                                                          \
+    void C##t##trbr2d(int context, const char *scope, const char *top, const char *uplo,       \
+                      const char *diag, int m, int n, T *a, int lda, int rsrc, int csrc)       \
+    {                                                                                          \
+        blacs_shape s = blacs_trapezoid(uplo, diag, m, n, lda, #t "TRBR2D");                   \
+        bcast_shape(context, scope, top, &s, TYPE, a, 0, rsrc, csrc, #t "TRBR2D");             \
+    }                                                                                          \
+    void C##t##gsum2d(int context, const char *scope, const char *top, int m, int n, T *a,     \
+                      int lda, int rdest, int cdest)                                           \
+    {                                                                                          \
+        combine(context, scope, top, m, n, a, lda, TYPE, SUM, NULL, NULL, -1, rdest, cdest,    \
+                #t "GSUM2D");                                                                  \
+    }                                                                                          \
+    void C##t##gamx2d(int context, const char *scope, const char *top, int m, int n, T *a,     \
+                      int lda, int *ra, int *ca, int ldia, int rdest, int cdest)               \
+    {                                                                                          \
+        combine(context, scope, top, m, n, a, lda, TYPE, AMX, ra, ca, ldia, rdest, cdest,      \
+                #t "GAMX2D");                                                                  \
+    }                                                                                          \
+    void C##t##gamn2d(int context, const char *scope, const char *top, int m, int n, T *a,     \
+                      int lda, int *ra, int *ca, int ldia, int rdest, int cdest)               \
+    {                                                                                          \
+        combine(context, scope, top, m, n, a, lda, TYPE, AMN, ra, ca, ldia, rdest, cdest,      \
+                #t "GAMN2D");                                                                  \
+    }
+
+BLACS_COLL(i, int, BLACS_I)
+BLACS_COLL(s, float, BLACS_S)
+BLACS_COLL(d, double, BLACS_D)
+BLACS_COLL(c, void, BLACS_C)
+BLACS_COLL(z, void, BLACS_Z)
