@@ -42,7 +42,7 @@ static void part_a(int root)
 
 static void part_b(void)
 {
-    long long in, out;
+    long long in = 0, out = 0;
     MPI_Request req;
     CHECK_OK(MPI_Allreduce_init(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
                                 MPI_INFO_NULL, &req));
@@ -64,7 +64,7 @@ static void part_b(void)
 static void part_c(void)
 {
     unsigned char b[56];
-    long long in[2], out[2];
+    long long in[2] = {0, 0}, out[2] = {0, 0};
     int root = 1 % np;
     MPI_Request reqs[2];
     CHECK_OK(MPI_Bcast_init(b, 56, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
