@@ -65,9 +65,12 @@ build-werror: $(BUILD)/CMakeCache.txt
 # Also left out under the sanitizers: four variants of the size sweeps
 # (215 s of CPU under the sanitizers) whose code paths their smaller
 # siblings cover there (mpi_nbc_sizes_shm_4, collx_shm_4, collx_p2p_2,
-# collectives_split_blocks_4); the release run has them all.
+# collectives_split_blocks_4); the release run has them all.  And
+# scalapack (Debian's ScaLAPACK testers on BLACS-FMPL, 52 runs: 144 s under
+# the sanitizers), which the release run has; the blacs_* tests run
+# BLACS-FMPL under the sanitizers, and under the network and agent runs.
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_SKIP := ^(cluster\.launchers|$(HEAVY_SWEEPS))$$
+SAN_SKIP := ^(cluster\.launchers|scalapack|$(HEAVY_SWEEPS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -85,8 +88,8 @@ test: test-sanitize test-release
 # (no system call on the hot path; CMA on/off, a shared-memory
 # algorithm forced: over the network the point-to-point ones run), the spool
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
-# "Progress").
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
+# "Progress"), and ScaLAPACK's testers (the release run has them).
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
@@ -97,7 +100,7 @@ test-net: build-werror
 # variants left out under the sanitizers.  The spool tests pin the agent off
 # (they observe the spool between calls).  Then the agent's own tests under
 # ThreadSanitizer.
-AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|$(HEAVY_SWEEPS))
+AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
 	cd $(BUILD) && FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
