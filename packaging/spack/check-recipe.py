@@ -283,7 +283,11 @@ def main():
 
     variants = REC.variants
     c.check(variants.get("pmix", {}).get("default") is True, "variant pmix, default on")
-    c.check(variants.get("fortran", {}).get("default") is False, "variant fortran, default off")
+    c.check(variants.get("fortran", {}).get("default") is True, "variant fortran, default on")
+    c.check(
+        any(d[0] == "fortran" and d[1].get("when") == "+fortran" for d in REC.depends_on),
+        'depends_on("fortran", when="+fortran")',
+    )
     fab = variants.get("fabrics", {})
     c.check(
         fab.get("default") == "shm" and "ofi" in (fab.get("values") or ()),
@@ -303,7 +307,6 @@ def main():
     def conflicting(spec):
         return [m for s, w, m in REC.conflicts if s == spec and w is None and m]
 
-    c.check(bool(conflicting("+fortran")), "+fortran conflicts, with a message")
     c.check(bool(conflicting("fabrics=ofi")), "fabrics=ofi conflicts, with a message")
 
     # cmake_args for both pmix values.
@@ -391,7 +394,7 @@ def main():
     for var in ("MPICC_CC", "MPICXX_CXX"):
         c.check(var in wtext, "tools/wrappers reads %s" % var)
     filtered = set(f for files, kw in REC.filtered for f in files)
-    installed = set(re.findall(r'"(mpic\w*);', wtext))
+    installed = set(re.findall(r'"(mpi\w+)\|', wtext))
     c.check(
         bool(installed) and installed <= filtered,
         "filter_compiler_wrappers covers the installed wrappers %s" % sorted(installed),

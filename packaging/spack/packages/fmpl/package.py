@@ -45,7 +45,8 @@ class Fmpl(CMakePackage):
         description="Transport between processes: shm = shared memory, one node "
         "(the only one so far); ofi = libfabric, across nodes (planned)",
     )
-    variant("fortran", default=False, description="Fortran binding (mpif77, mpifort; planned)")
+    variant("fortran", default=True,
+            description="Fortran binding: mpif.h, modules mpi and mpi_f08, mpifort/mpif77/mpif90")
     variant("debug", default=False, description="Check internal invariants (FMPL_DEBUG)")
     # Redeclared to take FMPL's own default (CMakeLists.txt and the
     # Makefile build RelWithDebInfo; its benchmarks are measured so).
@@ -61,14 +62,11 @@ class Fmpl(CMakePackage):
         msg="FMPL's libfabric (OFI) backend does not carry MPI jobs across nodes yet: "
         "shared memory on one node is the only transport (FMPL issue 13)",
     )
-    conflicts(
-        "+fortran",
-        msg="FMPL has no Fortran binding yet: only the C API and mpicc/mpicxx (FMPL issue 15)",
-    )
     conflicts("platform=darwin", msg="FMPL runs on Linux only")
     conflicts("platform=windows", msg="FMPL runs on Linux only")
 
     depends_on("c", type="build")
+    depends_on("fortran", type="build", when="+fortran")
     # The C++ compiler is only recorded in mpicxx (FMPL has no C++ code).
     depends_on("cxx", type="build")
     depends_on("cmake@3.18:", type="build")
@@ -77,14 +75,16 @@ class Fmpl(CMakePackage):
     # For the day the backend lands; the conflict above rules it out today.
     depends_on("libfabric", when="fabrics=ofi")
 
-    # mpicc and mpicxx name the compiler FMPL was built with: Spack's
-    # compiler wrappers at build time, replaced here by the real compilers.
-    filter_compiler_wrappers("mpicc", "mpicxx", relative_root="bin")
+    # The wrappers name the compiler FMPL was built with: Spack's compiler
+    # wrappers at build time, replaced here by the real compilers (mpif77 and
+    # mpif90 are links to mpifort).
+    filter_compiler_wrappers("mpicc", "mpicxx", "mpifort", relative_root="bin")
 
     def cmake_args(self):
         args = [
             self.define_from_variant("FMPL_PMIX", "pmix"),
             self.define_from_variant("FMPL_DEBUG", "debug"),
+            self.define_from_variant("FMPL_FORTRAN", "fortran"),
             self.define("FMPL_SANITIZE", False),
             # Never pick up a libfabric outside Spack's dependencies.
             self.define("FMPL_LIBFABRIC", self.spec.satisfies("fabrics=ofi")),
@@ -130,7 +130,7 @@ class Fmpl(CMakePackage):
             "MPICC": join_path(self.prefix.bin, "mpicc"),
             "MPICXX": join_path(self.prefix.bin, "mpicxx"),
         }
-        if self.spec.satisfies("+fortran"):  # ruled out by a conflict today
+        if self.spec.satisfies("+fortran"):
             wrappers["MPIF77"] = join_path(self.prefix.bin, "mpif77")
             wrappers["MPIF90"] = join_path(self.prefix.bin, "mpif90")
             wrappers["MPIFC"] = join_path(self.prefix.bin, "mpifort")
@@ -154,7 +154,7 @@ class Fmpl(CMakePackage):
         spec = self.spec
         spec.mpicc = join_path(self.prefix.bin, "mpicc")
         spec.mpicxx = join_path(self.prefix.bin, "mpicxx")
-        if spec.satisfies("+fortran"):  # ruled out by a conflict today
+        if spec.satisfies("+fortran"):
             spec.mpif77 = join_path(self.prefix.bin, "mpif77")
             spec.mpifc = join_path(self.prefix.bin, "mpifort")
 
