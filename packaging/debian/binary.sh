@@ -56,6 +56,10 @@ link() {
 # --- libfmpl0: the shared libraries (FMPL's libmpi privately)
 take $L0 "$PREFIX/lib/libfmpl.so.*" "$PREFIX/lib/libmpi.so.*"
 take -o $L0 "$PREFIX/lib/libmpich.so.*"
+# The Fortran binding (built when gfortran is there) under its names and
+# MPICH's, and BLACS-FMPL.
+take -o $L0 "$PREFIX/lib/libmpifort.so.*" "$PREFIX/lib/libmpichfort.so.*"
+take $L0 "$PREFIX/lib/libblacs-fmpl.so.*"
 soname=$(cd "$L0$PREFIX/lib" && ls libfmpl.so.[0-9]* | sed -n 's/^\(libfmpl\.so\.[0-9]*\)$/\1/p')
 [ "$soname" = libfmpl.so.0 ] || die "libfmpl's SONAME is '$soname', the package is libfmpl0"
 # libfmpl.so.0 in the public directory (it clashes with nothing); libmpi.so.12
@@ -67,6 +71,10 @@ take $DEV "$PREFIX/include" "$PREFIX/lib/libfmpl.so" "$PREFIX/lib/libfmpl.a" \
     "$PREFIX/lib/libmpi.so" "$PREFIX/lib/pkgconfig" "$PREFIX/lib/cmake" \
     "$PREFIX/bin/mpicc" "$PREFIX/bin/mpicxx"
 take -o $DEV "$PREFIX/lib/libmpich.so"
+take -o $DEV "$PREFIX/lib/libmpifort.so" "$PREFIX/lib/libmpichfort.so" \
+    "$PREFIX/bin/mpifort" "$PREFIX/bin/mpif77" "$PREFIX/bin/mpif90"
+take $DEV "$PREFIX/lib/libblacs-fmpl.so"
+[ -e "$DEV$PREFIX/bin/mpifort" ] && link $DEV /usr/bin/mpifort.fmpl "../lib/$MA/fmpl/bin/mpifort"
 link $DEV "/usr/lib/$MA/libfmpl.so" "fmpl/lib/libfmpl.so.0"
 link $DEV /usr/bin/mpicc.fmpl "../lib/$MA/fmpl/bin/mpicc"
 link $DEV /usr/bin/mpicxx.fmpl "../lib/$MA/fmpl/bin/mpicxx"
