@@ -42,7 +42,7 @@ static void part_a(int root)
 
 static void part_b(void)
 {
-    long long in, out;
+    long long in = 0, out = 0; /* set before each start; initialized for -Wmaybe-uninitialized */
     MPI_Request req;
     CHECK_OK(MPI_Allreduce_init(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD,
                                 MPI_INFO_NULL, &req));
