@@ -26,10 +26,9 @@ typedef struct blacs_link {
  * of this process's row (ranked by column) and column (ranked by row): the
  * combines' communicators.  Point-to-point messages travel on `p2p` (a
  * link on `all`), broadcasts on links of their own per scope (bcast[0]
- * row, [1] column, [2] all): a scope's processes may take broadcasts from
- * different roots, and broadcasts and combines, in different orders
- * (ScaLAPACK does, in its condition estimators), which a collective could
- * not serve. */
+ * row, [1] column, [2] all): BLACS lets a scope's processes take
+ * broadcasts from different roots, and broadcasts and combines, in
+ * different orders, which a collective could not serve. */
 typedef struct blacs_ctx {
     int sys;                 /* the system context it was made from */
     int nprow, npcol, myrow, mycol;

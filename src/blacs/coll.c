@@ -19,8 +19,8 @@
  *
  * Broadcasts are messages, not a collective: BLACS lets a scope's
  * processes take broadcasts from different roots, and broadcasts and
- * combines, in different orders (ScaLAPACK's condition estimators do),
- * and a root's send completes locally (the spool) as MPI's BLACS's does.
+ * combines, in different orders, and a root's send completes locally
+ * (the spool) as MPI's BLACS's does.
  * A block that is one run in memory is sent from and received into A;
  * others are packed into FMPL-allocated buffers.  Combines work on a packed copy
  * unless every process gets the result of a block that is one run, so
