@@ -55,6 +55,12 @@ set(FMPL_FORTRAN_MODULE_DIR ${CMAKE_BINARY_DIR}/fortran-modules)
 file(GLOB FMPL_FORTRAN_SOURCES CONFIGURE_DEPENDS
      ${CMAKE_SOURCE_DIR}/src/api/fortran/*.c ${CMAKE_SOURCE_DIR}/src/api/fortran/*.f90)
 add_library(fmpl_mpifort ${FMPL_FORTRAN_SOURCES})
+# With clang for C and gfortran for Fortran, gfortran links the library and
+# cannot read clang's LTO objects: no interprocedural optimisation for it
+# then (the C libraries keep theirs).
+if(NOT CMAKE_C_COMPILER_ID STREQUAL CMAKE_Fortran_COMPILER_ID)
+  set_property(TARGET fmpl_mpifort PROPERTY INTERPROCEDURAL_OPTIMIZATION OFF)
+endif()
 target_include_directories(fmpl_mpifort PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_include_directories(fmpl_mpifort PUBLIC
   $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include> $<BUILD_INTERFACE:${FMPL_FORTRAN_MODULE_DIR}>
