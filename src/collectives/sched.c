@@ -303,6 +303,12 @@ int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg)
 
 static char no_bytes; /* the zero-byte messages' buffer */
 
+/* A message of a prepared schedule (sched_prepared.c moves it). */
+static int prepared_message(const fmpl_sched *s, const fmpl_step *st)
+{
+    return s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV);
+}
+
 static void post_ready(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
@@ -315,7 +321,7 @@ void fmpl_sched_prepare(fmpl_sched *s)
     s->prepared = fmpl_sched_prepared_eligible(s);
     for (int i = 0; i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
-        if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV))
+        if (prepared_message(s, st))
             fmpl_sched_prepared_setup(s, st);
         else if (st->kind == FMPL_STEP_SEND)
             post_ready(s, st);
@@ -334,7 +340,7 @@ static void issue(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
     fmpl_team *t = l->team;
-    if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV)) {
+    if (prepared_message(s, st)) {
         st->pending = 1; /* put or taken by step_done */
         return;
     }
@@ -470,7 +476,7 @@ void fmpl_sched_free(fmpl_sched *s)
     for (int i = 0; s->persistent && i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
         const fmpl_sched_lane *l = &s->lanes[st->lane];
-        if (s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV))
+        if (prepared_message(s, st))
             fmpl_sched_prepared_free(s, st);
         else if (st->kind == FMPL_STEP_SEND && fmpl_teams[l->team_id] == l->team)
             fmpl_tm_cancel_recv(&st->ready);
