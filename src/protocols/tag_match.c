@@ -24,10 +24,12 @@
  *        copies straight from S's buffer into the receive buffer (or the
  *        unexpected entry), stores (seq, DONE): one copy instead of two.
  *     S: DONE completes the send.  If R has not claimed it within
- *        FMPL_EAGER_REF_WAIT ns (R computing outside MPI), S CASes POSTED ->
- *        INLINING, copies the payload into the record's room, stores INLINE
- *        and returns; R then copies from the record, as for EAGER.  So a busy
- *        receiver costs a blocking sender that wait once, never more.
+ *        FMPL_EAGER_REF_WAIT ns or S's spin budget (R computing outside MPI,
+ *        or off its core), S CASes POSTED -> INLINING, copies the payload
+ *        into the record's room, stores INLINE and returns; R then copies
+ *        from the record, as for EAGER.  So a busy receiver costs a blocking
+ *        sender that wait once, never more, and S never yields its core
+ *        while it could be inlining.
  *   2. R, progressing, matches the envelope against its posted receives in
  *      posting order: a match copies the payload into the user's buffer; no
  *      match moves the payload out of the channel into an unexpected entry,
@@ -132,7 +134,8 @@ FMPL_TUNABLE(tunable_eager_ref, "FMPL_EAGER_REF", "1k",
              "receiver copy straight from it (one copy instead of two; 0: never)");
 FMPL_TUNABLE(tunable_eager_ref_wait, "FMPL_EAGER_REF_WAIT", "2000",
              "nanoseconds a by-reference eager send waits for the receiver to take it before "
-             "copying the payload into the channel and returning");
+             "copying the payload into the channel and returning (it gives up sooner when "
+             "its FMPL_SPIN_COUNT polls are spent: it never yields its core to wait)");
 
 static int64_t eager_max;
 static int64_t eager_pipe, eager_segment;
@@ -751,31 +754,49 @@ static void send_eager_ref(fmpl_team *t, const void *buf, int64_t size, int dst,
     b->state_addr = fmpl_fab_raddr(state).addr;
     b->seq = seq;
     fmpl_chan_publish(w, rec); /* release: the state line is set before */
+    /* Until R claims the record, S spins and never yields: a yield would
+     * hand the core away for a time slice while the payload could be
+     * inlined in a fraction of that.  So S gives up waiting when
+     * FMPL_EAGER_REF_WAIT has passed or when its spin budget is spent
+     * (FMPL_SPIN_COUNT idle polls: the point where any other wait would
+     * start to yield, reached at once on an oversubscribed host).  Once R
+     * has claimed it, R is copying and S waits as any wait does. */
     uint64_t start = 0;
+    unsigned idle = 0;
+    int claimed = 0;
     fmpl_waiter wt = FMPL_WAITER_INIT;
     for (unsigned polls = 0;; polls++) {
         if ((atomic_load_explicit(state, memory_order_acquire) & 0xff) == REF_DONE)
             return;
-        if ((polls & 63) == 63) {
+        int give_up = !claimed && idle >= fmpl_spin_count;
+        if (!claimed && !give_up && (polls & 63) == 63) {
             uint64_t now = fmpl_now_ns();
-            if (!start) {
+            if (!start)
                 start = now;
-            } else if (now - start >= eager_ref_wait_ns) {
-                uint64_t posted = (seq << 8) | REF_POSTED;
-                if (atomic_compare_exchange_strong_explicit(state, &posted,
-                                                            (seq << 8) | REF_INLINING,
-                                                            memory_order_acq_rel,
-                                                            memory_order_acquire)) {
-                    memcpy(b + 1, buf, (size_t)size);
-                    atomic_store_explicit(state, (seq << 8) | REF_INLINE,
-                                          memory_order_release);
-                    return;
-                }
-                start = UINT64_MAX / 2; /* claimed: R is copying, wait for DONE */
-            }
+            else if (now - start >= eager_ref_wait_ns)
+                give_up = 1;
         }
-        if (!fmpl_tm_progress())
+        if (give_up) {
+            uint64_t posted = (seq << 8) | REF_POSTED;
+            if (atomic_compare_exchange_strong_explicit(state, &posted,
+                                                        (seq << 8) | REF_INLINING,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                memcpy(b + 1, buf, (size_t)size);
+                atomic_store_explicit(state, (seq << 8) | REF_INLINE, memory_order_release);
+                return;
+            }
+            claimed = 1; /* R is copying: wait for DONE */
+        }
+        if (fmpl_tm_progress())
+            continue;
+        if (claimed) {
             fmpl_wait_once(&wt);
+        } else {
+            idle++;
+            fmpl_poll_remote();
+            fmpl_cpu_relax();
+        }
     }
 }
 
