@@ -114,13 +114,14 @@ exit0_barrier)
     expect_one_report; expect_fast 2500; check_cleanup 3 ;;
 sigterm)
     start_background 3 sleep
-    # The ranks share one process group of their own, led by rank 0.
-    leader=$(grep -lx 0 "$work"/pids/pid.* | sed 's/.*pid\.//')
+    # Each rank leads a session and a process group of its own (as Hydra's
+    # ranks do: autogroup scheduling gives each session its share of CPU).
     for f in "$work"/pids/pid.*; do
-        pgid=$(awk '{print $5}' "/proc/${f##*/pid.}/stat")
-        [ "$pgid" = "$leader" ] || fail "rank pid ${f##*/pid.} in group $pgid, not $leader"
+        pid=${f##*/pid.}
+        read -r pgid sid < <(awk '{print $5, $6}' "/proc/$pid/stat")
+        [ "$pgid" = "$pid" ] || fail "rank pid $pid in group $pgid, not its own"
+        [ "$sid" = "$pid" ] || fail "rank pid $pid in session $sid, not its own"
     done
-    [ "$(awk '{print $5}' /proc/$launcher/stat)" != "$leader" ] || fail "ranks share fmplrun's group"
     kill -TERM "$launcher"
     wait "$launcher"; status=$?
     elapsed_ms=$(( $(now_ms) - t0 ))

@@ -116,7 +116,6 @@ typedef struct fr_job {
     int n;
     fr_rank *ranks;
     int nalive;
-    pid_t pgid;
     int sigfd;             /* signalfd for SIGCHLD and the forwarded signals */
     sigset_t child_mask;   /* signal mask to restore in the ranks */
     fr_kvs *kvs;

@@ -4,7 +4,7 @@
  * every rank's PMI socket and, with --tag-output, every output pipe.  Its
  * timeout is the nearest deadline (--timeout, the SIGKILL escalation), so
  * nothing spins.  The first failure ends the job: SIGTERM to every rank and
- * to the ranks' process group, SIGKILL 300 ms later for any still alive.
+ * to its process group, SIGKILL 300 ms later for any still alive.
  * Across hosts the head's loop also serves the proxies' connections and
  * output (head.c) and a proxy's loop its connection to the head (proxy.c);
  * the head signals remote ranks through their proxies. */
@@ -52,13 +52,15 @@ static void signal_ranks(fr_job *job, int sig)
 {
     if (job->hosts)
         fr_head_signal(job, sig);
+    /* Each rank leads its own session and process group (spawn.c); while
+     * it is unreaped its pid cannot be reused, so its group is its own:
+     * signalling the group reaches the rank's children too.  (A rank that
+     * has not yet called setsid has no group: it gets the signal itself.) */
     for (int i = job->first; i < job->first + job->nlocal; i++) /* remote pids are not ours */
-        if (job->ranks[i].alive && job->ranks[i].pid > 0)
+        if (job->ranks[i].alive && job->ranks[i].pid > 0) {
             kill(job->ranks[i].pid, sig);
-    /* While a rank is unreaped the group id cannot be reused: reach the
-     * ranks' own children too. */
-    if (job->nalive > 0 && job->pgid > 0)
-        kill(-job->pgid, sig);
+            kill(-job->ranks[i].pid, sig);
+        }
 }
 
 void fr_end_job(fr_job *job, int sig, int grace_ms)

@@ -1,6 +1,6 @@
 /* Starting the ranks: find the program, plan the CPU binding, then for each
  * rank create its PMI socket (and output pipes with --tag-output), fork, and
- * in the child set the process group, the parent-death signal, the
+ * in the child start a session, set the parent-death signal, the
  * environment and the affinity before exec.  An exec failure travels back
  * through a close-on-exec pipe, so "cannot execute" is reported once. */
 #include "fmplrun.h"
@@ -158,7 +158,12 @@ __attribute__((noreturn)) static void child(fr_job *job, int r, pid_t parent, co
                                             char **envp, int pmi_fd, int out_w, int err_w,
                                             int devnull, int status_w)
 {
-    setpgid(0, job->pgid);
+    /* Each rank leads a session of its own, as Hydra's ranks do: with
+     * autogroup scheduling (the kernel's default) every session is one
+     * scheduling group, so ranks sharing the launcher's session would share
+     * one group's CPU on a busy machine while a peer's ranks get one group
+     * each.  The launcher signals every rank and its group (loop.c). */
+    setsid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the launcher died before prctl */
         _exit(FR_EXIT_LAUNCHER);
@@ -206,9 +211,6 @@ static int start_rank(fr_job *job, int r, const char *path, child_env *ce, int d
     }
     if (pid == 0)
         child(job, r, parent, path, ce->envp, sv[1], out[1], err[1], devnull, st[1]);
-    if (job->pgid == 0)
-        job->pgid = pid;
-    setpgid(pid, job->pgid); /* also done by the child: whichever runs first */
     rk->pid = pid;
     rk->alive = 1;
     job->nalive++;
