@@ -70,6 +70,8 @@
 #pragma weak PMPI_Allgather
 #pragma weak PMPI_Gather
 #pragma weak PMPI_Scatter
+#pragma weak PMPI_Init
+#pragma weak PMPI_Init_thread
 #pragma weak PMPI_Finalize
 #pragma weak PMPI_Comm_rank
 #pragma weak PMPI_Comm_size
@@ -104,10 +106,11 @@ static const char *const call_names[NCALLS] = {
 };
 
 /* This rank's figures; index NCALLS of seconds holds the wall time from
- * loading to MPI_Finalize. */
+ * MPI_Init's return (or the library's loading, without an MPI_Init seen)
+ * to MPI_Finalize. */
 static uint64_t calls[NCALLS], bytes[NCALLS];
 static double seconds[NCALLS + 1];
-static double t_loaded;
+static double t_start;
 static int reported;
 static __thread int depth;
 
@@ -120,7 +123,7 @@ static double now(void)
 
 __attribute__((constructor)) static void profile_loaded(void)
 {
-    t_loaded = now();
+    t_start = now();
 }
 
 /* A call begins: its start time, or a negative one when it runs inside
@@ -208,7 +211,7 @@ static void print_table(FILE *out, const char *title, const uint64_t *n, const d
     double in_mpi = 0;
     for (int i = 0; i < NCALLS; i++)
         in_mpi += t[i];
-    fprintf(out, "pmpi_profile: %s: %.3f s from start to MPI_Finalize%s, %.6f s in these calls "
+    fprintf(out, "pmpi_profile: %s: %.6f s from MPI_Init to MPI_Finalize%s, %.6f s in these calls "
             "(%.1f%%)\n", title, wall, ranks > 1 ? " (slowest rank)" : "", in_mpi / ranks,
             wall > 0 ? 100.0 * in_mpi / ranks / wall : 0.0);
     fprintf(out, "%-14s %12s %12s %12s %7s %16s %12s\n", "call", "calls", "time s", "max rank s",
@@ -268,7 +271,7 @@ static void report(void)
         return;
     reported = 1;
     depth++; /* the report's own calls are not the program's */
-    seconds[NCALLS] = now() - t_loaded;
+    seconds[NCALLS] = now() - t_start;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &ranks);
     uint64_t *all_calls = NULL, *all_bytes = NULL;
@@ -476,6 +479,22 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return rc;
 }
 
+/* The wall time counts from here: a library's start-up is not the
+ * program's time in MPI. */
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    t_start = now();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    t_start = now();
+    return rc;
+}
+
 int MPI_Finalize(void)
 {
     report();
@@ -503,7 +522,8 @@ typedef void f_rooted_exchange_fn(void *, fint *, fint *, void *, fint *, fint *
                                   fint *);
 typedef void f_alltoallv_fn(void *, fint *, fint *, fint *, void *, fint *, fint *, fint *,
                             fint *, fint *);
-typedef void f_finalize_fn(fint *);
+typedef void f_finalize_fn(fint *); /* also mpi_init_ */
+typedef void f_init_thread_fn(fint *, fint *, fint *);
 
 /* The MPI library's own Fortran entry point (pmpi_x_), found on first use. */
 static void *fortran_next(const char *name)
@@ -641,6 +661,20 @@ void mpi_alltoallv_(void *sendbuf, fint *sendcounts, fint *sdispls, fint *sendty
              alltoallv_bytes(sendcounts, PMPI_Type_f2c(*sendtype), PMPI_Comm_f2c(*comm)),
              next_(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                    recvtype, comm, ierr));
+}
+
+void mpi_init_(fint *ierr)
+{
+    NEXT(f_finalize_fn, pmpi_init_);
+    next_(ierr);
+    t_start = now();
+}
+
+void mpi_init_thread_(fint *required, fint *provided, fint *ierr)
+{
+    NEXT(f_init_thread_fn, pmpi_init_thread_);
+    next_(required, provided, ierr);
+    t_start = now();
 }
 
 void mpi_finalize_(fint *ierr)
