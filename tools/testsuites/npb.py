@@ -29,6 +29,7 @@ passed, 1 when any failed, 77 (ctest's skip) when no NPB tree was given or
 found.  bench/compare --npb builds and runs through this module's functions.
 """
 import argparse
+import hashlib
 import json
 import os
 import pathlib
@@ -61,6 +62,7 @@ FIGURES = {"mops": re.compile(r"^\s*Mop/s total\s*=\s*([0-9.eE+-]+)", re.M),
            "active": re.compile(r"^\s*Active procs\s*=\s*(\d+)", re.M)}
 
 MAKE_DEF = """# Written by FMPL's tools/testsuites/npb.py for {label}.
+# Headers: {headers}
 MPIFC = {fc}
 FLINK = $(MPIFC)
 FMPI_LIB = {fmpi_lib}
@@ -143,7 +145,20 @@ def make_def(lib, build):
         # constants as X'...' (randi8.f); gfortran >= 10 rejects both.
         fflags += " -fallow-argument-mismatch -fallow-invalid-boz"
     return MAKE_DEF.format(label=LABEL[lib], fc=fc, cc=cc, fflags=fflags, cflags="-O3",
-                           fmpi_lib=" ".join("-L" + d for d in fortran_link_dirs(lib)))
+                           fmpi_lib=" ".join("-L" + d for d in fortran_link_dirs(lib)),
+                           headers=headers_digest(lib, build))
+
+
+def headers_digest(lib, build):
+    """A digest of FMPL's mpif.h and mpi.h, which the binaries compile in:
+    in make.def, so that binaries built against other headers are rebuilt
+    (prepare_tree).  The peers' installed headers do not change under us."""
+    if lib != "fmpl":
+        return "installed"
+    digest = hashlib.sha256()
+    for header in (pathlib.Path(build) / "fortran-modules" / "mpif.h", ROOT / "include" / "mpi.h"):
+        digest.update(header.read_bytes() if header.exists() else b"-")
+    return digest.hexdigest()[:16]
 
 
 def fortran_link_dirs(lib):
@@ -179,8 +194,11 @@ def prepare_tree(npb, work, lib, build):
     text = make_def(lib, build)
     if not mdef.exists() or mdef.read_text() != text:
         mdef.write_text(text)
-        for old in list((tree / "bin").glob("*.x")):
-            old.unlink()
+        # NPB's makefiles do not make objects depend on make.def (common/
+        # not at all): everything built with the old one goes.
+        for pattern in ("bin/*.x", "*/*.o", "*/*.mod", "*/npbparams.h"):
+            for old in tree.glob(pattern):
+                old.unlink()
     return tree
 
 
