@@ -2,9 +2,9 @@
 """The test bench_pmpi_profile: run bench/pmpi_profile_test.c (or its
 Fortran twin) at 2 ranks with bench/pmpi_profile.c preloaded, and check that
 the profiler's report names exactly the calls the program made, rank by
-rank: the count and the bytes of every wrapped function (zero for the ones
-the program does not call), and that the table was printed.  No time is
-checked.
+rank (the JSON report) and summed (the printed table): the count and the
+bytes of every wrapped function (zero for the ones the program does not
+call).  No time is checked.
 
     pmpi_profile_check.py --fmplrun FMPLRUN --profiler LIB --program PROG
                           --kind c|fortran [--preload-first LIB]
@@ -76,6 +76,29 @@ def mismatches(report, expected):
     return out
 
 
+def printed_table(text, title):
+    """{function: (calls, bytes)} of the table headed "pmpi_profile: TITLE:"."""
+    rows, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith("pmpi_profile: "):
+            inside = line.startswith("pmpi_profile: %s:" % title)
+            continue
+        fields = line.split()
+        if inside and len(fields) == 7 and fields[0].startswith("MPI_"):
+            rows[fields[0]] = (int(fields[1]), int(fields[5]))
+    return rows
+
+
+def table_mismatches(text, expected):
+    """The printed aggregate table against the sums over both ranks."""
+    want = {name: tuple(a + b for a, b in zip(*per_rank)) for name, per_rank in expected.items()}
+    want = {name: v for name, v in want.items() if v[0]}
+    got = printed_table(text, "all 2 ranks")
+    return ["printed table, %s: %s (calls, bytes), expected %s" % (name, got.get(name),
+                                                                    want.get(name))
+            for name in sorted(set(want) | set(got)) if got.get(name) != want.get(name)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fmplrun", required=True)
@@ -106,12 +129,14 @@ def main():
         except (OSError, ValueError) as e:
             print("FAIL: no JSON report: %s" % e)
             return 1
-    wrong = mismatches(report, EXPECTED_C if a.kind == "c" else EXPECTED_FORTRAN)
+    expected = EXPECTED_C if a.kind == "c" else EXPECTED_FORTRAN
+    wrong = mismatches(report, expected) + table_mismatches(run.stderr, expected)
     for line in wrong:
         print("FAIL: " + line)
     if wrong:
         return 1
-    print("PASS: every count and byte figure of both ranks as the %s program made them"
+    print("PASS: every count and byte figure of both ranks, and of the printed table, as "
+          "the %s program made them"
           % ("C" if a.kind == "c" else "Fortran"))
     return 0
 
