@@ -357,7 +357,7 @@ class NpbReport(unittest.TestCase):
                 for lib in ("fmpl", "mpich", "openmpi")}
         meta = dict(libraries=libs, date="d", host="h", cpu="c", cores=2, kernel="k",
                     classes=["A"], kernels=["cg", "ft"], ranks=[2, 4], reps=3, duration="1:00",
-                    busy_before={"fmpl": [0.05, 0.5]}, idle=0.1,
+                    busy_before={"fmpl": [0.05, 0.5]}, idle=0.1, autogroup=True,
                     failures=["FMPL, 4 ranks, repetition 1: verification not SUCCESSFUL"])
         prof = {("cg", "A", 2): {
             "fmpl": nrep.summarize_profile(profile_json({"MPI_Wait": 10, "MPI_Send": 10},
@@ -375,6 +375,7 @@ class NpbReport(unittest.TestCase):
                       "2 ranks: FMPL / best peer 0.96", md)
         self.assertIn("![FMPL / best peer](plots/npb-ratios.png)", md)
         self.assertIn("rerun with --wait-idle", md)
+        self.assertIn("autogroup scheduling is on", md)
         # The profile: FMPL's functions by time, then MPICH's own heavy one.
         self.assertIn("| MPI_Wait | 0.4000 (20) | 0.8000 (20) | 8 |", md)
         self.assertIn("| MPI_Alltoallv | - | 1.0000 (2) | 8 |", md)

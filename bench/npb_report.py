@@ -179,6 +179,19 @@ def mark(checks):
     return "pass" if checks else ""
 
 
+# Measured on this machine (2 cores, two busy loops of another session):
+# EP.A at 2 ranks, FMPL's binary, 150 Mop/s under fmplrun and 180-200 under
+# mpiexec.hydra, MPICH's 180-200.
+AUTOGROUP_NOTE = (
+    "The kernel's autogroup scheduling is on (`kernel.sched_autogroup_enabled=1`): each "
+    "session gets a fair share of the CPUs, and `mpiexec.hydra` starts every rank in a "
+    "session of its own, while `fmplrun` and Open MPI's `mpirun` keep the ranks in the "
+    "launcher's. On a busy machine MPICH's ranks therefore get more CPU time than the others' "
+    "(EP, which hardly communicates, was 25% faster under `mpiexec.hydra` than under "
+    "`fmplrun` with the same FMPL binary): only figures from an idle machine compare the "
+    "libraries.")
+
+
 def busy_by_lib(runs):
     """{lib: [median, max]} of the CPUs' busy fraction before its runs."""
     return busy_summary(runs, "lib", LIBS)
@@ -195,6 +208,8 @@ def busy_text(meta, libs):
     if max(b[1] for b in busy.values()) > meta.get("idle", 0.1):
         md.append(red("Some runs started on a busy machine: their figures include the others' "
                       "work (rerun with --wait-idle)."))
+        if meta.get("autogroup"):
+            md.append(AUTOGROUP_NOTE)
     return md + [""]
 
 
