@@ -6,6 +6,10 @@
 #   make test-agent the suite again with the agent thread on (FMPL_AGENT=thread),
 #                   and the agent's tests (label agent) under ThreadSanitizer (CI)
 #   make demo       install what is missing, build, run the FMPL benchmark
+#   make check-apps NPB_DIR=DIR
+#                   the NAS Parallel Benchmarks (an NPB3.4-MPI tree, which
+#                   users download from NASA), class S, every kernel at 1, 2
+#                   and 4 ranks on FMPL, MPICH and Open MPI, each verified
 #   make bench      FMPL, Open MPI and MPICH side by side (bench/compare --quick;
 #                   report, plots and JSON in build/bench-report/)
 #   make install    install to PREFIX (default /usr/local; DESTDIR stages)
@@ -24,7 +28,7 @@ BUILD_TSAN := build-tsan
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: all build build-sanitize build-tsan build-werror test test-release test-sanitize test-net \
-        test-agent demo bench deps \
+        test-agent check-apps demo bench deps \
         install builds deb test-deb clean
 
 all: build
@@ -71,8 +75,10 @@ build-werror: $(BUILD)/CMakeCache.txt
 # idle machine, and a 4-rank run of xcllt took more than its 120 s beside
 # the other tests in CI), which the release run has; the blacs_* tests run
 # BLACS-FMPL under the sanitizers, and under the network and agent runs.
+# And npb (the NAS Parallel Benchmarks, when NPB_DIR is set: Fortran builds
+# and runs of minutes), which the release run and make check-apps have.
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|$(HEAVY_SWEEPS))$$
+SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|$(HEAVY_SWEEPS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -107,6 +113,14 @@ test-agent: build-werror build-tsan
 	cd $(BUILD) && FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest -L agent --output-on-failure -j 1
+
+# NPB is not in any package registry, so it is not part of make test (whose
+# ctest "npb" runs FMPL alone when NPB_DIR is in its environment).  The
+# trees are copied and built in $(BUILD)/npb-work (tools/testsuites/npb.py).
+check-apps: build
+	@test -n "$(NPB_DIR)" || { echo "usage: make check-apps NPB_DIR=<NPB3.4-MPI tree or its parent>"; exit 2; }
+	tools/testsuites/npb.py --npb "$(NPB_DIR)" --build $(BUILD) --libs fmpl,mpich,openmpi \
+	  --classes S --ranks 1,2,4 --json $(BUILD)/npb-work/check-apps.json
 
 demo: deps build
 	@echo "== fmpl-bench, 2 ranks =="

@@ -277,5 +277,147 @@ class OverlapReport(unittest.TestCase):
         self.assertEqual(mpich["cmd"][mpich["cmd"].index("--compute-min") + 1], "0")
 
 
+# ---- --npb (bench/npb_report.py) ----
+
+nrep = compare.npb_report
+
+
+def nrun(lib, kernel, ranks, mops, rep=0, cls="A", ok=True, why=None):
+    return dict(lib=lib, kernel=kernel, cls=cls, ranks=ranks, rep=rep, mops=mops, ok=ok, why=why)
+
+
+def profile_json(calls, seconds, wall=1.0, ranks=2):
+    """A pmpi_profile JSON report: every rank with the same figures."""
+    names = ["MPI_Send", "MPI_Wait", "MPI_Alltoallv"]
+    return dict(tool="pmpi_profile", ranks=ranks, calls_named=names, per_rank=[
+        dict(rank=r, wall_seconds=wall, calls=[calls.get(n, 0) for n in names],
+             seconds=[seconds.get(n, 0.0) for n in names],
+             bytes=[8 * calls.get(n, 0) for n in names]) for r in range(ranks)])
+
+
+class NpbReport(unittest.TestCase):
+    def runs(self):
+        runs = []
+        # CG at 2 ranks: FMPL 120 (median of 100, 120, 130), MPICH 100, Open MPI 90.
+        for rep, (f, m, o) in enumerate([(100.0, 100.0, 95.0), (120.0, 90.0, 90.0),
+                                         (130.0, 110.0, 80.0)]):
+            runs += [nrun("fmpl", "cg", 2, f, rep), nrun("mpich", "cg", 2, m, rep),
+                     nrun("openmpi", "cg", 2, o, rep)]
+            # FT at 4 ranks: 1.10 x Open MPI, the best peer: short of 1.15, not 3% behind.
+            runs += [nrun("fmpl", "ft", 4, 110.0, rep), nrun("mpich", "ft", 4, 10.0, rep),
+                     nrun("openmpi", "ft", 4, 100.0, rep)]
+            # EP at 2 ranks: 0.96 x MPICH: more than 3% behind; not a communication kernel.
+            runs += [nrun("fmpl", "ep", 2, 96.0, rep), nrun("mpich", "ep", 2, 100.0, rep)]
+        # IS at 4 ranks: FMPL's runs fail verification; BT at 1 rank has no peer.
+        runs += [nrun("fmpl", "is", 4, 500.0, ok=False, why="verification not SUCCESSFUL"),
+                 nrun("mpich", "is", 4, 50.0), nrun("fmpl", "bt", 1, 1000.0)]
+        return runs
+
+    def test_rows_medians_best_peer_ratio(self):
+        rows = nrep.build_rows(self.runs())
+        cg = rows[("cg", "A", 2)]
+        self.assertEqual(cg["values"]["fmpl"], [100.0, 120.0, 130.0])
+        self.assertEqual(cg["medians"], {"fmpl": 120.0, "mpich": 100.0, "openmpi": 90.0})
+        self.assertEqual(cg["best_peer"], "mpich")                 # the higher Mop/s
+        self.assertAlmostEqual(cg["ratio"], 1.2)
+        self.assertEqual(rows[("ft", "A", 4)]["best_peer"], "openmpi")
+        is4 = rows[("is", "A", 4)]
+        self.assertNotIn("fmpl", is4["medians"])                  # unverified: no figure
+        self.assertEqual(is4["failed"]["fmpl"], ["verification not SUCCESSFUL"])
+        self.assertIsNone(is4["ratio"])
+        self.assertIsNone(rows[("bt", "A", 1)]["ratio"])           # no peer ran
+
+    def test_targets(self):
+        checks = nrep.check_targets(nrep.build_rows(self.runs()))
+
+        def one(kernel, ranks, bound):
+            got = [c for c in checks if (c["kernel"], c["ranks"]) == (kernel, ranks) and
+                   c["what"].startswith(">= %s" % bound)]
+            self.assertEqual(len(got), 1, (kernel, ranks, bound, checks))
+            return got[0]
+        self.assertTrue(one("cg", 2, "1.15")["ok"])                # 1.20
+        self.assertTrue(one("cg", 2, "0.97")["ok"])
+        self.assertFalse(one("ft", 4, "1.15")["ok"])               # 1.10
+        self.assertTrue(one("ft", 4, "0.97")["ok"])
+        self.assertFalse(one("ep", 2, "0.97")["ok"])               # 0.96
+        self.assertFalse(any(c["kernel"] == "ep" and c["what"].startswith(">= 1.15")
+                             for c in checks))                     # not communication-heavy
+        self.assertIsNone(one("is", 4, "1.15")["ok"])              # FMPL has no figure
+        self.assertIsNone(one("bt", 1, "0.97")["ok"])
+        self.assertFalse(any(c["kernel"] == "bt" and c["what"].startswith(">= 1.15")
+                             for c in checks))
+        # The 1.15 target is for 2 and 4 ranks only.
+        rows = nrep.build_rows([nrun("fmpl", "cg", 1, 100.0), nrun("mpich", "cg", 1, 100.0)])
+        self.assertEqual([c["what"][:7] for c in nrep.check_targets(rows)], [">= 0.97"])
+
+    def test_markdown(self):
+        rows = nrep.build_rows(self.runs())
+        checks = nrep.check_targets(rows)
+        libs = {lib: dict(version="v", launcher="run", compile="fc -O3")
+                for lib in ("fmpl", "mpich", "openmpi")}
+        meta = dict(libraries=libs, date="d", host="h", cpu="c", cores=2, kernel="k",
+                    classes=["A"], kernels=["cg", "ft"], ranks=[2, 4], reps=3, duration="1:00",
+                    busy_before={"fmpl": [0.05, 0.5]}, idle=0.1, autogroup=True,
+                    failures=["FMPL, 4 ranks, repetition 1: verification not SUCCESSFUL"])
+        prof = {("cg", "A", 2): {
+            "fmpl": nrep.summarize_profile(profile_json({"MPI_Wait": 10, "MPI_Send": 10},
+                                                        {"MPI_Wait": 0.2, "MPI_Send": 0.1})),
+            "mpich": nrep.summarize_profile(profile_json({"MPI_Wait": 10, "MPI_Alltoallv": 1},
+                                                         {"MPI_Wait": 0.4,
+                                                          "MPI_Alltoallv": 0.5}))}}
+        md = nrep.markdown(meta, rows, checks, {"ratios": "plots/npb-ratios.png"}, prof)
+        self.assertIn("| CG | A | 2 | 120.0 | 100.0 | 90.0 | 1.20 | pass |", md)
+        self.assertIn("| FT | A | 4 | 110.0 | 10.0 | 100.0 | 1.10 | "
+                      '<span style="color:red">miss: >= 1.15 x the best peer</span> |', md)
+        self.assertIn("| IS | A | 4 | " + nrep.red("verification not SUCCESSFUL") +
+                      " | 50.0 | - | - | no figure |", md)
+        self.assertIn("missed: >= 0.97 x the best peer (never more than 3% behind): ep.A, "
+                      "2 ranks: FMPL / best peer 0.96", md)
+        self.assertIn("![FMPL / best peer](plots/npb-ratios.png)", md)
+        self.assertIn("rerun with --wait-idle", md)
+        self.assertIn("autogroup scheduling is on", md)
+        # The profile: FMPL's functions by time, then MPICH's own heavy one.
+        self.assertIn("| MPI_Wait | 0.4000 (20) | 0.8000 (20) | 8 |", md)
+        self.assertIn("| MPI_Alltoallv | - | 1.0000 (2) | 8 |", md)
+        self.assertLess(md.index("| MPI_Wait |"), md.index("| MPI_Send |"))
+        self.assertIn("0.300 / 1.000 s (30%)", md)                 # (0.4 + 0.2) / 2 ranks
+        self.assertIn("## Errors", md)
+        self.assertIn(nrep.red("FMPL, 4 ranks, repetition 1: verification not SUCCESSFUL"), md)
+
+    def test_summarize_profile(self):
+        rep = profile_json({"MPI_Send": 3}, {"MPI_Send": 0.5}, wall=2.0, ranks=4)
+        rep["per_rank"][2]["seconds"][0] = 1.5
+        rep["per_rank"][3]["wall_seconds"] = 3.0
+        got = nrep.summarize_profile(rep)
+        self.assertEqual(got["ranks"], 4)
+        self.assertEqual(got["wall"], 3.0)                         # the slowest rank
+        self.assertEqual(list(got["calls"]), ["MPI_Send"])         # uncalled ones left out
+        self.assertEqual(got["calls"]["MPI_Send"], dict(calls=12, seconds=3.0,
+                                                        max_rank_seconds=1.5, bytes=96))
+
+    def test_jobs_interleaved_square_ranks_and_profile_env(self):
+        libs = ["fmpl", "mpich", "openmpi"]
+        exes = {(lib, k, "A"): "%s.A.x-%s" % (k, lib) for lib in libs for k in ("cg", "bt")}
+        del exes[("mpich", "bt", "A")]                             # did not build
+        jobs = compare.npb_jobs(["cg", "bt"], ["A"], libs, exes, [2, 4], 2, "/b", 2)
+        order = [(j["ranks"], j["rep"], j["kernel"], j["lib"]) for j in jobs]
+        self.assertEqual(order[:4], [(2, 0, "cg", "fmpl"), (2, 0, "cg", "mpich"),
+                                     (2, 0, "cg", "openmpi"), (2, 1, "cg", "fmpl")])
+        self.assertFalse(any(j["kernel"] == "bt" and j["ranks"] == 2 for j in jobs))
+        self.assertEqual(order[6:11], [(4, 0, "cg", "fmpl"), (4, 0, "cg", "mpich"),
+                                       (4, 0, "cg", "openmpi"), (4, 0, "bt", "fmpl"),
+                                       (4, 0, "bt", "openmpi")])
+        self.assertEqual(len(jobs), 2 * 3 + 2 * (3 + 2))
+        self.assertIn("--oversubscribe", jobs[-1]["launch"][0])   # 4 ranks on 2 cores
+        fm = compare.npb_job("fmpl", "cg", "A", 2, 0, "x", "/b", 2, ("/p.so", "/o.json"))
+        self.assertEqual(fm["launch"][1]["LD_PRELOAD"], "/p.so")
+        self.assertEqual(fm["launch"][1]["PMPI_PROFILE_JSON"], "/o.json")
+        self.assertTrue(fm["name"].endswith("-profile"))
+        om = compare.npb_job("openmpi", "cg", "A", 2, 0, "x", "/b", 2, ("/p.so", "/o.json"))
+        self.assertNotIn("LD_PRELOAD", om["launch"][1])           # the ranks alone get it
+        self.assertIn("LD_PRELOAD=/p.so", om["launch"][0])
+        self.assertEqual(om["launch"][0][om["launch"][0].index("LD_PRELOAD=/p.so") - 1], "-x")
+
+
 if __name__ == "__main__":
     unittest.main()

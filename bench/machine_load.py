@@ -2,6 +2,7 @@
 bench/compare.  On a 2-core machine another process on either core changes
 a microsecond figure many times over, so each run records the CPUs' busy
 fraction just before it, and may wait for them to be idle."""
+import statistics
 import subprocess
 import time
 
@@ -41,3 +42,16 @@ def settle(wait, threshold):
 def uptime_line():
     r = subprocess.run(["uptime"], capture_output=True, text=True)
     return r.stdout.strip() if r.returncode == 0 else "load %s" % load_average()
+
+
+def busy_summary(runs, key, names):
+    """{name: [median, max]} of the busy fraction sampled before the runs
+    whose run[key] is name (bench/compare's run_jobs keeps it as
+    "busy_before")."""
+    out = {}
+    for name in names:
+        b = [r["busy_before"] for r in runs if r.get(key) == name and
+             r.get("busy_before") is not None]
+        if b:
+            out[name] = [statistics.median(b), max(b)]
+    return out

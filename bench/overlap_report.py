@@ -9,6 +9,9 @@ programs; bench/compare_test.py tests what is here on made-up figures)."""
 import os
 import statistics
 
+from machine_load import busy_summary
+from report_text import measured, red, tuning_bullets
+
 # What bench/compare runs: (name, library, environment, label).  An
 # environment value None removes the variable (a figure without MPICH's
 # progress thread must not inherit MPIR_CVAR_ASYNC_PROGRESS from the shell).
@@ -146,13 +149,7 @@ def check_targets(rows):
 def busy_by_config(runs):
     """{config: [median, max]} of the CPUs' busy fraction sampled before its
     runs (others' work on the machine: bench/compare's run_jobs)."""
-    out = {}
-    for cfg in CONFIG_NAMES:
-        b = [r["busy_before"] for r in runs if r.get("config") == cfg and
-             r.get("busy_before") is not None]
-        if b:
-            out[cfg] = [median(b), max(b)]
-    return out
+    return busy_summary(runs, "config", CONFIG_NAMES)
 
 
 def checksum_disagreements(rows):
@@ -167,10 +164,6 @@ def checksum_disagreements(rows):
 
 
 # ---- Markdown ----
-
-def red(text):
-    return '<span style="color:red">%s</span>' % text
-
 
 def fmt(v, digits=None):
     if v is None:
@@ -238,11 +231,9 @@ def markdown(meta, rows, checks, plots):
     hosts = meta.get("hosts")
     md = ["# Overlap of communication and computation%s: FMPL, Open MPI, MPICH" % (
         " across %d hosts" % len(hosts) if hosts else ""), ""]
-    md.append("Measured %s on `%s` (%s, %d cores, %s), %s run, %d interleaved repetitions, "
-              "ranks %s; took %s." % (
-                  meta["date"], meta["host"], meta["cpu"], meta["cores"], meta["kernel"],
-                  "quick" if meta["quick"] else "full", meta["reps"],
-                  ",".join(map(str, meta["ranks"])), meta["duration"]))
+    md.append("%s, %s run, %d interleaved repetitions, ranks %s; took %s." % (
+        measured(meta), "quick" if meta["quick"] else "full", meta["reps"],
+        ",".join(map(str, meta["ranks"])), meta["duration"]))
     md.append("")
     for c in configs:
         info = meta["configs"][c]
@@ -250,9 +241,7 @@ def markdown(meta, rows, checks, plots):
                         if v is not None)
         md.append("- **%s**: %s; `%s`%s" % (LABEL[c], info["version"], info["launcher"],
                                             "; " + env if env else ""))
-    if meta.get("tuning"):
-        md.append("- **Set in the environment** (every run saw it): %s" % ", ".join(
-            "`%s=%s`" % kv for kv in sorted(meta["tuning"].items())))
+    md += tuning_bullets(meta.get("tuning"), "run")
     md += ["", "Each figure is the median over the repetitions (runs interleaved: every "
            "configuration, then again). Method: bench/README.md, \"mpi-overlap\" and "
            "\"jacobi\". In short: per case the pure time of start + wait, then start, a compute "
