@@ -1,5 +1,6 @@
 ! Point-to-point with `use mpi_f08`: TYPE(MPI_Comm)/(MPI_Request)/
-! (MPI_Status), the optional ierror, handle comparisons, MPI_STATUS_IGNORE.
+! (MPI_Status), the optional ierror, handle comparisons, MPI_STATUS_IGNORE,
+! the profiling interface's PMPI_ names.
 program p2p_f08
   use mpi_f08
   implicit none
@@ -41,6 +42,15 @@ program p2p_f08
   call check(all(rbuf == [(left * 1000 + i, i = 1, n)]), 'recv on a dup')
   call MPI_Comm_free(dup)
   call check(dup == MPI_COMM_NULL, 'comm_free')
+
+  ! The profiling interface: PMPI_ names reach the same routines.
+  call PMPI_Comm_rank(MPI_COMM_WORLD, i, ierr)
+  call check(i == rank .and. ierr == MPI_SUCCESS, 'PMPI_Comm_rank')
+  call PMPI_Sendrecv(sbuf, n, MPI_INTEGER, right, 4, rbuf, n, MPI_INTEGER, left, 4, &
+                     MPI_COMM_WORLD, st)
+  call check(st%MPI_SOURCE == left .and. all(rbuf == [(left * 1000 + i, i = 1, n)]), &
+             'PMPI_Sendrecv')
+  call check(PMPI_Wtime() > 0, 'PMPI_Wtime')
   call MPI_Finalize()
 contains
   include 'check.inc'

@@ -1,6 +1,7 @@
 ! Derived datatypes from Fortran (mpif.h with FMPL_TEST_MPIF_H, else
 ! `use mpi`): a row of a column-major matrix (vector), a struct sent from
-! MPI_BOTTOM with absolute addresses, sizes and extents, names, pack/unpack.
+! MPI_BOTTOM with absolute addresses, sizes and extents, names, pack/unpack,
+! MPI_Sizeof (use mpi).
 program types
 #include "interface.inc"
   integer :: ierr, rank, nranks, right, left, rowtype, structtype, i, j, sz, pos, nlen
@@ -74,6 +75,14 @@ program types
   call MPI_Unpack(packed, len(packed), pos, dval_in, 1, MPI_DOUBLE_PRECISION, &
                   MPI_COMM_WORLD, ierr)
   call check(ival_in == ival .and. dval_in == dval .and. pos == 12, 'unpack')
+#ifndef FMPL_TEST_MPIF_H
+  ! MPI_Sizeof (the mpi module's; mpif.h has no generics): an array's
+  ! answer is the size of one element.
+  call MPI_Sizeof(dval, sz, ierr)
+  call check(sz == 8 .and. ierr == MPI_SUCCESS, 'sizeof DOUBLE PRECISION')
+  call MPI_Sizeof(a, sz, ierr)
+  call check(sz == 4, 'sizeof INTEGER matrix')
+#endif
   call MPI_Finalize(ierr)
 contains
   include 'check.inc'

@@ -293,9 +293,10 @@ def c_entry(f):
     cname = "PMPI_" + f.name
     if f.large:  # only mpi_f08 has them
         names = f"FMPL_F_ALIAS(mpi_{low}_, pmpi_{low}_)"
-    if f.has_f08 and not f.f08_return:  # module mpi_f08's specific procedure
-        aliases.append(f"mpi_{f.name.lower()[:-2]}_f08c_" if f.large
-                       else f"mpi_{f.name.lower()}_f08_")
+    if f.has_f08 and not f.f08_return:  # module mpi_f08's specific procedures
+        for prefix in ("mpi", "pmpi"):
+            aliases.append(f"{prefix}_{f.name.lower()[:-2]}_f08c_" if f.large
+                           else f"{prefix}_{f.name.lower()}_f08_")
     callexpr = f"{cname}({', '.join(call)})"
     if f.cret != "int":  # MPI_Wtime, MPI_Aint_add ...: Fortran functions
         ret = "double" if f.cret == "double" else f.cret
@@ -467,6 +468,39 @@ def SYNC_REG(name, buf):
             f"  END SUBROUTINE {name}"]
 
 
+# MPI_SIZEOF: Fortran only (no C binding), a generic with one module
+# procedure per numeric intrinsic type and kind (and LOGICAL's, as MPICH's
+# modules have them); assumed rank (DIMENSION(..)) makes
+# each take scalars and arrays alike, and an array's answer is the size of
+# one element, as the standard asks.  Not in mpif.h (no generics there).
+SIZEOF_KINDS = [("integer", k) for k in (1, 2, 4, 8)] + \
+               [("real", k) for k in (4, 8, 16)] + \
+               [("complex", k) for k in (4, 8, 16)] + \
+               [("logical", k) for k in (1, 2, 4, 8)]
+
+
+def sizeof_generic(optional_ierror):
+    """The MPI_Sizeof (and PMPI_Sizeof) generic's interface blocks and the
+    module procedures behind it, for a module's specification part and its
+    `contains` part."""
+    specs = [f"fmpl_sizeof_{t}{k}" for t, k in SIZEOF_KINDS]
+    spec_part = []
+    for g in ("MPI_Sizeof", "PMPI_Sizeof"):
+        spec_part += [f"  interface {g}"] + wrap_f("module procedure :: " + ", ".join(specs),
+                                                   "    ") + ["  end interface"]
+    opt = "OPTIONAL, " if optional_ierror else ""
+    procs = []
+    for (t, k), name in zip(SIZEOF_KINDS, specs):
+        procs += [f"  subroutine {name}(x, size, ierror)",
+                  f"    {t}(kind={k}), dimension(..), intent(in) :: x",
+                  "    integer, intent(out) :: size",
+                  f"    integer, {opt}intent(out) :: ierror",
+                  "    size = int(storage_size(x) / 8)",
+                  "    if (present(ierror)) ierror = 0" if optional_ierror else "    ierror = 0",
+                  f"  end subroutine {name}"]
+    return spec_part, procs
+
+
 def gen_module(groups):
     out = [f"! module mpi - FMPL's `use mpi` ({GENERATED}).",
            "! mpif.h's constants and sentinels, and an explicit interface for every",
@@ -484,7 +518,9 @@ def gen_module(groups):
                 out += interface_body("f90", fname, [p.f90.name for p in ps], decls,
                                       ret=f.f90_return)
     out += SYNC_REG("MPI_F_SYNC_REG", "BUF")
-    out += ["  end interface", "end module mpi", ""]
+    out += ["  end interface"]
+    spec_part, procs = sizeof_generic(optional_ierror=False)
+    out += spec_part + ["", "contains", ""] + procs + ["end module mpi", ""]
     return "\n".join(out)
 
 
@@ -601,26 +637,34 @@ def gen_f08(groups, consts):
             names = [str(p.f08).split("(")[0] for p in ps]
             base = f.name[:-2] if f.large else f.name
             specific = f"MPI_{base}_f08" + ("c" if f.large else "")
-            if f.f08_return:
-                # Functions (MPI_Wtime ...): the F77 entry is already right.
-                bodies += interface_body("f08", f"MPI_{f.name}", names, decls, ret=f.f08_return)
-                continue
-            if f.large and signature(ps) == signature(small.fortran_params("f08")):
-                # Same argument types and kinds as the small variant (MPI_Aint
-                # and MPI_Count are both 8 bytes): a generic could not tell
-                # them apart, so MPI-4.0 names it MPI_<name>_c apart.
-                generics.setdefault(f"MPI_{f.name}", []).append(specific)
-            else:
-                generics.setdefault(f"MPI_{base}", []).append(specific)
-            small = f
-            bodies += interface_body("f08", specific, names, decls)
+            # Each routine twice: MPI_ and the profiling interface's PMPI_
+            # (the same entry point under a second name, as in C).
+            for prefix in ("MPI", "PMPI"):
+                if f.f08_return:
+                    # Functions (MPI_Wtime ...): the F77 entry is already right.
+                    bodies += interface_body("f08", f"{prefix}_{f.name}", names, decls,
+                                             ret=f.f08_return)
+                    continue
+                pspecific = "P" + specific if prefix == "PMPI" else specific
+                if f.large and signature(ps) == signature(small.fortran_params("f08")):
+                    # Same argument types and kinds as the small variant (MPI_Aint
+                    # and MPI_Count are both 8 bytes): a generic could not tell
+                    # them apart, so MPI-4.0 names it MPI_<name>_c apart.
+                    generics.setdefault(f"{prefix}_{f.name}", []).append(pspecific)
+                else:
+                    generics.setdefault(f"{prefix}_{base}", []).append(pspecific)
+                bodies += interface_body("f08", pspecific, names, decls)
+            if not f.f08_return:
+                small = f
     out.append("  interface")
     out += bodies + SYNC_REG("MPI_F_sync_reg", "buf")
     out.append("  end interface")
     for g, specs in generics.items():
         out += [f"  interface {g}"] + wrap_f("procedure :: " + ", ".join(specs), "    ") + \
                ["  end interface"]
-    out += ["", "contains", ""]
+    sizeof_spec, sizeof_procs = sizeof_generic(optional_ierror=True)
+    out += sizeof_spec
+    out += ["", "contains", ""] + sizeof_procs
     for h in HANDLE_TYPES:
         for op, sym in (("eq", "=="), ("ne", "/=")):
             out += [f"  elemental logical function fmpl_{h.lower()}_{op}(a, b)",

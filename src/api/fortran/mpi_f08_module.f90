@@ -410,6 +410,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Send_f08
+  SUBROUTINE PMPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Send_f08
   SUBROUTINE MPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -422,6 +434,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Send_f08c
+  SUBROUTINE PMPI_Send_f08c(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Send_f08c
   SUBROUTINE MPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -435,6 +459,19 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Recv_f08
+  SUBROUTINE PMPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Recv_f08
   SUBROUTINE MPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -448,6 +485,19 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Recv_f08c
+  SUBROUTINE PMPI_Recv_f08c(buf, count, datatype, source, tag, comm, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Recv_f08c
   SUBROUTINE MPI_Get_count_f08(status, datatype, count, ierror)
     IMPORT :: MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -456,6 +506,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_count_f08
+  SUBROUTINE PMPI_Get_count_f08(status, datatype, count, ierror)
+    IMPORT :: MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_count_f08
   SUBROUTINE MPI_Get_count_f08c(status, datatype, count, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -464,6 +522,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_count_f08c
+  SUBROUTINE PMPI_Get_count_f08c(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_count_f08c
   SUBROUTINE MPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -476,6 +542,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bsend_f08
+  SUBROUTINE PMPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bsend_f08
   SUBROUTINE MPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -488,6 +566,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bsend_f08c
+  SUBROUTINE PMPI_Bsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bsend_f08c
   SUBROUTINE MPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -500,6 +590,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ssend_f08
+  SUBROUTINE PMPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ssend_f08
   SUBROUTINE MPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -512,6 +614,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ssend_f08c
+  SUBROUTINE PMPI_Ssend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ssend_f08c
   SUBROUTINE MPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -524,6 +638,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rsend_f08
+  SUBROUTINE PMPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rsend_f08
   SUBROUTINE MPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -536,6 +662,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rsend_f08c
+  SUBROUTINE PMPI_Rsend_f08c(buf, count, datatype, dest, tag, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rsend_f08c
   SUBROUTINE MPI_Buffer_attach_f08(buffer, size, ierror)
     IMPLICIT NONE
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
@@ -543,6 +681,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Buffer_attach_f08
+  SUBROUTINE PMPI_Buffer_attach_f08(buffer, size, ierror)
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_attach_f08
   SUBROUTINE MPI_Buffer_attach_f08c(buffer, size, ierror)
     IMPORT :: MPI_COUNT_KIND
     IMPLICIT NONE
@@ -551,6 +696,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Buffer_attach_f08c
+  SUBROUTINE PMPI_Buffer_attach_f08c(buffer, size, ierror)
+    IMPORT :: MPI_COUNT_KIND
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_attach_f08c
   SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror)
     IMPORT :: C_PTR
     IMPLICIT NONE
@@ -558,6 +711,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Buffer_detach_f08
+  SUBROUTINE PMPI_Buffer_detach_f08(buffer_addr, size, ierror)
+    IMPORT :: C_PTR
+    IMPLICIT NONE
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_detach_f08
   SUBROUTINE MPI_Buffer_detach_f08c(buffer_addr, size, ierror)
     IMPORT :: C_PTR, MPI_COUNT_KIND
     IMPLICIT NONE
@@ -565,6 +725,13 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Buffer_detach_f08c
+  SUBROUTINE PMPI_Buffer_detach_f08c(buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_COUNT_KIND
+    IMPLICIT NONE
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_detach_f08c
   SUBROUTINE MPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
       recvtype, source, recvtag, comm, status, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
@@ -585,6 +752,26 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Sendrecv_f08
+  SUBROUTINE PMPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Sendrecv_f08
   SUBROUTINE MPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
       recvtype, source, recvtag, comm, status, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
@@ -605,6 +792,26 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Sendrecv_f08c
+  SUBROUTINE PMPI_Sendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Sendrecv_f08c
   SUBROUTINE MPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
       status, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
@@ -621,6 +828,22 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Sendrecv_replace_f08
+  SUBROUTINE PMPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Sendrecv_replace_f08
   SUBROUTINE MPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
       status, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
@@ -637,6 +860,22 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Sendrecv_replace_f08c
+  SUBROUTINE PMPI_Sendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Sendrecv_replace_f08c
   SUBROUTINE MPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -650,6 +889,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isend_f08
+  SUBROUTINE PMPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isend_f08
   SUBROUTINE MPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -663,6 +915,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isend_f08c
+  SUBROUTINE PMPI_Isend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isend_f08c
   SUBROUTINE MPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -676,6 +941,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ibsend_f08
+  SUBROUTINE PMPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ibsend_f08
   SUBROUTINE MPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -689,6 +967,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ibsend_f08c
+  SUBROUTINE PMPI_Ibsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ibsend_f08c
   SUBROUTINE MPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -702,6 +993,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Issend_f08
+  SUBROUTINE PMPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Issend_f08
   SUBROUTINE MPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -715,6 +1019,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Issend_f08c
+  SUBROUTINE PMPI_Issend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Issend_f08c
   SUBROUTINE MPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -728,6 +1045,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Irsend_f08
+  SUBROUTINE PMPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Irsend_f08
   SUBROUTINE MPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -741,6 +1071,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Irsend_f08c
+  SUBROUTINE PMPI_Irsend_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Irsend_f08c
   SUBROUTINE MPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -754,6 +1097,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Irecv_f08
+  SUBROUTINE PMPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Irecv_f08
   SUBROUTINE MPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -767,6 +1123,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Irecv_f08c
+  SUBROUTINE PMPI_Irecv_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Irecv_f08c
   SUBROUTINE MPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
       recvtype, source, recvtag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -787,6 +1156,26 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isendrecv_f08
+  SUBROUTINE PMPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isendrecv_f08
   SUBROUTINE MPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
       recvtype, source, recvtag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -807,6 +1196,26 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isendrecv_f08c
+  SUBROUTINE PMPI_Isendrecv_f08c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isendrecv_f08c
   SUBROUTINE MPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
       request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -823,6 +1232,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isendrecv_replace_f08
+  SUBROUTINE PMPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isendrecv_replace_f08
   SUBROUTINE MPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
       request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -839,6 +1264,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Isendrecv_replace_f08c
+  SUBROUTINE PMPI_Isendrecv_replace_f08c(buf, count, datatype, dest, sendtag, source, recvtag, &
+      comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: sendtag
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: recvtag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Isendrecv_replace_f08c
   SUBROUTINE MPI_Wait_f08(request, status, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -846,6 +1287,13 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Wait_f08
+  SUBROUTINE PMPI_Wait_f08(request, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Wait_f08
   SUBROUTINE MPI_Test_f08(request, flag, status, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -854,12 +1302,26 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Test_f08
+  SUBROUTINE PMPI_Test_f08(request, flag, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Test_f08
   SUBROUTINE MPI_Request_free_f08(request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
     TYPE(MPI_Request), INTENT(INOUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Request_free_f08
+  SUBROUTINE PMPI_Request_free_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Request_free_f08
   SUBROUTINE MPI_Waitany_f08(count, array_of_requests, index, status, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -869,6 +1331,15 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Waitany_f08
+  SUBROUTINE PMPI_Waitany_f08(count, array_of_requests, index, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Waitany_f08
   SUBROUTINE MPI_Testany_f08(count, array_of_requests, index, flag, status, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -879,6 +1350,16 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Testany_f08
+  SUBROUTINE PMPI_Testany_f08(count, array_of_requests, index, flag, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Testany_f08
   SUBROUTINE MPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -887,6 +1368,14 @@ module mpi_f08
     TYPE(MPI_Status) :: array_of_statuses(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Waitall_f08
+  SUBROUTINE PMPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Waitall_f08
   SUBROUTINE MPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -896,6 +1385,15 @@ module mpi_f08
     TYPE(MPI_Status) :: array_of_statuses(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Testall_f08
+  SUBROUTINE PMPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Testall_f08
   SUBROUTINE MPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, &
       array_of_statuses, ierror)
     IMPORT :: MPI_Request, MPI_Status
@@ -907,6 +1405,17 @@ module mpi_f08
     TYPE(MPI_Status) :: array_of_statuses(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Waitsome_f08
+  SUBROUTINE PMPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, &
+      array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Waitsome_f08
   SUBROUTINE MPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, &
       array_of_statuses, ierror)
     IMPORT :: MPI_Request, MPI_Status
@@ -918,6 +1427,17 @@ module mpi_f08
     TYPE(MPI_Status) :: array_of_statuses(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Testsome_f08
+  SUBROUTINE PMPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, &
+      array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Testsome_f08
   SUBROUTINE MPI_Request_get_status_f08(request, flag, status, ierror)
     IMPORT :: MPI_Request, MPI_Status
     IMPLICIT NONE
@@ -926,12 +1446,26 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Request_get_status_f08
+  SUBROUTINE PMPI_Request_get_status_f08(request, flag, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(IN) :: request
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Request_get_status_f08
   SUBROUTINE MPI_Cancel_f08(request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cancel_f08
+  SUBROUTINE PMPI_Cancel_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cancel_f08
   SUBROUTINE MPI_Test_cancelled_f08(status, flag, ierror)
     IMPORT :: MPI_Status
     IMPLICIT NONE
@@ -939,6 +1473,13 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Test_cancelled_f08
+  SUBROUTINE PMPI_Test_cancelled_f08(status, flag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Test_cancelled_f08
   SUBROUTINE MPI_Probe_f08(source, tag, comm, status, ierror)
     IMPORT :: MPI_Comm, MPI_Status
     IMPLICIT NONE
@@ -948,6 +1489,15 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Probe_f08
+  SUBROUTINE PMPI_Probe_f08(source, tag, comm, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Probe_f08
   SUBROUTINE MPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
     IMPORT :: MPI_Comm, MPI_Status
     IMPLICIT NONE
@@ -958,6 +1508,16 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iprobe_f08
+  SUBROUTINE PMPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iprobe_f08
   SUBROUTINE MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
     IMPORT :: MPI_Comm, MPI_Message, MPI_Status
     IMPLICIT NONE
@@ -968,6 +1528,16 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Mprobe_f08
+  SUBROUTINE PMPI_Mprobe_f08(source, tag, comm, message, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Message, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Message), INTENT(OUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Mprobe_f08
   SUBROUTINE MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
     IMPORT :: MPI_Comm, MPI_Message, MPI_Status
     IMPLICIT NONE
@@ -979,6 +1549,17 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Improbe_f08
+  SUBROUTINE PMPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
+    IMPORT :: MPI_Comm, MPI_Message, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Message), INTENT(OUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Improbe_f08
   SUBROUTINE MPI_Mrecv_f08(buf, count, datatype, message, status, ierror)
     IMPORT :: MPI_Datatype, MPI_Message, MPI_Status
     IMPLICIT NONE
@@ -990,6 +1571,17 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Mrecv_f08
+  SUBROUTINE PMPI_Mrecv_f08(buf, count, datatype, message, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_Message, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Mrecv_f08
   SUBROUTINE MPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Message, MPI_Status
     IMPLICIT NONE
@@ -1001,6 +1593,17 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Mrecv_f08c
+  SUBROUTINE PMPI_Mrecv_f08c(buf, count, datatype, message, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Message, MPI_Status
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Mrecv_f08c
   SUBROUTINE MPI_Imrecv_f08(buf, count, datatype, message, request, ierror)
     IMPORT :: MPI_Datatype, MPI_Message, MPI_Request
     IMPLICIT NONE
@@ -1012,6 +1615,17 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Imrecv_f08
+  SUBROUTINE PMPI_Imrecv_f08(buf, count, datatype, message, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_Message, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Imrecv_f08
   SUBROUTINE MPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Message, MPI_Request
     IMPLICIT NONE
@@ -1023,6 +1637,17 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Imrecv_f08c
+  SUBROUTINE PMPI_Imrecv_f08c(buf, count, datatype, message, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Message, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Message), INTENT(INOUT) :: message
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Imrecv_f08c
   SUBROUTINE MPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1036,6 +1661,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Send_init_f08
+  SUBROUTINE PMPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Send_init_f08
   SUBROUTINE MPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1049,6 +1687,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Send_init_f08c
+  SUBROUTINE PMPI_Send_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Send_init_f08c
   SUBROUTINE MPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1062,6 +1713,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bsend_init_f08
+  SUBROUTINE PMPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bsend_init_f08
   SUBROUTINE MPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1075,6 +1739,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bsend_init_f08c
+  SUBROUTINE PMPI_Bsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bsend_init_f08c
   SUBROUTINE MPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1088,6 +1765,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ssend_init_f08
+  SUBROUTINE PMPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ssend_init_f08
   SUBROUTINE MPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1101,6 +1791,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ssend_init_f08c
+  SUBROUTINE PMPI_Ssend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ssend_init_f08c
   SUBROUTINE MPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1114,6 +1817,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rsend_init_f08
+  SUBROUTINE PMPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rsend_init_f08
   SUBROUTINE MPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1127,6 +1843,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rsend_init_f08c
+  SUBROUTINE PMPI_Rsend_init_f08c(buf, count, datatype, dest, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rsend_init_f08c
   SUBROUTINE MPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1140,6 +1869,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Recv_init_f08
+  SUBROUTINE PMPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Recv_init_f08
   SUBROUTINE MPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -1153,12 +1895,31 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Recv_init_f08c
+  SUBROUTINE PMPI_Recv_init_f08c(buf, count, datatype, source, tag, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Recv_init_f08c
   SUBROUTINE MPI_Start_f08(request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
     TYPE(MPI_Request), INTENT(INOUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Start_f08
+  SUBROUTINE PMPI_Start_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(INOUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Start_f08
   SUBROUTINE MPI_Startall_f08(count, array_of_requests, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -1166,6 +1927,13 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Startall_f08
+  SUBROUTINE PMPI_Startall_f08(count, array_of_requests, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Startall_f08
   SUBROUTINE MPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -1182,6 +1950,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Psend_init_f08
+  SUBROUTINE PMPI_Psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: partitions
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: dest
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Psend_init_f08
   SUBROUTINE MPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -1198,6 +1982,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Precv_init_f08
+  SUBROUTINE PMPI_Precv_init_f08(buf, partitions, count, datatype, source, tag, comm, info, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: partitions
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: source
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Precv_init_f08
   SUBROUTINE MPI_Pready_f08(partition, request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -1205,6 +2005,13 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pready_f08
+  SUBROUTINE PMPI_Pready_f08(partition, request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: partition
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pready_f08
   SUBROUTINE MPI_Pready_range_f08(partition_low, partition_high, request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -1213,6 +2020,14 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pready_range_f08
+  SUBROUTINE PMPI_Pready_range_f08(partition_low, partition_high, request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: partition_low
+    INTEGER, INTENT(IN) :: partition_high
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pready_range_f08
   SUBROUTINE MPI_Pready_list_f08(length, array_of_partitions, request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -1221,6 +2036,14 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pready_list_f08
+  SUBROUTINE PMPI_Pready_list_f08(length, array_of_partitions, request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: length
+    INTEGER, INTENT(IN) :: array_of_partitions(length)
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pready_list_f08
   SUBROUTINE MPI_Parrived_f08(request, partition, flag, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -1229,6 +2052,14 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Parrived_f08
+  SUBROUTINE PMPI_Parrived_f08(request, partition, flag, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, INTENT(IN) :: partition
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Parrived_f08
   SUBROUTINE MPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -1237,6 +2068,14 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_contiguous_f08
+  SUBROUTINE PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_contiguous_f08
   SUBROUTINE MPI_Type_contiguous_f08c(count, oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1245,6 +2084,14 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_contiguous_f08c
+  SUBROUTINE PMPI_Type_contiguous_f08c(count, oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_contiguous_f08c
   SUBROUTINE MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -1255,6 +2102,16 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_vector_f08
+  SUBROUTINE PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER, INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_vector_f08
   SUBROUTINE MPI_Type_vector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1265,6 +2122,16 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_vector_f08c
+  SUBROUTINE PMPI_Type_vector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_vector_f08c
   SUBROUTINE MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1275,6 +2142,16 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hvector_f08
+  SUBROUTINE PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hvector_f08
   SUBROUTINE MPI_Type_create_hvector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1285,6 +2162,16 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hvector_f08c
+  SUBROUTINE PMPI_Type_create_hvector_f08c(count, blocklength, stride, oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hvector_f08c
   SUBROUTINE MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, &
       newtype, ierror)
     IMPORT :: MPI_Datatype
@@ -1296,6 +2183,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_indexed_f08
+  SUBROUTINE PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, &
+      newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER, INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_indexed_f08
   SUBROUTINE MPI_Type_indexed_f08c(count, array_of_blocklengths, array_of_displacements, oldtype, &
       newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1307,6 +2205,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_indexed_f08c
+  SUBROUTINE PMPI_Type_indexed_f08c(count, array_of_blocklengths, array_of_displacements, oldtype, &
+      newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_indexed_f08c
   SUBROUTINE MPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, &
       oldtype, newtype, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1318,6 +2227,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hindexed_f08
+  SUBROUTINE PMPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hindexed_f08
   SUBROUTINE MPI_Type_create_hindexed_f08c(count, array_of_blocklengths, array_of_displacements, &
       oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1329,6 +2249,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hindexed_f08c
+  SUBROUTINE PMPI_Type_create_hindexed_f08c(count, array_of_blocklengths, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hindexed_f08c
   SUBROUTINE MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, &
       newtype, ierror)
     IMPORT :: MPI_Datatype
@@ -1340,6 +2271,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_indexed_block_f08
+  SUBROUTINE PMPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER, INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_indexed_block_f08
   SUBROUTINE MPI_Type_create_indexed_block_f08c(count, blocklength, array_of_displacements, &
       oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1351,6 +2293,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_indexed_block_f08c
+  SUBROUTINE PMPI_Type_create_indexed_block_f08c(count, blocklength, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_indexed_block_f08c
   SUBROUTINE MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
       oldtype, newtype, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1362,6 +2315,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hindexed_block_f08
+  SUBROUTINE PMPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hindexed_block_f08
   SUBROUTINE MPI_Type_create_hindexed_block_f08c(count, blocklength, array_of_displacements, &
       oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1373,6 +2337,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_hindexed_block_f08c
+  SUBROUTINE PMPI_Type_create_hindexed_block_f08c(count, blocklength, array_of_displacements, &
+      oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_hindexed_block_f08c
   SUBROUTINE MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
       array_of_types, newtype, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1384,6 +2359,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_struct_f08
+  SUBROUTINE PMPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
+      array_of_types, newtype, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_struct_f08
   SUBROUTINE MPI_Type_create_struct_f08c(count, array_of_blocklengths, array_of_displacements, &
       array_of_types, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1395,6 +2381,17 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_struct_f08c
+  SUBROUTINE PMPI_Type_create_struct_f08c(count, array_of_blocklengths, array_of_displacements, &
+      array_of_types, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+    TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_struct_f08c
   SUBROUTINE MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
       array_of_starts, order, oldtype, newtype, ierror)
     IMPORT :: MPI_Datatype
@@ -1408,6 +2405,19 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_subarray_f08
+  SUBROUTINE PMPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
+      array_of_starts, order, oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: array_of_sizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_subsizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_starts(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_subarray_f08
   SUBROUTINE MPI_Type_create_subarray_f08c(ndims, array_of_sizes, array_of_subsizes, &
       array_of_starts, order, oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1421,6 +2431,19 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_subarray_f08c
+  SUBROUTINE PMPI_Type_create_subarray_f08c(ndims, array_of_sizes, array_of_subsizes, &
+      array_of_starts, order, oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_subsizes(ndims)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_starts(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_subarray_f08c
   SUBROUTINE MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
       array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     IMPORT :: MPI_Datatype
@@ -1437,6 +2460,22 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_darray_f08
+  SUBROUTINE PMPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+      array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: array_of_gsizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+    INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+    INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_darray_f08
   SUBROUTINE MPI_Type_create_darray_f08c(size, rank, ndims, array_of_gsizes, array_of_distribs, &
       array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1453,6 +2492,22 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_darray_f08c
+  SUBROUTINE PMPI_Type_create_darray_f08c(size, rank, ndims, array_of_gsizes, array_of_distribs, &
+      array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_gsizes(ndims)
+    INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+    INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+    INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+    INTEGER, INTENT(IN) :: order
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_darray_f08c
   SUBROUTINE MPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1462,6 +2517,15 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_resized_f08
+  SUBROUTINE PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extent
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_resized_f08
   SUBROUTINE MPI_Type_create_resized_f08c(oldtype, lb, extent, newtype, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1471,6 +2535,15 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_resized_f08c
+  SUBROUTINE PMPI_Type_create_resized_f08c(oldtype, lb, extent, newtype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: extent
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_resized_f08c
   SUBROUTINE MPI_Type_dup_f08(oldtype, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -1478,18 +2551,37 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_dup_f08
+  SUBROUTINE PMPI_Type_dup_f08(oldtype, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_dup_f08
   SUBROUTINE MPI_Type_commit_f08(datatype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
     TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_commit_f08
+  SUBROUTINE PMPI_Type_commit_f08(datatype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_commit_f08
   SUBROUTINE MPI_Type_free_f08(datatype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
     TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_free_f08
+  SUBROUTINE PMPI_Type_free_f08(datatype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_free_f08
   SUBROUTINE MPI_Type_size_f08(datatype, size, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -1497,6 +2589,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_size_f08
+  SUBROUTINE PMPI_Type_size_f08(datatype, size, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_size_f08
   SUBROUTINE MPI_Type_size_f08c(datatype, size, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1504,6 +2603,13 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_size_f08c
+  SUBROUTINE PMPI_Type_size_f08c(datatype, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_size_f08c
   SUBROUTINE MPI_Type_size_x_f08(datatype, size, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1511,6 +2617,13 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_size_x_f08
+  SUBROUTINE PMPI_Type_size_x_f08(datatype, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_size_x_f08
   SUBROUTINE MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1519,6 +2632,14 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_extent_f08
+  SUBROUTINE PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_extent_f08
   SUBROUTINE MPI_Type_get_extent_f08c(datatype, lb, extent, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1527,6 +2648,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_extent_f08c
+  SUBROUTINE PMPI_Type_get_extent_f08c(datatype, lb, extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_extent_f08c
   SUBROUTINE MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1535,6 +2664,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_extent_x_f08
+  SUBROUTINE PMPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_extent_x_f08
   SUBROUTINE MPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1543,6 +2680,14 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_true_extent_f08
+  SUBROUTINE PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_lb
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_true_extent_f08
   SUBROUTINE MPI_Type_get_true_extent_f08c(datatype, true_lb, true_extent, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1551,6 +2696,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_true_extent_f08c
+  SUBROUTINE PMPI_Type_get_true_extent_f08c(datatype, true_lb, true_extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_true_extent_f08c
   SUBROUTINE MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1559,6 +2712,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_true_extent_x_f08
+  SUBROUTINE PMPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_true_extent_x_f08
   SUBROUTINE MPI_Get_elements_f08(status, datatype, count, ierror)
     IMPORT :: MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -1567,6 +2728,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_elements_f08
+  SUBROUTINE PMPI_Get_elements_f08(status, datatype, count, ierror)
+    IMPORT :: MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_elements_f08
   SUBROUTINE MPI_Get_elements_f08c(status, datatype, count, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -1575,6 +2744,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_elements_f08c
+  SUBROUTINE PMPI_Get_elements_f08c(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_elements_f08c
   SUBROUTINE MPI_Get_elements_x_f08(status, datatype, count, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -1583,6 +2760,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_elements_x_f08
+  SUBROUTINE PMPI_Get_elements_x_f08(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_elements_x_f08
   SUBROUTINE MPI_Get_address_f08(location, address, ierror)
     IMPORT :: MPI_ADDRESS_KIND
     IMPLICIT NONE
@@ -1591,18 +2776,38 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_address_f08
+  SUBROUTINE PMPI_Get_address_f08(location, address, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: location
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: location
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_address_f08
   INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_add(base, disp)
     IMPORT :: MPI_ADDRESS_KIND
     IMPLICIT NONE
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp
   END FUNCTION MPI_Aint_add
+  INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION PMPI_Aint_add(base, disp)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp
+  END FUNCTION PMPI_Aint_add
   INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION MPI_Aint_diff(addr1, addr2)
     IMPORT :: MPI_ADDRESS_KIND
     IMPLICIT NONE
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr2
   END FUNCTION MPI_Aint_diff
+  INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION PMPI_Aint_diff(addr1, addr2)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr2
+  END FUNCTION PMPI_Aint_diff
   SUBROUTINE MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
       combiner, ierror)
     IMPORT :: MPI_Datatype
@@ -1614,6 +2819,17 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: combiner
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_envelope_f08
+  SUBROUTINE PMPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
+      combiner, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(OUT) :: num_integers
+    INTEGER, INTENT(OUT) :: num_addresses
+    INTEGER, INTENT(OUT) :: num_datatypes
+    INTEGER, INTENT(OUT) :: combiner
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_envelope_f08
   SUBROUTINE MPI_Type_get_envelope_f08c(datatype, num_integers, num_addresses, num_large_counts, &
       num_datatypes, combiner, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1626,6 +2842,18 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: combiner
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_envelope_f08c
+  SUBROUTINE PMPI_Type_get_envelope_f08c(datatype, num_integers, num_addresses, num_large_counts, &
+      num_datatypes, combiner, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
+    INTEGER, INTENT(OUT) :: combiner
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_envelope_f08c
   SUBROUTINE MPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, &
       array_of_integers, array_of_addresses, array_of_datatypes, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1639,6 +2867,19 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_contents_f08
+  SUBROUTINE PMPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, &
+      array_of_integers, array_of_addresses, array_of_datatypes, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: max_integers
+    INTEGER, INTENT(IN) :: max_addresses
+    INTEGER, INTENT(IN) :: max_datatypes
+    INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+    TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_contents_f08
   SUBROUTINE MPI_Type_get_contents_f08c(datatype, max_integers, max_addresses, max_large_counts, &
       max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
       array_of_datatypes, ierror)
@@ -1655,6 +2896,22 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_contents_f08c
+  SUBROUTINE PMPI_Type_get_contents_f08c(datatype, max_integers, max_addresses, max_large_counts, &
+      max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, &
+      array_of_datatypes, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_addresses
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_large_counts
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_datatypes
+    INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: array_of_large_counts(max_large_counts)
+    TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_contents_f08c
   SUBROUTINE MPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1669,6 +2926,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_f08
+  SUBROUTINE PMPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER, INTENT(IN) :: outsize
+    INTEGER, INTENT(INOUT) :: position
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_f08
   SUBROUTINE MPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1683,6 +2954,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_f08c
+  SUBROUTINE PMPI_Pack_f08c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_f08c
   SUBROUTINE MPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1697,6 +2982,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Unpack_f08
+  SUBROUTINE PMPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER, INTENT(IN) :: insize
+    INTEGER, INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER, INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Unpack_f08
   SUBROUTINE MPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1711,6 +3010,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Unpack_f08c
+  SUBROUTINE PMPI_Unpack_f08c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Unpack_f08c
   SUBROUTINE MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1720,6 +3033,15 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_size_f08
+  SUBROUTINE PMPI_Pack_size_f08(incount, datatype, comm, size, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_size_f08
   SUBROUTINE MPI_Pack_size_f08c(incount, datatype, comm, size, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1729,6 +3051,15 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_size_f08c
+  SUBROUTINE PMPI_Pack_size_f08c(incount, datatype, comm, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_size_f08c
   SUBROUTINE MPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
       ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1744,6 +3075,21 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_external_f08
+  SUBROUTINE PMPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
+      ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_external_f08
   SUBROUTINE MPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1759,6 +3105,21 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_external_f08c
+  SUBROUTINE PMPI_Pack_external_f08c(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_external_f08c
   SUBROUTINE MPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
       ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
@@ -1774,6 +3135,21 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Unpack_external_f08
+  SUBROUTINE PMPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
+      ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER, INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Unpack_external_f08
   SUBROUTINE MPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
@@ -1789,6 +3165,21 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(IN) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Unpack_external_f08c
+  SUBROUTINE PMPI_Unpack_external_f08c(datarep, inbuf, insize, position, outbuf, outcount, &
+      datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+    TYPE(*), DIMENSION(*) :: outbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Unpack_external_f08c
   SUBROUTINE MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1798,6 +3189,15 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_external_size_f08
+  SUBROUTINE PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_external_size_f08
   SUBROUTINE MPI_Pack_external_size_f08c(datarep, incount, datatype, size, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -1807,12 +3207,27 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Pack_external_size_f08c
+  SUBROUTINE PMPI_Pack_external_size_f08c(datarep, incount, datatype, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Pack_external_size_f08c
   SUBROUTINE MPI_Barrier_f08(comm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Barrier_f08
+  SUBROUTINE PMPI_Barrier_f08(comm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Barrier_f08
   SUBROUTINE MPI_Bcast_f08(buffer, count, datatype, root, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1824,6 +3239,17 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bcast_f08
+  SUBROUTINE PMPI_Bcast_f08(buffer, count, datatype, root, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*) :: buffer
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bcast_f08
   SUBROUTINE MPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -1835,6 +3261,17 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bcast_f08c
+  SUBROUTINE PMPI_Bcast_f08c(buffer, count, datatype, root, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*) :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bcast_f08c
   SUBROUTINE MPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -1851,6 +3288,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gather_f08
+  SUBROUTINE PMPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gather_f08
   SUBROUTINE MPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -1867,6 +3320,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gather_f08c
+  SUBROUTINE PMPI_Gather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gather_f08c
   SUBROUTINE MPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       root, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -1884,6 +3353,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gatherv_f08
+  SUBROUTINE PMPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gatherv_f08
   SUBROUTINE MPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       root, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -1901,6 +3387,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gatherv_f08c
+  SUBROUTINE PMPI_Gatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gatherv_f08c
   SUBROUTINE MPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -1917,6 +3420,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatter_f08
+  SUBROUTINE PMPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatter_f08
   SUBROUTINE MPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -1933,6 +3452,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatter_f08c
+  SUBROUTINE PMPI_Scatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatter_f08c
   SUBROUTINE MPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
       root, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -1950,6 +3485,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatterv_f08
+  SUBROUTINE PMPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatterv_f08
   SUBROUTINE MPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
       root, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -1967,6 +3519,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatterv_f08c
+  SUBROUTINE PMPI_Scatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatterv_f08c
   SUBROUTINE MPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -1982,6 +3551,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgather_f08
+  SUBROUTINE PMPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgather_f08
   SUBROUTINE MPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -1997,6 +3581,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgather_f08c
+  SUBROUTINE PMPI_Allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgather_f08c
   SUBROUTINE MPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -2013,6 +3612,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgatherv_f08
+  SUBROUTINE PMPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgatherv_f08
   SUBROUTINE MPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -2029,6 +3644,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgatherv_f08c
+  SUBROUTINE PMPI_Allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgatherv_f08c
   SUBROUTINE MPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -2044,6 +3675,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoall_f08
+  SUBROUTINE PMPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoall_f08
   SUBROUTINE MPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -2059,6 +3705,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoall_f08c
+  SUBROUTINE PMPI_Alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoall_f08c
   SUBROUTINE MPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -2076,6 +3737,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallv_f08
+  SUBROUTINE PMPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallv_f08
   SUBROUTINE MPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -2093,6 +3771,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallv_f08c
+  SUBROUTINE PMPI_Alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallv_f08c
   SUBROUTINE MPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -2110,6 +3805,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallw_f08
+  SUBROUTINE PMPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallw_f08
   SUBROUTINE MPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -2127,6 +3839,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallw_f08c
+  SUBROUTINE PMPI_Alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallw_f08c
   SUBROUTINE MPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2141,6 +3870,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_f08
+  SUBROUTINE PMPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_f08
   SUBROUTINE MPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2155,6 +3898,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_f08c
+  SUBROUTINE PMPI_Reduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_f08c
   SUBROUTINE MPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2168,6 +3925,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allreduce_f08
+  SUBROUTINE PMPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allreduce_f08
   SUBROUTINE MPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2181,6 +3951,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allreduce_f08c
+  SUBROUTINE PMPI_Allreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allreduce_f08c
   SUBROUTINE MPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
     IMPORT :: MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2193,6 +3976,18 @@ module mpi_f08
     TYPE(MPI_Op), INTENT(IN) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_local_f08
+  SUBROUTINE PMPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
+    IMPORT :: MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
+    TYPE(*), DIMENSION(*) :: inoutbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_local_f08
   SUBROUTINE MPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2205,6 +4000,18 @@ module mpi_f08
     TYPE(MPI_Op), INTENT(IN) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_local_f08c
+  SUBROUTINE PMPI_Reduce_local_f08c(inbuf, inoutbuf, count, datatype, op, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+    TYPE(*), DIMENSION(*) :: inbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
+    TYPE(*), DIMENSION(*) :: inoutbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_local_f08c
   SUBROUTINE MPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2218,6 +4025,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_block_f08
+  SUBROUTINE PMPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_block_f08
   SUBROUTINE MPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2231,6 +4051,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_block_f08c
+  SUBROUTINE PMPI_Reduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_block_f08c
   SUBROUTINE MPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2244,6 +4077,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_f08
+  SUBROUTINE PMPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_f08
   SUBROUTINE MPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2257,6 +4103,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_f08c
+  SUBROUTINE PMPI_Reduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_f08c
   SUBROUTINE MPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2270,6 +4129,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scan_f08
+  SUBROUTINE PMPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scan_f08
   SUBROUTINE MPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2283,6 +4155,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scan_f08c
+  SUBROUTINE PMPI_Scan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scan_f08c
   SUBROUTINE MPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2296,6 +4181,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Exscan_f08
+  SUBROUTINE PMPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Exscan_f08
   SUBROUTINE MPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
     IMPLICIT NONE
@@ -2309,6 +4207,19 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Exscan_f08c
+  SUBROUTINE PMPI_Exscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Exscan_f08c
   SUBROUTINE MPI_Ibarrier_f08(comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Request
     IMPLICIT NONE
@@ -2316,6 +4227,13 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ibarrier_f08
+  SUBROUTINE PMPI_Ibarrier_f08(comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ibarrier_f08
   SUBROUTINE MPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -2328,6 +4246,18 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ibcast_f08
+  SUBROUTINE PMPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ibcast_f08
   SUBROUTINE MPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
     IMPLICIT NONE
@@ -2340,6 +4270,18 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ibcast_f08c
+  SUBROUTINE PMPI_Ibcast_f08c(buffer, count, datatype, root, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ibcast_f08c
   SUBROUTINE MPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2357,6 +4299,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Igather_f08
+  SUBROUTINE PMPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Igather_f08
   SUBROUTINE MPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2374,6 +4333,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Igather_f08c
+  SUBROUTINE PMPI_Igather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Igather_f08c
   SUBROUTINE MPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       root, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2392,6 +4368,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Igatherv_f08
+  SUBROUTINE PMPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Igatherv_f08
   SUBROUTINE MPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       root, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2410,6 +4404,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Igatherv_f08c
+  SUBROUTINE PMPI_Igatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, root, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Igatherv_f08c
   SUBROUTINE MPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2427,6 +4439,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscatter_f08
+  SUBROUTINE PMPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscatter_f08
   SUBROUTINE MPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2444,6 +4473,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscatter_f08c
+  SUBROUTINE PMPI_Iscatter_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscatter_f08c
   SUBROUTINE MPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
       root, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2462,6 +4508,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscatterv_f08
+  SUBROUTINE PMPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscatterv_f08
   SUBROUTINE MPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
       recvtype, root, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2480,6 +4544,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscatterv_f08c
+  SUBROUTINE PMPI_Iscatterv_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscatterv_f08c
   SUBROUTINE MPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2496,6 +4578,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallgather_f08
+  SUBROUTINE PMPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallgather_f08
   SUBROUTINE MPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2512,6 +4610,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallgather_f08c
+  SUBROUTINE PMPI_Iallgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallgather_f08c
   SUBROUTINE MPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2529,6 +4643,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallgatherv_f08
+  SUBROUTINE PMPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallgatherv_f08
   SUBROUTINE MPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2546,6 +4677,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallgatherv_f08c
+  SUBROUTINE PMPI_Iallgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallgatherv_f08c
   SUBROUTINE MPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2562,6 +4710,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoall_f08
+  SUBROUTINE PMPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoall_f08
   SUBROUTINE MPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
       request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2578,6 +4742,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoall_f08c
+  SUBROUTINE PMPI_Ialltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoall_f08c
   SUBROUTINE MPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2596,6 +4776,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoallv_f08
+  SUBROUTINE PMPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoallv_f08
   SUBROUTINE MPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2614,6 +4812,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoallv_f08c
+  SUBROUTINE PMPI_Ialltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoallv_f08c
   SUBROUTINE MPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -2632,6 +4848,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoallw_f08
+  SUBROUTINE PMPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoallw_f08
   SUBROUTINE MPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -2650,6 +4884,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ialltoallw_f08c
+  SUBROUTINE PMPI_Ialltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ialltoallw_f08c
   SUBROUTINE MPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2665,6 +4917,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_f08
+  SUBROUTINE PMPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_f08
   SUBROUTINE MPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2680,6 +4947,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_f08c
+  SUBROUTINE PMPI_Ireduce_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_f08c
   SUBROUTINE MPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2694,6 +4976,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallreduce_f08
+  SUBROUTINE PMPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallreduce_f08
   SUBROUTINE MPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2708,6 +5004,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iallreduce_f08c
+  SUBROUTINE PMPI_Iallreduce_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iallreduce_f08c
   SUBROUTINE MPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
       request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
@@ -2723,6 +5033,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_scatter_block_f08
+  SUBROUTINE PMPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+      request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_scatter_block_f08
   SUBROUTINE MPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
       request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
@@ -2738,6 +5063,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_scatter_block_f08c
+  SUBROUTINE PMPI_Ireduce_scatter_block_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_scatter_block_f08c
   SUBROUTINE MPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
@@ -2753,6 +5093,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_scatter_f08
+  SUBROUTINE PMPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_scatter_f08
   SUBROUTINE MPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
@@ -2768,6 +5123,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ireduce_scatter_f08c
+  SUBROUTINE PMPI_Ireduce_scatter_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ireduce_scatter_f08c
   SUBROUTINE MPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2782,6 +5152,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscan_f08
+  SUBROUTINE PMPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscan_f08
   SUBROUTINE MPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2796,6 +5180,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iscan_f08c
+  SUBROUTINE PMPI_Iscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iscan_f08c
   SUBROUTINE MPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2810,6 +5208,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iexscan_f08
+  SUBROUTINE PMPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iexscan_f08
   SUBROUTINE MPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -2824,6 +5236,20 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Iexscan_f08c
+  SUBROUTINE PMPI_Iexscan_f08c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Iexscan_f08c
   SUBROUTINE MPI_Barrier_init_f08(comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Info, MPI_Request
     IMPLICIT NONE
@@ -2832,6 +5258,14 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Barrier_init_f08
+  SUBROUTINE PMPI_Barrier_init_f08(comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Barrier_init_f08
   SUBROUTINE MPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
     IMPLICIT NONE
@@ -2845,6 +5279,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bcast_init_f08
+  SUBROUTINE PMPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bcast_init_f08
   SUBROUTINE MPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
     IMPLICIT NONE
@@ -2858,6 +5305,19 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Bcast_init_f08c
+  SUBROUTINE PMPI_Bcast_init_f08c(buffer, count, datatype, root, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Bcast_init_f08c
   SUBROUTINE MPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2876,6 +5336,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gather_init_f08
+  SUBROUTINE PMPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gather_init_f08
   SUBROUTINE MPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2894,6 +5372,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gather_init_f08c
+  SUBROUTINE PMPI_Gather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gather_init_f08c
   SUBROUTINE MPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, root, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2913,6 +5409,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gatherv_init_f08
+  SUBROUTINE PMPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, root, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gatherv_init_f08
   SUBROUTINE MPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, root, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2932,6 +5447,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Gatherv_init_f08c
+  SUBROUTINE PMPI_Gatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, root, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Gatherv_init_f08c
   SUBROUTINE MPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
       comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2950,6 +5484,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatter_init_f08
+  SUBROUTINE PMPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatter_init_f08
   SUBROUTINE MPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       root, comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2968,6 +5520,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatter_init_f08c
+  SUBROUTINE PMPI_Scatter_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatter_init_f08c
   SUBROUTINE MPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
       recvtype, root, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -2987,6 +5557,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatterv_init_f08
+  SUBROUTINE PMPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatterv_init_f08
   SUBROUTINE MPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
       recvtype, root, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3006,6 +5595,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scatterv_init_f08c
+  SUBROUTINE PMPI_Scatterv_init_f08c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scatterv_init_f08c
   SUBROUTINE MPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3023,6 +5631,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgather_init_f08
+  SUBROUTINE PMPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgather_init_f08
   SUBROUTINE MPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3040,6 +5665,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgather_init_f08c
+  SUBROUTINE PMPI_Allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgather_init_f08c
   SUBROUTINE MPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3058,6 +5700,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgatherv_init_f08
+  SUBROUTINE PMPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgatherv_init_f08
   SUBROUTINE MPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3076,6 +5736,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allgatherv_init_f08c
+  SUBROUTINE PMPI_Allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allgatherv_init_f08c
   SUBROUTINE MPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3093,6 +5771,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoall_init_f08
+  SUBROUTINE PMPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoall_init_f08
   SUBROUTINE MPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3110,6 +5805,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoall_init_f08c
+  SUBROUTINE PMPI_Alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoall_init_f08c
   SUBROUTINE MPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3129,6 +5841,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallv_init_f08
+  SUBROUTINE PMPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallv_init_f08
   SUBROUTINE MPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
       rdispls, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3148,6 +5879,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallv_init_f08c
+  SUBROUTINE PMPI_Alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallv_init_f08c
   SUBROUTINE MPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3167,6 +5917,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallw_init_f08
+  SUBROUTINE PMPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallw_init_f08
   SUBROUTINE MPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -3186,6 +5955,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alltoallw_init_f08c
+  SUBROUTINE PMPI_Alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alltoallw_init_f08c
   SUBROUTINE MPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3203,6 +5991,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_init_f08
+  SUBROUTINE PMPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_init_f08
   SUBROUTINE MPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3220,6 +6025,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_init_f08c
+  SUBROUTINE PMPI_Reduce_init_f08c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_init_f08c
   SUBROUTINE MPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
       ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3236,6 +6058,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allreduce_init_f08
+  SUBROUTINE PMPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allreduce_init_f08
   SUBROUTINE MPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3252,6 +6090,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Allreduce_init_f08c
+  SUBROUTINE PMPI_Allreduce_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Allreduce_init_f08c
   SUBROUTINE MPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
       info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3268,6 +6122,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_block_init_f08
+  SUBROUTINE PMPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+      info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_block_init_f08
   SUBROUTINE MPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
       info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3284,6 +6154,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_block_init_f08c
+  SUBROUTINE PMPI_Reduce_scatter_block_init_f08c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+      info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_block_init_f08c
   SUBROUTINE MPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
       request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3300,6 +6186,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_init_f08
+  SUBROUTINE PMPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_init_f08
   SUBROUTINE MPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
       request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3316,6 +6218,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Reduce_scatter_init_f08c
+  SUBROUTINE PMPI_Reduce_scatter_init_f08c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Reduce_scatter_init_f08c
   SUBROUTINE MPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -3331,6 +6249,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scan_init_f08
+  SUBROUTINE PMPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scan_init_f08
   SUBROUTINE MPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -3346,6 +6279,21 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Scan_init_f08c
+  SUBROUTINE PMPI_Scan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Scan_init_f08c
   SUBROUTINE MPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
     IMPLICIT NONE
@@ -3361,6 +6309,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Exscan_init_f08
+  SUBROUTINE PMPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Exscan_init_f08
   SUBROUTINE MPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
       ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
@@ -3377,6 +6341,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Exscan_init_f08c
+  SUBROUTINE PMPI_Exscan_init_f08c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+      ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Op, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Exscan_init_f08c
   SUBROUTINE MPI_Op_create_f08(user_fn, commute, op, ierror)
     IMPORT :: MPI_Op
     IMPLICIT NONE
@@ -3385,6 +6365,14 @@ module mpi_f08
     TYPE(MPI_Op), INTENT(OUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Op_create_f08
+  SUBROUTINE PMPI_Op_create_f08(user_fn, commute, op, ierror)
+    IMPORT :: MPI_Op
+    IMPLICIT NONE
+    EXTERNAL :: user_fn
+    LOGICAL, INTENT(IN) :: commute
+    TYPE(MPI_Op), INTENT(OUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Op_create_f08
   SUBROUTINE MPI_Op_create_f08c(user_fn, commute, op, ierror)
     IMPORT :: MPI_Op
     IMPLICIT NONE
@@ -3393,12 +6381,26 @@ module mpi_f08
     TYPE(MPI_Op), INTENT(OUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Op_create_f08c
+  SUBROUTINE PMPI_Op_create_f08c(user_fn, commute, op, ierror)
+    IMPORT :: MPI_Op
+    IMPLICIT NONE
+    EXTERNAL :: user_fn
+    LOGICAL, INTENT(IN) :: commute
+    TYPE(MPI_Op), INTENT(OUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Op_create_f08c
   SUBROUTINE MPI_Op_free_f08(op, ierror)
     IMPORT :: MPI_Op
     IMPLICIT NONE
     TYPE(MPI_Op), INTENT(INOUT) :: op
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Op_free_f08
+  SUBROUTINE PMPI_Op_free_f08(op, ierror)
+    IMPORT :: MPI_Op
+    IMPLICIT NONE
+    TYPE(MPI_Op), INTENT(INOUT) :: op
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Op_free_f08
   SUBROUTINE MPI_Op_commutative_f08(op, commute, ierror)
     IMPORT :: MPI_Op
     IMPLICIT NONE
@@ -3406,6 +6408,13 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: commute
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Op_commutative_f08
+  SUBROUTINE PMPI_Op_commutative_f08(op, commute, ierror)
+    IMPORT :: MPI_Op
+    IMPLICIT NONE
+    TYPE(MPI_Op), INTENT(IN) :: op
+    LOGICAL, INTENT(OUT) :: commute
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Op_commutative_f08
   SUBROUTINE MPI_Group_size_f08(group, size, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3413,6 +6422,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_size_f08
+  SUBROUTINE PMPI_Group_size_f08(group, size, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_size_f08
   SUBROUTINE MPI_Group_rank_f08(group, rank, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3420,6 +6436,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: rank
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_rank_f08
+  SUBROUTINE PMPI_Group_rank_f08(group, rank, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_rank_f08
   SUBROUTINE MPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3430,6 +6453,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: ranks2(n)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_translate_ranks_f08
+  SUBROUTINE PMPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks1(n)
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    INTEGER, INTENT(OUT) :: ranks2(n)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_translate_ranks_f08
   SUBROUTINE MPI_Group_compare_f08(group1, group2, result, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3438,6 +6471,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: result
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_compare_f08
+  SUBROUTINE PMPI_Group_compare_f08(group1, group2, result, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    INTEGER, INTENT(OUT) :: result
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_compare_f08
   SUBROUTINE MPI_Comm_group_f08(comm, group, ierror)
     IMPORT :: MPI_Comm, MPI_Group
     IMPLICIT NONE
@@ -3445,6 +6486,13 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: group
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_group_f08
+  SUBROUTINE PMPI_Comm_group_f08(comm, group, ierror)
+    IMPORT :: MPI_Comm, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_group_f08
   SUBROUTINE MPI_Group_union_f08(group1, group2, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3453,6 +6501,14 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_union_f08
+  SUBROUTINE PMPI_Group_union_f08(group1, group2, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_union_f08
   SUBROUTINE MPI_Group_intersection_f08(group1, group2, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3461,6 +6517,14 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_intersection_f08
+  SUBROUTINE PMPI_Group_intersection_f08(group1, group2, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_intersection_f08
   SUBROUTINE MPI_Group_difference_f08(group1, group2, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3469,6 +6533,14 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_difference_f08
+  SUBROUTINE PMPI_Group_difference_f08(group1, group2, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group1
+    TYPE(MPI_Group), INTENT(IN) :: group2
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_difference_f08
   SUBROUTINE MPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3478,6 +6550,15 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_incl_f08
+  SUBROUTINE PMPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks(n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_incl_f08
   SUBROUTINE MPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3487,6 +6568,15 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_excl_f08
+  SUBROUTINE PMPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranks(n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_excl_f08
   SUBROUTINE MPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3496,6 +6586,15 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_range_incl_f08
+  SUBROUTINE PMPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranges(3, n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_range_incl_f08
   SUBROUTINE MPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
@@ -3505,12 +6604,27 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_range_excl_f08
+  SUBROUTINE PMPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: ranges(3, n)
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_range_excl_f08
   SUBROUTINE MPI_Group_free_f08(group, ierror)
     IMPORT :: MPI_Group
     IMPLICIT NONE
     TYPE(MPI_Group), INTENT(INOUT) :: group
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_free_f08
+  SUBROUTINE PMPI_Group_free_f08(group, ierror)
+    IMPORT :: MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(INOUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_free_f08
   SUBROUTINE MPI_Comm_size_f08(comm, size, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3518,6 +6632,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_size_f08
+  SUBROUTINE PMPI_Comm_size_f08(comm, size, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_size_f08
   SUBROUTINE MPI_Comm_rank_f08(comm, rank, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3525,6 +6646,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: rank
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_rank_f08
+  SUBROUTINE PMPI_Comm_rank_f08(comm, rank, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_rank_f08
   SUBROUTINE MPI_Comm_compare_f08(comm1, comm2, result, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3533,6 +6661,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: result
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_compare_f08
+  SUBROUTINE PMPI_Comm_compare_f08(comm1, comm2, result, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm1
+    TYPE(MPI_Comm), INTENT(IN) :: comm2
+    INTEGER, INTENT(OUT) :: result
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_compare_f08
   SUBROUTINE MPI_Comm_dup_f08(comm, newcomm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3540,6 +6676,13 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_dup_f08
+  SUBROUTINE PMPI_Comm_dup_f08(comm, newcomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_dup_f08
   SUBROUTINE MPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -3548,6 +6691,14 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_dup_with_info_f08
+  SUBROUTINE PMPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_dup_with_info_f08
   SUBROUTINE MPI_Comm_idup_f08(comm, newcomm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Request
     IMPLICIT NONE
@@ -3556,6 +6707,14 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_idup_f08
+  SUBROUTINE PMPI_Comm_idup_f08(comm, newcomm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_idup_f08
   SUBROUTINE MPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Info, MPI_Request
     IMPLICIT NONE
@@ -3565,6 +6724,15 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_idup_with_info_f08
+  SUBROUTINE PMPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_idup_with_info_f08
   SUBROUTINE MPI_Comm_create_f08(comm, group, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Group
     IMPLICIT NONE
@@ -3573,6 +6741,14 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_create_f08
+  SUBROUTINE PMPI_Comm_create_f08(comm, group, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(IN) :: group
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_create_f08
   SUBROUTINE MPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Group
     IMPLICIT NONE
@@ -3582,6 +6758,15 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_create_group_f08
+  SUBROUTINE PMPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_create_group_f08
   SUBROUTINE MPI_Comm_split_f08(comm, color, key, newcomm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3591,6 +6776,15 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_split_f08
+  SUBROUTINE PMPI_Comm_split_f08(comm, color, key, newcomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: color
+    INTEGER, INTENT(IN) :: key
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_split_f08
   SUBROUTINE MPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -3601,12 +6795,28 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_split_type_f08
+  SUBROUTINE PMPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: split_type
+    INTEGER, INTENT(IN) :: key
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_split_type_f08
   SUBROUTINE MPI_Comm_free_f08(comm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
     TYPE(MPI_Comm), INTENT(INOUT) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_free_f08
+  SUBROUTINE PMPI_Comm_free_f08(comm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(INOUT) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_free_f08
   SUBROUTINE MPI_Comm_set_info_f08(comm, info, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -3614,6 +6824,13 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(IN) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_set_info_f08
+  SUBROUTINE PMPI_Comm_set_info_f08(comm, info, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_set_info_f08
   SUBROUTINE MPI_Comm_get_info_f08(comm, info_used, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -3621,6 +6838,13 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(OUT) :: info_used
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_get_info_f08
+  SUBROUTINE PMPI_Comm_get_info_f08(comm, info_used, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_get_info_f08
   SUBROUTINE MPI_Comm_set_name_f08(comm, comm_name, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3628,6 +6852,13 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: comm_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_set_name_f08
+  SUBROUTINE PMPI_Comm_set_name_f08(comm, comm_name, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    CHARACTER(LEN=*), INTENT(IN) :: comm_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_set_name_f08
   SUBROUTINE MPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3636,6 +6867,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_get_name_f08
+  SUBROUTINE PMPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    CHARACTER(LEN=*), INTENT(OUT) :: comm_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_get_name_f08
   SUBROUTINE MPI_Comm_test_inter_f08(comm, flag, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3643,6 +6882,13 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_test_inter_f08
+  SUBROUTINE PMPI_Comm_test_inter_f08(comm, flag, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_test_inter_f08
   SUBROUTINE MPI_Comm_remote_size_f08(comm, size, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3650,6 +6896,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_remote_size_f08
+  SUBROUTINE PMPI_Comm_remote_size_f08(comm, size, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_remote_size_f08
   SUBROUTINE MPI_Comm_remote_group_f08(comm, group, ierror)
     IMPORT :: MPI_Comm, MPI_Group
     IMPLICIT NONE
@@ -3657,6 +6910,13 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: group
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_remote_group_f08
+  SUBROUTINE PMPI_Comm_remote_group_f08(comm, group, ierror)
+    IMPORT :: MPI_Comm, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_remote_group_f08
   SUBROUTINE MPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, &
       newintercomm, ierror)
     IMPORT :: MPI_Comm
@@ -3669,6 +6929,18 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Intercomm_create_f08
+  SUBROUTINE PMPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, &
+      newintercomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: local_comm
+    INTEGER, INTENT(IN) :: local_leader
+    TYPE(MPI_Comm), INTENT(IN) :: peer_comm
+    INTEGER, INTENT(IN) :: remote_leader
+    INTEGER, INTENT(IN) :: tag
+    TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Intercomm_create_f08
   SUBROUTINE MPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3677,6 +6949,14 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newintracomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Intercomm_merge_f08
+  SUBROUTINE PMPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: intercomm
+    LOGICAL, INTENT(IN) :: high
+    TYPE(MPI_Comm), INTENT(OUT) :: newintracomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Intercomm_merge_f08
   SUBROUTINE MPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, &
       extra_state, ierror)
     IMPORT :: MPI_ADDRESS_KIND
@@ -3687,11 +6967,26 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_create_keyval_f08
+  SUBROUTINE PMPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, &
+      extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    EXTERNAL :: comm_copy_attr_fn
+    EXTERNAL :: comm_delete_attr_fn
+    INTEGER, INTENT(OUT) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_create_keyval_f08
   SUBROUTINE MPI_Comm_free_keyval_f08(comm_keyval, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(INOUT) :: comm_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_free_keyval_f08
+  SUBROUTINE PMPI_Comm_free_keyval_f08(comm_keyval, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(INOUT) :: comm_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_free_keyval_f08
   SUBROUTINE MPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm
     IMPLICIT NONE
@@ -3700,6 +6995,14 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_set_attr_f08
+  SUBROUTINE PMPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_set_attr_f08
   SUBROUTINE MPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm
     IMPLICIT NONE
@@ -3709,6 +7012,15 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_get_attr_f08
+  SUBROUTINE PMPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_get_attr_f08
   SUBROUTINE MPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3716,6 +7028,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: comm_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_delete_attr_f08
+  SUBROUTINE PMPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: comm_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_delete_attr_f08
   SUBROUTINE MPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_keyval, &
       extra_state, ierror)
     IMPORT :: MPI_ADDRESS_KIND
@@ -3726,11 +7045,26 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_create_keyval_f08
+  SUBROUTINE PMPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_keyval, &
+      extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    EXTERNAL :: win_copy_attr_fn
+    EXTERNAL :: win_delete_attr_fn
+    INTEGER, INTENT(OUT) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_create_keyval_f08
   SUBROUTINE MPI_Win_free_keyval_f08(win_keyval, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(INOUT) :: win_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_free_keyval_f08
+  SUBROUTINE PMPI_Win_free_keyval_f08(win_keyval, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(INOUT) :: win_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_free_keyval_f08
   SUBROUTINE MPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Win
     IMPLICIT NONE
@@ -3739,6 +7073,14 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_set_attr_f08
+  SUBROUTINE PMPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_set_attr_f08
   SUBROUTINE MPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Win
     IMPLICIT NONE
@@ -3748,6 +7090,15 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_get_attr_f08
+  SUBROUTINE PMPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_get_attr_f08
   SUBROUTINE MPI_Win_delete_attr_f08(win, win_keyval, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -3755,6 +7106,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: win_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_delete_attr_f08
+  SUBROUTINE PMPI_Win_delete_attr_f08(win, win_keyval, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: win_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_delete_attr_f08
   SUBROUTINE MPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &
       extra_state, ierror)
     IMPORT :: MPI_ADDRESS_KIND
@@ -3765,11 +7123,26 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_keyval_f08
+  SUBROUTINE PMPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &
+      extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    EXTERNAL :: type_copy_attr_fn
+    EXTERNAL :: type_delete_attr_fn
+    INTEGER, INTENT(OUT) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_keyval_f08
   SUBROUTINE MPI_Type_free_keyval_f08(type_keyval, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(INOUT) :: type_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_free_keyval_f08
+  SUBROUTINE PMPI_Type_free_keyval_f08(type_keyval, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(INOUT) :: type_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_free_keyval_f08
   SUBROUTINE MPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -3778,6 +7151,14 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_set_attr_f08
+  SUBROUTINE PMPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_set_attr_f08
   SUBROUTINE MPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
     IMPLICIT NONE
@@ -3787,6 +7168,15 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_attr_f08
+  SUBROUTINE PMPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_attr_f08
   SUBROUTINE MPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -3794,6 +7184,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: type_keyval
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_delete_attr_f08
+  SUBROUTINE PMPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: type_keyval
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_delete_attr_f08
   SUBROUTINE MPI_Type_set_name_f08(datatype, type_name, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -3801,6 +7198,13 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: type_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_set_name_f08
+  SUBROUTINE PMPI_Type_set_name_f08(datatype, type_name, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    CHARACTER(LEN=*), INTENT(IN) :: type_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_set_name_f08
   SUBROUTINE MPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -3809,6 +7213,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_get_name_f08
+  SUBROUTINE PMPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    CHARACTER(LEN=*), INTENT(OUT) :: type_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_name_f08
   SUBROUTINE MPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3820,6 +7232,17 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: comm_cart
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_create_f08
+  SUBROUTINE PMPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: dims(ndims)
+    LOGICAL, INTENT(IN) :: periods(ndims)
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_cart
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_create_f08
   SUBROUTINE MPI_Dims_create_f08(nnodes, ndims, dims, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: nnodes
@@ -3827,6 +7250,13 @@ module mpi_f08
     INTEGER, INTENT(INOUT) :: dims(ndims)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Dims_create_f08
+  SUBROUTINE PMPI_Dims_create_f08(nnodes, ndims, dims, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(INOUT) :: dims(ndims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Dims_create_f08
   SUBROUTINE MPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3838,6 +7268,17 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: comm_graph
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graph_create_f08
+  SUBROUTINE PMPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: index(nnodes)
+    INTEGER, INTENT(IN) :: edges(*)
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graph_create_f08
   SUBROUTINE MPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, &
       outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
     IMPORT :: MPI_Comm, MPI_Info
@@ -3854,6 +7295,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Dist_graph_create_adjacent_f08
+  SUBROUTINE PMPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, &
+      outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: indegree
+    INTEGER, INTENT(IN) :: sources(indegree)
+    INTEGER, INTENT(IN) :: sourceweights(*)
+    INTEGER, INTENT(IN) :: outdegree
+    INTEGER, INTENT(IN) :: destinations(outdegree)
+    INTEGER, INTENT(IN) :: destweights(*)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Dist_graph_create_adjacent_f08
   SUBROUTINE MPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, info, &
       reorder, comm_dist_graph, ierror)
     IMPORT :: MPI_Comm, MPI_Info
@@ -3869,6 +7326,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Dist_graph_create_f08
+  SUBROUTINE PMPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, info, &
+      reorder, comm_dist_graph, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm_old
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(IN) :: sources(n)
+    INTEGER, INTENT(IN) :: degrees(n)
+    INTEGER, INTENT(IN) :: destinations(*)
+    INTEGER, INTENT(IN) :: weights(*)
+    TYPE(MPI_Info), INTENT(IN) :: info
+    LOGICAL, INTENT(IN) :: reorder
+    TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Dist_graph_create_f08
   SUBROUTINE MPI_Topo_test_f08(comm, status, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3876,6 +7348,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Topo_test_f08
+  SUBROUTINE PMPI_Topo_test_f08(comm, status, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Topo_test_f08
   SUBROUTINE MPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3884,6 +7363,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: nedges
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graphdims_get_f08
+  SUBROUTINE PMPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: nnodes
+    INTEGER, INTENT(OUT) :: nedges
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graphdims_get_f08
   SUBROUTINE MPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3894,6 +7381,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: edges(maxedges)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graph_get_f08
+  SUBROUTINE PMPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxindex
+    INTEGER, INTENT(IN) :: maxedges
+    INTEGER, INTENT(OUT) :: index(maxindex)
+    INTEGER, INTENT(OUT) :: edges(maxedges)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graph_get_f08
   SUBROUTINE MPI_Cartdim_get_f08(comm, ndims, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3901,6 +7398,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: ndims
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cartdim_get_f08
+  SUBROUTINE PMPI_Cartdim_get_f08(comm, ndims, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: ndims
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cartdim_get_f08
   SUBROUTINE MPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3911,6 +7415,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: coords(maxdims)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_get_f08
+  SUBROUTINE PMPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxdims
+    INTEGER, INTENT(OUT) :: dims(maxdims)
+    LOGICAL, INTENT(OUT) :: periods(maxdims)
+    INTEGER, INTENT(OUT) :: coords(maxdims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_get_f08
   SUBROUTINE MPI_Cart_rank_f08(comm, coords, rank, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3919,6 +7433,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: rank
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_rank_f08
+  SUBROUTINE PMPI_Cart_rank_f08(comm, coords, rank, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: coords(*)
+    INTEGER, INTENT(OUT) :: rank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_rank_f08
   SUBROUTINE MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3928,6 +7450,15 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: coords(maxdims)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_coords_f08
+  SUBROUTINE PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: maxdims
+    INTEGER, INTENT(OUT) :: coords(maxdims)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_coords_f08
   SUBROUTINE MPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3936,6 +7467,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: nneighbors
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graph_neighbors_count_f08
+  SUBROUTINE PMPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(OUT) :: nneighbors
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graph_neighbors_count_f08
   SUBROUTINE MPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3945,6 +7484,15 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: neighbors(maxneighbors)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graph_neighbors_f08
+  SUBROUTINE PMPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: maxneighbors
+    INTEGER, INTENT(OUT) :: neighbors(maxneighbors)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graph_neighbors_f08
   SUBROUTINE MPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3954,6 +7502,15 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: weighted
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Dist_graph_neighbors_count_f08
+  SUBROUTINE PMPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(OUT) :: indegree
+    INTEGER, INTENT(OUT) :: outdegree
+    LOGICAL, INTENT(OUT) :: weighted
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Dist_graph_neighbors_count_f08
   SUBROUTINE MPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, maxoutdegree, &
       destinations, destweights, ierror)
     IMPORT :: MPI_Comm
@@ -3967,6 +7524,19 @@ module mpi_f08
     INTEGER :: destweights(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Dist_graph_neighbors_f08
+  SUBROUTINE PMPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, maxoutdegree, &
+      destinations, destweights, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: maxindegree
+    INTEGER, INTENT(OUT) :: sources(maxindegree)
+    INTEGER :: sourceweights(*)
+    INTEGER, INTENT(IN) :: maxoutdegree
+    INTEGER, INTENT(OUT) :: destinations(maxoutdegree)
+    INTEGER :: destweights(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Dist_graph_neighbors_f08
   SUBROUTINE MPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3977,6 +7547,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: rank_dest
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_shift_f08
+  SUBROUTINE PMPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: direction
+    INTEGER, INTENT(IN) :: disp
+    INTEGER, INTENT(OUT) :: rank_source
+    INTEGER, INTENT(OUT) :: rank_dest
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_shift_f08
   SUBROUTINE MPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3985,6 +7565,14 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_sub_f08
+  SUBROUTINE PMPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    LOGICAL, INTENT(IN) :: remain_dims(*)
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_sub_f08
   SUBROUTINE MPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -3995,6 +7583,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: newrank
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Cart_map_f08
+  SUBROUTINE PMPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: ndims
+    INTEGER, INTENT(IN) :: dims(ndims)
+    LOGICAL, INTENT(IN) :: periods(ndims)
+    INTEGER, INTENT(OUT) :: newrank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Cart_map_f08
   SUBROUTINE MPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -4005,6 +7603,16 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: newrank
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Graph_map_f08
+  SUBROUTINE PMPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: nnodes
+    INTEGER, INTENT(IN) :: index(nnodes)
+    INTEGER, INTENT(IN) :: edges(*)
+    INTEGER, INTENT(OUT) :: newrank
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Graph_map_f08
   SUBROUTINE MPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -4020,6 +7628,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgather_f08
+  SUBROUTINE PMPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgather_f08
   SUBROUTINE MPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -4035,6 +7658,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgather_f08c
+  SUBROUTINE PMPI_Neighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgather_f08c
   SUBROUTINE MPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -4051,6 +7689,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgatherv_f08
+  SUBROUTINE PMPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgatherv_f08
   SUBROUTINE MPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -4067,6 +7721,22 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgatherv_f08c
+  SUBROUTINE PMPI_Neighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgatherv_f08c
   SUBROUTINE MPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -4082,6 +7752,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoall_f08
+  SUBROUTINE PMPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoall_f08
   SUBROUTINE MPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -4097,6 +7782,21 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoall_f08c
+  SUBROUTINE PMPI_Neighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoall_f08c
   SUBROUTINE MPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
@@ -4114,6 +7814,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallv_f08
+  SUBROUTINE PMPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER, INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER, INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallv_f08
   SUBROUTINE MPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -4131,6 +7848,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallv_f08c
+  SUBROUTINE PMPI_Neighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallv_f08c
   SUBROUTINE MPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype
@@ -4148,6 +7882,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallw_f08
+  SUBROUTINE PMPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER, INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER, INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallw_f08
   SUBROUTINE MPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
@@ -4165,6 +7916,23 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(IN) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallw_f08c
+  SUBROUTINE PMPI_Neighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*) :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*) :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallw_f08c
   SUBROUTINE MPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -4181,6 +7949,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_allgather_f08
+  SUBROUTINE PMPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_allgather_f08
   SUBROUTINE MPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4197,6 +7981,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_allgather_f08c
+  SUBROUTINE PMPI_Ineighbor_allgather_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_allgather_f08c
   SUBROUTINE MPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -4214,6 +8014,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_allgatherv_f08
+  SUBROUTINE PMPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_allgatherv_f08
   SUBROUTINE MPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4231,6 +8048,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_allgatherv_f08c
+  SUBROUTINE PMPI_Ineighbor_allgatherv_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_allgatherv_f08c
   SUBROUTINE MPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
       comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -4247,6 +8081,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoall_f08
+  SUBROUTINE PMPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoall_f08
   SUBROUTINE MPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4263,6 +8113,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoall_f08c
+  SUBROUTINE PMPI_Ineighbor_alltoall_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoall_f08c
   SUBROUTINE MPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
@@ -4281,6 +8147,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoallv_f08
+  SUBROUTINE PMPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoallv_f08
   SUBROUTINE MPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4299,6 +8183,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoallv_f08c
+  SUBROUTINE PMPI_Ineighbor_alltoallv_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoallv_f08c
   SUBROUTINE MPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4317,6 +8219,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoallw_f08
+  SUBROUTINE PMPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoallw_f08
   SUBROUTINE MPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
@@ -4335,6 +8255,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Ineighbor_alltoallw_f08c
+  SUBROUTINE PMPI_Ineighbor_alltoallw_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Ineighbor_alltoallw_f08c
   SUBROUTINE MPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4352,6 +8290,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgather_init_f08
+  SUBROUTINE PMPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgather_init_f08
   SUBROUTINE MPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4369,6 +8324,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgather_init_f08c
+  SUBROUTINE PMPI_Neighbor_allgather_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgather_init_f08c
   SUBROUTINE MPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4387,6 +8359,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgatherv_init_f08
+  SUBROUTINE PMPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08
   SUBROUTINE MPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4405,6 +8395,24 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_allgatherv_init_f08c
+  SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08c
   SUBROUTINE MPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4422,6 +8430,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoall_init_f08
+  SUBROUTINE PMPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoall_init_f08
   SUBROUTINE MPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
       recvtype, comm, info, request, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4439,6 +8464,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoall_init_f08c
+  SUBROUTINE PMPI_Neighbor_alltoall_init_f08c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoall_init_f08c
   SUBROUTINE MPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4458,6 +8500,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallv_init_f08
+  SUBROUTINE PMPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08
   SUBROUTINE MPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
       recvcounts, rdispls, recvtype, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4477,6 +8538,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallv_init_f08c
+  SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08c
   SUBROUTINE MPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4496,6 +8576,25 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallw_init_f08
+  SUBROUTINE PMPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08
   SUBROUTINE MPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, info, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
@@ -4515,24 +8614,61 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Neighbor_alltoallw_init_f08c
+  SUBROUTINE PMPI_Neighbor_alltoallw_init_f08c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Comm, MPI_Datatype, MPI_Info, MPI_Request
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: sendbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: recvbuf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+    TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08c
   SUBROUTINE MPI_Get_version_f08(version, subversion, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(OUT) :: version
     INTEGER, INTENT(OUT) :: subversion
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_version_f08
+  SUBROUTINE PMPI_Get_version_f08(version, subversion, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(OUT) :: version
+    INTEGER, INTENT(OUT) :: subversion
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_version_f08
   SUBROUTINE MPI_Get_library_version_f08(version, resultlen, ierror)
     IMPLICIT NONE
     CHARACTER(LEN=*), INTENT(OUT) :: version
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_library_version_f08
+  SUBROUTINE PMPI_Get_library_version_f08(version, resultlen, ierror)
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(OUT) :: version
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_library_version_f08
   SUBROUTINE MPI_Get_processor_name_f08(name, resultlen, ierror)
     IMPLICIT NONE
     CHARACTER(LEN=*), INTENT(OUT) :: name
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_processor_name_f08
+  SUBROUTINE PMPI_Get_processor_name_f08(name, resultlen, ierror)
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(OUT) :: name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_processor_name_f08
   SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Info
     IMPLICIT NONE
@@ -4541,18 +8677,38 @@ module mpi_f08
     TYPE(C_PTR), INTENT(OUT) :: baseptr
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Alloc_mem_f08
+  SUBROUTINE PMPI_Alloc_mem_f08(size, info, baseptr, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Info
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Alloc_mem_f08
   SUBROUTINE MPI_Free_mem_f08(base, ierror)
     IMPLICIT NONE
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
     TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Free_mem_f08
+  SUBROUTINE PMPI_Free_mem_f08(base, ierror)
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Free_mem_f08
   DOUBLE PRECISION FUNCTION MPI_Wtime()
     IMPLICIT NONE
   END FUNCTION MPI_Wtime
+  DOUBLE PRECISION FUNCTION PMPI_Wtime()
+    IMPLICIT NONE
+  END FUNCTION PMPI_Wtime
   DOUBLE PRECISION FUNCTION MPI_Wtick()
     IMPLICIT NONE
   END FUNCTION MPI_Wtick
+  DOUBLE PRECISION FUNCTION PMPI_Wtick()
+    IMPLICIT NONE
+  END FUNCTION PMPI_Wtick
   SUBROUTINE MPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror)
     IMPORT :: MPI_Errhandler
     IMPLICIT NONE
@@ -4560,6 +8716,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_create_errhandler_f08
+  SUBROUTINE PMPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    EXTERNAL :: comm_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_create_errhandler_f08
   SUBROUTINE MPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
     IMPORT :: MPI_Comm, MPI_Errhandler
     IMPLICIT NONE
@@ -4567,6 +8730,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_set_errhandler_f08
+  SUBROUTINE PMPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
+    IMPORT :: MPI_Comm, MPI_Errhandler
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_set_errhandler_f08
   SUBROUTINE MPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
     IMPORT :: MPI_Comm, MPI_Errhandler
     IMPLICIT NONE
@@ -4574,6 +8744,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_get_errhandler_f08
+  SUBROUTINE PMPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
+    IMPORT :: MPI_Comm, MPI_Errhandler
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_get_errhandler_f08
   SUBROUTINE MPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
     IMPORT :: MPI_Errhandler
     IMPLICIT NONE
@@ -4581,6 +8758,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_create_errhandler_f08
+  SUBROUTINE PMPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    EXTERNAL :: win_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_create_errhandler_f08
   SUBROUTINE MPI_Win_set_errhandler_f08(win, errhandler, ierror)
     IMPORT :: MPI_Errhandler, MPI_Win
     IMPLICIT NONE
@@ -4588,6 +8772,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_set_errhandler_f08
+  SUBROUTINE PMPI_Win_set_errhandler_f08(win, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_set_errhandler_f08
   SUBROUTINE MPI_Win_get_errhandler_f08(win, errhandler, ierror)
     IMPORT :: MPI_Errhandler, MPI_Win
     IMPLICIT NONE
@@ -4595,6 +8786,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_get_errhandler_f08
+  SUBROUTINE PMPI_Win_get_errhandler_f08(win, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_get_errhandler_f08
   SUBROUTINE MPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
     IMPORT :: MPI_Errhandler
     IMPLICIT NONE
@@ -4602,6 +8800,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_create_errhandler_f08
+  SUBROUTINE PMPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    EXTERNAL :: session_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_create_errhandler_f08
   SUBROUTINE MPI_Session_set_errhandler_f08(session, errhandler, ierror)
     IMPORT :: MPI_Errhandler, MPI_Session
     IMPLICIT NONE
@@ -4609,6 +8814,13 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_set_errhandler_f08
+  SUBROUTINE PMPI_Session_set_errhandler_f08(session, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_set_errhandler_f08
   SUBROUTINE MPI_Session_get_errhandler_f08(session, errhandler, ierror)
     IMPORT :: MPI_Errhandler, MPI_Session
     IMPLICIT NONE
@@ -4616,12 +8828,25 @@ module mpi_f08
     TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_get_errhandler_f08
+  SUBROUTINE PMPI_Session_get_errhandler_f08(session, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_get_errhandler_f08
   SUBROUTINE MPI_Errhandler_free_f08(errhandler, ierror)
     IMPORT :: MPI_Errhandler
     IMPLICIT NONE
     TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Errhandler_free_f08
+  SUBROUTINE PMPI_Errhandler_free_f08(errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Errhandler_free_f08
   SUBROUTINE MPI_Error_string_f08(errorcode, string, resultlen, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: errorcode
@@ -4629,29 +8854,59 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Error_string_f08
+  SUBROUTINE PMPI_Error_string_f08(errorcode, string, resultlen, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    CHARACTER(LEN=*), INTENT(OUT) :: string
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Error_string_f08
   SUBROUTINE MPI_Error_class_f08(errorcode, errorclass, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: errorcode
     INTEGER, INTENT(OUT) :: errorclass
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Error_class_f08
+  SUBROUTINE PMPI_Error_class_f08(errorcode, errorclass, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, INTENT(OUT) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Error_class_f08
   SUBROUTINE MPI_Add_error_class_f08(errorclass, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(OUT) :: errorclass
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Add_error_class_f08
+  SUBROUTINE PMPI_Add_error_class_f08(errorclass, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(OUT) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Add_error_class_f08
   SUBROUTINE MPI_Add_error_code_f08(errorclass, errorcode, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: errorclass
     INTEGER, INTENT(OUT) :: errorcode
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Add_error_code_f08
+  SUBROUTINE PMPI_Add_error_code_f08(errorclass, errorcode, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorclass
+    INTEGER, INTENT(OUT) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Add_error_code_f08
   SUBROUTINE MPI_Add_error_string_f08(errorcode, string, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: errorcode
     CHARACTER(LEN=*), INTENT(IN) :: string
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Add_error_string_f08
+  SUBROUTINE PMPI_Add_error_string_f08(errorcode, string, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    CHARACTER(LEN=*), INTENT(IN) :: string
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Add_error_string_f08
   SUBROUTINE MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -4659,6 +8914,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: errorcode
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_call_errhandler_f08
+  SUBROUTINE PMPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_call_errhandler_f08
   SUBROUTINE MPI_Win_call_errhandler_f08(win, errorcode, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -4666,6 +8928,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: errorcode
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_call_errhandler_f08
+  SUBROUTINE PMPI_Win_call_errhandler_f08(win, errorcode, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_call_errhandler_f08
   SUBROUTINE MPI_Session_call_errhandler_f08(session, errorcode, ierror)
     IMPORT :: MPI_Session
     IMPLICIT NONE
@@ -4673,18 +8942,37 @@ module mpi_f08
     INTEGER, INTENT(IN) :: errorcode
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_call_errhandler_f08
+  SUBROUTINE PMPI_Session_call_errhandler_f08(session, errorcode, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_call_errhandler_f08
   SUBROUTINE MPI_Info_create_f08(info, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
     TYPE(MPI_Info), INTENT(OUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_create_f08
+  SUBROUTINE PMPI_Info_create_f08(info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(OUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_create_f08
   SUBROUTINE MPI_Info_create_env_f08(info, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
     TYPE(MPI_Info), INTENT(OUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_create_env_f08
+  SUBROUTINE PMPI_Info_create_env_f08(info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(OUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_create_env_f08
   SUBROUTINE MPI_Info_set_f08(info, key, value, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4693,6 +8981,14 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: value
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_set_f08
+  SUBROUTINE PMPI_Info_set_f08(info, key, value, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: key
+    CHARACTER(LEN=*), INTENT(IN) :: value
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_set_f08
   SUBROUTINE MPI_Info_delete_f08(info, key, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4700,6 +8996,13 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: key
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_delete_f08
+  SUBROUTINE PMPI_Info_delete_f08(info, key, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: key
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_delete_f08
   SUBROUTINE MPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4710,6 +9013,16 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_get_f08
+  SUBROUTINE PMPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: key
+    INTEGER, INTENT(IN) :: valuelen
+    CHARACTER(LEN=*), INTENT(OUT) :: value
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_get_f08
   SUBROUTINE MPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4720,6 +9033,16 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_get_string_f08
+  SUBROUTINE PMPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: key
+    INTEGER, INTENT(INOUT) :: buflen
+    CHARACTER(LEN=*), INTENT(OUT) :: value
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_get_string_f08
   SUBROUTINE MPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4729,6 +9052,15 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_get_valuelen_f08
+  SUBROUTINE PMPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: key
+    INTEGER, INTENT(OUT) :: valuelen
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_get_valuelen_f08
   SUBROUTINE MPI_Info_get_nkeys_f08(info, nkeys, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4736,6 +9068,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: nkeys
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_get_nkeys_f08
+  SUBROUTINE PMPI_Info_get_nkeys_f08(info, nkeys, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(OUT) :: nkeys
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_get_nkeys_f08
   SUBROUTINE MPI_Info_get_nthkey_f08(info, n, key, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4744,6 +9083,14 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(OUT) :: key
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_get_nthkey_f08
+  SUBROUTINE PMPI_Info_get_nthkey_f08(info, n, key, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: n
+    CHARACTER(LEN=*), INTENT(OUT) :: key
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_get_nthkey_f08
   SUBROUTINE MPI_Info_dup_f08(info, newinfo, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4751,46 +9098,93 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(OUT) :: newinfo
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_dup_f08
+  SUBROUTINE PMPI_Info_dup_f08(info, newinfo, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Info), INTENT(OUT) :: newinfo
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_dup_f08
   SUBROUTINE MPI_Info_free_f08(info, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
     TYPE(MPI_Info), INTENT(INOUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Info_free_f08
+  SUBROUTINE PMPI_Info_free_f08(info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(INOUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Info_free_f08
   SUBROUTINE MPI_Init_f08(ierror)
     IMPLICIT NONE
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Init_f08
+  SUBROUTINE PMPI_Init_f08(ierror)
+    IMPLICIT NONE
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Init_f08
   SUBROUTINE MPI_Init_thread_f08(required, provided, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: required
     INTEGER, INTENT(OUT) :: provided
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Init_thread_f08
+  SUBROUTINE PMPI_Init_thread_f08(required, provided, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: required
+    INTEGER, INTENT(OUT) :: provided
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Init_thread_f08
   SUBROUTINE MPI_Query_thread_f08(provided, ierror)
     IMPLICIT NONE
     INTEGER, INTENT(OUT) :: provided
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Query_thread_f08
+  SUBROUTINE PMPI_Query_thread_f08(provided, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(OUT) :: provided
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Query_thread_f08
   SUBROUTINE MPI_Is_thread_main_f08(flag, ierror)
     IMPLICIT NONE
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Is_thread_main_f08
+  SUBROUTINE PMPI_Is_thread_main_f08(flag, ierror)
+    IMPLICIT NONE
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Is_thread_main_f08
   SUBROUTINE MPI_Finalize_f08(ierror)
     IMPLICIT NONE
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Finalize_f08
+  SUBROUTINE PMPI_Finalize_f08(ierror)
+    IMPLICIT NONE
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Finalize_f08
   SUBROUTINE MPI_Initialized_f08(flag, ierror)
     IMPLICIT NONE
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Initialized_f08
+  SUBROUTINE PMPI_Initialized_f08(flag, ierror)
+    IMPLICIT NONE
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Initialized_f08
   SUBROUTINE MPI_Finalized_f08(flag, ierror)
     IMPLICIT NONE
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Finalized_f08
+  SUBROUTINE PMPI_Finalized_f08(flag, ierror)
+    IMPLICIT NONE
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Finalized_f08
   SUBROUTINE MPI_Abort_f08(comm, errorcode, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -4798,6 +9192,13 @@ module mpi_f08
     INTEGER, INTENT(IN) :: errorcode
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Abort_f08
+  SUBROUTINE PMPI_Abort_f08(comm, errorcode, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Abort_f08
   SUBROUTINE MPI_Session_init_f08(info, errhandler, session, ierror)
     IMPORT :: MPI_Errhandler, MPI_Info, MPI_Session
     IMPLICIT NONE
@@ -4806,12 +9207,26 @@ module mpi_f08
     TYPE(MPI_Session), INTENT(OUT) :: session
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_init_f08
+  SUBROUTINE PMPI_Session_init_f08(info, errhandler, session, ierror)
+    IMPORT :: MPI_Errhandler, MPI_Info, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    TYPE(MPI_Session), INTENT(OUT) :: session
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_init_f08
   SUBROUTINE MPI_Session_finalize_f08(session, ierror)
     IMPORT :: MPI_Session
     IMPLICIT NONE
     TYPE(MPI_Session), INTENT(INOUT) :: session
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_finalize_f08
+  SUBROUTINE PMPI_Session_finalize_f08(session, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(INOUT) :: session
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_finalize_f08
   SUBROUTINE MPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
     IMPORT :: MPI_Info, MPI_Session
     IMPLICIT NONE
@@ -4820,6 +9235,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: npset_names
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_get_num_psets_f08
+  SUBROUTINE PMPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
+    IMPORT :: MPI_Info, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(OUT) :: npset_names
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_get_num_psets_f08
   SUBROUTINE MPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
     IMPORT :: MPI_Info, MPI_Session
     IMPLICIT NONE
@@ -4830,6 +9253,16 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(OUT) :: pset_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_get_nth_pset_f08
+  SUBROUTINE PMPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
+    IMPORT :: MPI_Info, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: n
+    INTEGER, INTENT(INOUT) :: pset_len
+    CHARACTER(LEN=*), INTENT(OUT) :: pset_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_get_nth_pset_f08
   SUBROUTINE MPI_Session_get_info_f08(session, info_used, ierror)
     IMPORT :: MPI_Info, MPI_Session
     IMPLICIT NONE
@@ -4837,6 +9270,13 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(OUT) :: info_used
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_get_info_f08
+  SUBROUTINE PMPI_Session_get_info_f08(session, info_used, ierror)
+    IMPORT :: MPI_Info, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_get_info_f08
   SUBROUTINE MPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
     IMPORT :: MPI_Info, MPI_Session
     IMPLICIT NONE
@@ -4845,6 +9285,14 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(OUT) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Session_get_pset_info_f08
+  SUBROUTINE PMPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
+    IMPORT :: MPI_Info, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    CHARACTER(LEN=*), INTENT(IN) :: pset_name
+    TYPE(MPI_Info), INTENT(OUT) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_get_pset_info_f08
   SUBROUTINE MPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
     IMPORT :: MPI_Group, MPI_Session
     IMPLICIT NONE
@@ -4853,6 +9301,14 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: newgroup
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Group_from_session_pset_f08
+  SUBROUTINE PMPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
+    IMPORT :: MPI_Group, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    CHARACTER(LEN=*), INTENT(IN) :: pset_name
+    TYPE(MPI_Group), INTENT(OUT) :: newgroup
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Group_from_session_pset_f08
   SUBROUTINE MPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Errhandler, MPI_Group, MPI_Info
     IMPLICIT NONE
@@ -4863,6 +9319,16 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_create_from_group_f08
+  SUBROUTINE PMPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Errhandler, MPI_Group, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    CHARACTER(LEN=*), INTENT(IN) :: stringtag
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_create_from_group_f08
   SUBROUTINE MPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, &
       remote_leader, stringtag, info, errhandler, newintercomm, ierror)
     IMPORT :: MPI_Comm, MPI_Errhandler, MPI_Group, MPI_Info
@@ -4877,6 +9343,20 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Intercomm_create_from_groups_f08
+  SUBROUTINE PMPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, &
+      remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Errhandler, MPI_Group, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: local_group
+    INTEGER, INTENT(IN) :: local_leader
+    TYPE(MPI_Group), INTENT(IN) :: remote_group
+    INTEGER, INTENT(IN) :: remote_leader
+    CHARACTER(LEN=*), INTENT(IN) :: stringtag
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Intercomm_create_from_groups_f08
   SUBROUTINE MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, &
       array_of_errcodes, ierror)
     IMPORT :: MPI_Comm, MPI_Info
@@ -4891,6 +9371,20 @@ module mpi_f08
     INTEGER :: array_of_errcodes(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_spawn_f08
+  SUBROUTINE PMPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, &
+      array_of_errcodes, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: command
+    CHARACTER(LEN=*), INTENT(IN) :: argv(*)
+    INTEGER, INTENT(IN) :: maxprocs
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_spawn_f08
   SUBROUTINE MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, &
       array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
     IMPORT :: MPI_Comm, MPI_Info
@@ -4906,12 +9400,33 @@ module mpi_f08
     INTEGER :: array_of_errcodes(*)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_spawn_multiple_f08
+  SUBROUTINE PMPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, &
+      array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*)
+    CHARACTER(LEN=*), INTENT(IN) :: array_of_argv(count, *)
+    INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+    TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER :: array_of_errcodes(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_spawn_multiple_f08
   SUBROUTINE MPI_Comm_get_parent_f08(parent, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
     TYPE(MPI_Comm), INTENT(OUT) :: parent
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_get_parent_f08
+  SUBROUTINE PMPI_Comm_get_parent_f08(parent, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(OUT) :: parent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_get_parent_f08
   SUBROUTINE MPI_Open_port_f08(info, port_name, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4919,11 +9434,23 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(OUT) :: port_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Open_port_f08
+  SUBROUTINE PMPI_Open_port_f08(info, port_name, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Open_port_f08
   SUBROUTINE MPI_Close_port_f08(port_name, ierror)
     IMPLICIT NONE
     CHARACTER(LEN=*), INTENT(IN) :: port_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Close_port_f08
+  SUBROUTINE PMPI_Close_port_f08(port_name, ierror)
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Close_port_f08
   SUBROUTINE MPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -4934,6 +9461,16 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_accept_f08
+  SUBROUTINE PMPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_accept_f08
   SUBROUTINE MPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
     IMPORT :: MPI_Comm, MPI_Info
     IMPLICIT NONE
@@ -4944,6 +9481,16 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: newcomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_connect_f08
+  SUBROUTINE PMPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
+    IMPORT :: MPI_Comm, MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: port_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, INTENT(IN) :: root
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_connect_f08
   SUBROUTINE MPI_Publish_name_f08(service_name, info, port_name, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4952,6 +9499,14 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: port_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Publish_name_f08
+  SUBROUTINE PMPI_Publish_name_f08(service_name, info, port_name, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: service_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Publish_name_f08
   SUBROUTINE MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4960,6 +9515,14 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: port_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Unpublish_name_f08
+  SUBROUTINE PMPI_Unpublish_name_f08(service_name, info, port_name, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: service_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(IN) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Unpublish_name_f08
   SUBROUTINE MPI_Lookup_name_f08(service_name, info, port_name, ierror)
     IMPORT :: MPI_Info
     IMPLICIT NONE
@@ -4968,6 +9531,14 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(OUT) :: port_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Lookup_name_f08
+  SUBROUTINE PMPI_Lookup_name_f08(service_name, info, port_name, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: service_name
+    TYPE(MPI_Info), INTENT(IN) :: info
+    CHARACTER(LEN=*), INTENT(OUT) :: port_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Lookup_name_f08
   SUBROUTINE MPI_Comm_join_f08(fd, intercomm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -4975,12 +9546,25 @@ module mpi_f08
     TYPE(MPI_Comm), INTENT(OUT) :: intercomm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_join_f08
+  SUBROUTINE PMPI_Comm_join_f08(fd, intercomm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: fd
+    TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_join_f08
   SUBROUTINE MPI_Comm_disconnect_f08(comm, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
     TYPE(MPI_Comm), INTENT(INOUT) :: comm
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Comm_disconnect_f08
+  SUBROUTINE PMPI_Comm_disconnect_f08(comm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(INOUT) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_disconnect_f08
   SUBROUTINE MPI_Win_create_f08(base, size, disp_unit, info, comm, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -4993,6 +9577,18 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_create_f08
+  SUBROUTINE PMPI_Win_create_f08(base, size, disp_unit, info, comm, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_create_f08
   SUBROUTINE MPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5005,6 +9601,18 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_create_f08c
+  SUBROUTINE PMPI_Win_create_f08c(base, size, disp_unit, info, comm, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_create_f08c
   SUBROUTINE MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5016,6 +9624,17 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_allocate_f08
+  SUBROUTINE PMPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_allocate_f08
   SUBROUTINE MPI_Win_allocate_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5027,6 +9646,17 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_allocate_f08c
+  SUBROUTINE PMPI_Win_allocate_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_allocate_f08c
   SUBROUTINE MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5038,6 +9668,17 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_allocate_shared_f08
+  SUBROUTINE PMPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_allocate_shared_f08
   SUBROUTINE MPI_Win_allocate_shared_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5049,6 +9690,17 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_allocate_shared_f08c
+  SUBROUTINE PMPI_Win_allocate_shared_f08c(size, disp_unit, info, comm, baseptr, win, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_allocate_shared_f08c
   SUBROUTINE MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Win
     IMPLICIT NONE
@@ -5059,6 +9711,16 @@ module mpi_f08
     TYPE(C_PTR), INTENT(OUT) :: baseptr
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_shared_query_f08
+  SUBROUTINE PMPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: disp_unit
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_shared_query_f08
   SUBROUTINE MPI_Win_shared_query_f08c(win, rank, size, disp_unit, baseptr, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Win
     IMPLICIT NONE
@@ -5069,6 +9731,16 @@ module mpi_f08
     TYPE(C_PTR), INTENT(OUT) :: baseptr
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_shared_query_f08c
+  SUBROUTINE PMPI_Win_shared_query_f08c(win, rank, size, disp_unit, baseptr, ierror)
+    IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, INTENT(IN) :: rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+    TYPE(C_PTR), INTENT(OUT) :: baseptr
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_shared_query_f08c
   SUBROUTINE MPI_Win_create_dynamic_f08(info, comm, win, ierror)
     IMPORT :: MPI_Comm, MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5077,6 +9749,14 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(OUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_create_dynamic_f08
+  SUBROUTINE PMPI_Win_create_dynamic_f08(info, comm, win, ierror)
+    IMPORT :: MPI_Comm, MPI_Info, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Win), INTENT(OUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_create_dynamic_f08
   SUBROUTINE MPI_Win_attach_f08(win, base, size, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Win
     IMPLICIT NONE
@@ -5086,6 +9766,15 @@ module mpi_f08
     INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_attach_f08
+  SUBROUTINE PMPI_Win_attach_f08(win, base, size, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_attach_f08
   SUBROUTINE MPI_Win_detach_f08(win, base, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5094,12 +9783,26 @@ module mpi_f08
     TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_detach_f08
+  SUBROUTINE PMPI_Win_detach_f08(win, base, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: base
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_detach_f08
   SUBROUTINE MPI_Win_free_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(INOUT) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_free_f08
+  SUBROUTINE PMPI_Win_free_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(INOUT) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_free_f08
   SUBROUTINE MPI_Win_get_group_f08(win, group, ierror)
     IMPORT :: MPI_Group, MPI_Win
     IMPLICIT NONE
@@ -5107,6 +9810,13 @@ module mpi_f08
     TYPE(MPI_Group), INTENT(OUT) :: group
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_get_group_f08
+  SUBROUTINE PMPI_Win_get_group_f08(win, group, ierror)
+    IMPORT :: MPI_Group, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_get_group_f08
   SUBROUTINE MPI_Win_set_info_f08(win, info, ierror)
     IMPORT :: MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5114,6 +9824,13 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(IN) :: info
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_set_info_f08
+  SUBROUTINE PMPI_Win_set_info_f08(win, info, ierror)
+    IMPORT :: MPI_Info, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_set_info_f08
   SUBROUTINE MPI_Win_get_info_f08(win, info_used, ierror)
     IMPORT :: MPI_Info, MPI_Win
     IMPLICIT NONE
@@ -5121,6 +9838,13 @@ module mpi_f08
     TYPE(MPI_Info), INTENT(OUT) :: info_used
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_get_info_f08
+  SUBROUTINE PMPI_Win_get_info_f08(win, info_used, ierror)
+    IMPORT :: MPI_Info, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_get_info_f08
   SUBROUTINE MPI_Win_set_name_f08(win, win_name, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5128,6 +9852,13 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: win_name
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_set_name_f08
+  SUBROUTINE PMPI_Win_set_name_f08(win, win_name, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    CHARACTER(LEN=*), INTENT(IN) :: win_name
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_set_name_f08
   SUBROUTINE MPI_Win_get_name_f08(win, win_name, resultlen, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5136,6 +9867,14 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_get_name_f08
+  SUBROUTINE PMPI_Win_get_name_f08(win, win_name, resultlen, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    CHARACTER(LEN=*), INTENT(OUT) :: win_name
+    INTEGER, INTENT(OUT) :: resultlen
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_get_name_f08
   SUBROUTINE MPI_Put_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
@@ -5151,6 +9890,21 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Put_f08
+  SUBROUTINE PMPI_Put_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Put_f08
   SUBROUTINE MPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Win
@@ -5166,6 +9920,21 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Put_f08c
+  SUBROUTINE PMPI_Put_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Put_f08c
   SUBROUTINE MPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
@@ -5181,6 +9950,21 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_f08
+  SUBROUTINE PMPI_Get_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_f08
   SUBROUTINE MPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Win
@@ -5196,6 +9980,21 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_f08c
+  SUBROUTINE PMPI_Get_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_f08c
   SUBROUTINE MPI_Accumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
       target_disp, target_count, target_datatype, op, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Win
@@ -5212,6 +10011,22 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Accumulate_f08
+  SUBROUTINE PMPI_Accumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Accumulate_f08
   SUBROUTINE MPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
       target_disp, target_count, target_datatype, op, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Win
@@ -5228,6 +10043,22 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Accumulate_f08c
+  SUBROUTINE PMPI_Accumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Accumulate_f08c
   SUBROUTINE MPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
       win, ierror)
@@ -5249,6 +10080,27 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_accumulate_f08
+  SUBROUTINE PMPI_Get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    INTEGER, INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_accumulate_f08
   SUBROUTINE MPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
       win, ierror)
@@ -5270,6 +10122,27 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Get_accumulate_f08c
+  SUBROUTINE PMPI_Get_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_accumulate_f08c
   SUBROUTINE MPI_Fetch_and_op_f08(origin_addr, result_addr, datatype, target_rank, target_disp, op, &
       win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Win
@@ -5285,6 +10158,21 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Fetch_and_op_f08
+  SUBROUTINE PMPI_Fetch_and_op_f08(origin_addr, result_addr, datatype, target_rank, target_disp, &
+      op, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Fetch_and_op_f08
   SUBROUTINE MPI_Compare_and_swap_f08(origin_addr, compare_addr, result_addr, datatype, &
       target_rank, target_disp, win, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
@@ -5301,6 +10189,22 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Compare_and_swap_f08
+  SUBROUTINE PMPI_Compare_and_swap_f08(origin_addr, compare_addr, result_addr, datatype, &
+      target_rank, target_disp, win, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: compare_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: compare_addr
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Compare_and_swap_f08
   SUBROUTINE MPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Request, MPI_Win
@@ -5317,6 +10221,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rput_f08
+  SUBROUTINE PMPI_Rput_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rput_f08
   SUBROUTINE MPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Request, MPI_Win
@@ -5333,6 +10253,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rput_f08c
+  SUBROUTINE PMPI_Rput_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rput_f08c
   SUBROUTINE MPI_Rget_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Request, MPI_Win
@@ -5349,6 +10285,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rget_f08
+  SUBROUTINE PMPI_Rget_f08(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rget_f08
   SUBROUTINE MPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
       target_count, target_datatype, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Request, MPI_Win
@@ -5365,6 +10317,22 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rget_f08c
+  SUBROUTINE PMPI_Rget_f08c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rget_f08c
   SUBROUTINE MPI_Raccumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
       target_disp, target_count, target_datatype, op, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
@@ -5382,6 +10350,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Raccumulate_f08
+  SUBROUTINE PMPI_Raccumulate_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Raccumulate_f08
   SUBROUTINE MPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
       target_disp, target_count, target_datatype, op, win, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
@@ -5399,6 +10384,23 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Raccumulate_f08c
+  SUBROUTINE PMPI_Raccumulate_f08c(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Raccumulate_f08c
   SUBROUTINE MPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
       win, request, ierror)
@@ -5421,6 +10423,28 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rget_accumulate_f08
+  SUBROUTINE PMPI_Rget_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER, INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    INTEGER, INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER, INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rget_accumulate_f08
   SUBROUTINE MPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
       result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
       win, request, ierror)
@@ -5443,6 +10467,28 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Rget_accumulate_f08c
+  SUBROUTINE PMPI_Rget_accumulate_f08c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_Datatype, MPI_Op, MPI_Request, MPI_Win
+    IMPLICIT NONE
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: origin_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+    TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: result_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+    TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+    INTEGER, INTENT(IN) :: target_rank
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+    TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+    TYPE(MPI_Op), INTENT(IN) :: op
+    TYPE(MPI_Win), INTENT(IN) :: win
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Rget_accumulate_f08c
   SUBROUTINE MPI_Win_fence_f08(assert, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5450,6 +10496,13 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_fence_f08
+  SUBROUTINE PMPI_Win_fence_f08(assert, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_fence_f08
   SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
     IMPORT :: MPI_Group, MPI_Win
     IMPLICIT NONE
@@ -5458,12 +10511,26 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_start_f08
+  SUBROUTINE PMPI_Win_start_f08(group, assert, win, ierror)
+    IMPORT :: MPI_Group, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_start_f08
   SUBROUTINE MPI_Win_complete_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_complete_f08
+  SUBROUTINE PMPI_Win_complete_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_complete_f08
   SUBROUTINE MPI_Win_post_f08(group, assert, win, ierror)
     IMPORT :: MPI_Group, MPI_Win
     IMPLICIT NONE
@@ -5472,12 +10539,26 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_post_f08
+  SUBROUTINE PMPI_Win_post_f08(group, assert, win, ierror)
+    IMPORT :: MPI_Group, MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Group), INTENT(IN) :: group
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_post_f08
   SUBROUTINE MPI_Win_wait_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_wait_f08
+  SUBROUTINE PMPI_Win_wait_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_wait_f08
   SUBROUTINE MPI_Win_test_f08(win, flag, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5485,6 +10566,13 @@ module mpi_f08
     LOGICAL, INTENT(OUT) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_test_f08
+  SUBROUTINE PMPI_Win_test_f08(win, flag, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_test_f08
   SUBROUTINE MPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5494,6 +10582,15 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_lock_f08
+  SUBROUTINE PMPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: lock_type
+    INTEGER, INTENT(IN) :: rank
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_lock_f08
   SUBROUTINE MPI_Win_lock_all_f08(assert, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5501,6 +10598,13 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_lock_all_f08
+  SUBROUTINE PMPI_Win_lock_all_f08(assert, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: assert
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_lock_all_f08
   SUBROUTINE MPI_Win_unlock_f08(rank, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5508,12 +10612,25 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_unlock_f08
+  SUBROUTINE PMPI_Win_unlock_f08(rank, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_unlock_f08
   SUBROUTINE MPI_Win_unlock_all_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_unlock_all_f08
+  SUBROUTINE PMPI_Win_unlock_all_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_unlock_all_f08
   SUBROUTINE MPI_Win_flush_f08(rank, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5521,12 +10638,25 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_flush_f08
+  SUBROUTINE PMPI_Win_flush_f08(rank, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_flush_f08
   SUBROUTINE MPI_Win_flush_all_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_flush_all_f08
+  SUBROUTINE PMPI_Win_flush_all_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_flush_all_f08
   SUBROUTINE MPI_Win_flush_local_f08(rank, win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
@@ -5534,18 +10664,37 @@ module mpi_f08
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_flush_local_f08
+  SUBROUTINE PMPI_Win_flush_local_f08(rank, win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: rank
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_flush_local_f08
   SUBROUTINE MPI_Win_flush_local_all_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_flush_local_all_f08
+  SUBROUTINE PMPI_Win_flush_local_all_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_flush_local_all_f08
   SUBROUTINE MPI_Win_sync_f08(win, ierror)
     IMPORT :: MPI_Win
     IMPLICIT NONE
     TYPE(MPI_Win), INTENT(IN) :: win
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Win_sync_f08
+  SUBROUTINE PMPI_Win_sync_f08(win, ierror)
+    IMPORT :: MPI_Win
+    IMPLICIT NONE
+    TYPE(MPI_Win), INTENT(IN) :: win
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Win_sync_f08
   SUBROUTINE MPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
     IMPORT :: MPI_ADDRESS_KIND, MPI_Request
     IMPLICIT NONE
@@ -5556,12 +10705,28 @@ module mpi_f08
     TYPE(MPI_Request), INTENT(OUT) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Grequest_start_f08
+  SUBROUTINE PMPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Request
+    IMPLICIT NONE
+    EXTERNAL :: query_fn
+    EXTERNAL :: free_fn
+    EXTERNAL :: cancel_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Grequest_start_f08
   SUBROUTINE MPI_Grequest_complete_f08(request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
     TYPE(MPI_Request), INTENT(IN) :: request
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Grequest_complete_f08
+  SUBROUTINE PMPI_Grequest_complete_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(IN) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Grequest_complete_f08
   SUBROUTINE MPI_Status_set_elements_f08(status, datatype, count, ierror)
     IMPORT :: MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -5570,6 +10735,14 @@ module mpi_f08
     INTEGER, INTENT(IN) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Status_set_elements_f08
+  SUBROUTINE PMPI_Status_set_elements_f08(status, datatype, count, ierror)
+    IMPORT :: MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_elements_f08
   SUBROUTINE MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -5578,6 +10751,14 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Status_set_elements_x_f08
+  SUBROUTINE PMPI_Status_set_elements_x_f08(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_elements_x_f08
   SUBROUTINE MPI_Status_set_cancelled_f08(status, flag, ierror)
     IMPORT :: MPI_Status
     IMPLICIT NONE
@@ -5585,10 +10766,21 @@ module mpi_f08
     LOGICAL, INTENT(IN) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Status_set_cancelled_f08
+  SUBROUTINE PMPI_Status_set_cancelled_f08(status, flag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_cancelled_f08
   SUBROUTINE MPI_Pcontrol_f08(level)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: level
   END SUBROUTINE MPI_Pcontrol_f08
+  SUBROUTINE PMPI_Pcontrol_f08(level)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: level
+  END SUBROUTINE PMPI_Pcontrol_f08
   SUBROUTINE MPI_Status_f2f08_f08(f_status, f08_status, ierror)
     IMPORT :: MPI_STATUS_SIZE, MPI_Status
     IMPLICIT NONE
@@ -5596,6 +10788,13 @@ module mpi_f08
     TYPE(MPI_Status), INTENT(OUT) :: f08_status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Status_f2f08_f08
+  SUBROUTINE PMPI_Status_f2f08_f08(f_status, f08_status, ierror)
+    IMPORT :: MPI_STATUS_SIZE, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: f_status(MPI_STATUS_SIZE)
+    TYPE(MPI_Status), INTENT(OUT) :: f08_status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_f2f08_f08
   SUBROUTINE MPI_Status_f082f_f08(f08_status, f_status, ierror)
     IMPORT :: MPI_STATUS_SIZE, MPI_Status
     IMPLICIT NONE
@@ -5603,6 +10802,13 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: f_status(MPI_STATUS_SIZE)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Status_f082f_f08
+  SUBROUTINE PMPI_Status_f082f_f08(f08_status, f_status, ierror)
+    IMPORT :: MPI_STATUS_SIZE, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: f08_status
+    INTEGER, INTENT(OUT) :: f_status(MPI_STATUS_SIZE)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_f082f_f08
   SUBROUTINE MPI_Type_create_f90_real_f08(p, r, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -5611,6 +10817,14 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_f90_real_f08
+  SUBROUTINE PMPI_Type_create_f90_real_f08(p, r, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: p
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_f90_real_f08
   SUBROUTINE MPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -5619,6 +10833,14 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_f90_complex_f08
+  SUBROUTINE PMPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: p
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_f90_complex_f08
   SUBROUTINE MPI_Type_create_f90_integer_f08(r, newtype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -5626,6 +10848,13 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: newtype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_create_f90_integer_f08
+  SUBROUTINE PMPI_Type_create_f90_integer_f08(r, newtype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: r
+    TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_create_f90_integer_f08
   SUBROUTINE MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
     IMPORT :: MPI_Datatype
     IMPLICIT NONE
@@ -5634,6 +10863,14 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE MPI_Type_match_size_f08
+  SUBROUTINE PMPI_Type_match_size_f08(typeclass, size, datatype, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: typeclass
+    INTEGER, INTENT(IN) :: size
+    TYPE(MPI_Datatype), INTENT(OUT) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_match_size_f08
   SUBROUTINE MPI_F_sync_reg(buf)
     IMPLICIT NONE
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -5643,1017 +10880,2138 @@ module mpi_f08
   interface MPI_Send
     procedure :: MPI_Send_f08, MPI_Send_f08c
   end interface
+  interface PMPI_Send
+    procedure :: PMPI_Send_f08, PMPI_Send_f08c
+  end interface
   interface MPI_Recv
     procedure :: MPI_Recv_f08, MPI_Recv_f08c
+  end interface
+  interface PMPI_Recv
+    procedure :: PMPI_Recv_f08, PMPI_Recv_f08c
   end interface
   interface MPI_Get_count
     procedure :: MPI_Get_count_f08, MPI_Get_count_f08c
   end interface
+  interface PMPI_Get_count
+    procedure :: PMPI_Get_count_f08, PMPI_Get_count_f08c
+  end interface
   interface MPI_Bsend
     procedure :: MPI_Bsend_f08, MPI_Bsend_f08c
+  end interface
+  interface PMPI_Bsend
+    procedure :: PMPI_Bsend_f08, PMPI_Bsend_f08c
   end interface
   interface MPI_Ssend
     procedure :: MPI_Ssend_f08, MPI_Ssend_f08c
   end interface
+  interface PMPI_Ssend
+    procedure :: PMPI_Ssend_f08, PMPI_Ssend_f08c
+  end interface
   interface MPI_Rsend
     procedure :: MPI_Rsend_f08, MPI_Rsend_f08c
+  end interface
+  interface PMPI_Rsend
+    procedure :: PMPI_Rsend_f08, PMPI_Rsend_f08c
   end interface
   interface MPI_Buffer_attach
     procedure :: MPI_Buffer_attach_f08, MPI_Buffer_attach_f08c
   end interface
+  interface PMPI_Buffer_attach
+    procedure :: PMPI_Buffer_attach_f08, PMPI_Buffer_attach_f08c
+  end interface
   interface MPI_Buffer_detach
     procedure :: MPI_Buffer_detach_f08, MPI_Buffer_detach_f08c
+  end interface
+  interface PMPI_Buffer_detach
+    procedure :: PMPI_Buffer_detach_f08, PMPI_Buffer_detach_f08c
   end interface
   interface MPI_Sendrecv
     procedure :: MPI_Sendrecv_f08, MPI_Sendrecv_f08c
   end interface
+  interface PMPI_Sendrecv
+    procedure :: PMPI_Sendrecv_f08, PMPI_Sendrecv_f08c
+  end interface
   interface MPI_Sendrecv_replace
     procedure :: MPI_Sendrecv_replace_f08, MPI_Sendrecv_replace_f08c
+  end interface
+  interface PMPI_Sendrecv_replace
+    procedure :: PMPI_Sendrecv_replace_f08, PMPI_Sendrecv_replace_f08c
   end interface
   interface MPI_Isend
     procedure :: MPI_Isend_f08, MPI_Isend_f08c
   end interface
+  interface PMPI_Isend
+    procedure :: PMPI_Isend_f08, PMPI_Isend_f08c
+  end interface
   interface MPI_Ibsend
     procedure :: MPI_Ibsend_f08, MPI_Ibsend_f08c
+  end interface
+  interface PMPI_Ibsend
+    procedure :: PMPI_Ibsend_f08, PMPI_Ibsend_f08c
   end interface
   interface MPI_Issend
     procedure :: MPI_Issend_f08, MPI_Issend_f08c
   end interface
+  interface PMPI_Issend
+    procedure :: PMPI_Issend_f08, PMPI_Issend_f08c
+  end interface
   interface MPI_Irsend
     procedure :: MPI_Irsend_f08, MPI_Irsend_f08c
+  end interface
+  interface PMPI_Irsend
+    procedure :: PMPI_Irsend_f08, PMPI_Irsend_f08c
   end interface
   interface MPI_Irecv
     procedure :: MPI_Irecv_f08, MPI_Irecv_f08c
   end interface
+  interface PMPI_Irecv
+    procedure :: PMPI_Irecv_f08, PMPI_Irecv_f08c
+  end interface
   interface MPI_Isendrecv
     procedure :: MPI_Isendrecv_f08, MPI_Isendrecv_f08c
+  end interface
+  interface PMPI_Isendrecv
+    procedure :: PMPI_Isendrecv_f08, PMPI_Isendrecv_f08c
   end interface
   interface MPI_Isendrecv_replace
     procedure :: MPI_Isendrecv_replace_f08, MPI_Isendrecv_replace_f08c
   end interface
+  interface PMPI_Isendrecv_replace
+    procedure :: PMPI_Isendrecv_replace_f08, PMPI_Isendrecv_replace_f08c
+  end interface
   interface MPI_Wait
     procedure :: MPI_Wait_f08
+  end interface
+  interface PMPI_Wait
+    procedure :: PMPI_Wait_f08
   end interface
   interface MPI_Test
     procedure :: MPI_Test_f08
   end interface
+  interface PMPI_Test
+    procedure :: PMPI_Test_f08
+  end interface
   interface MPI_Request_free
     procedure :: MPI_Request_free_f08
+  end interface
+  interface PMPI_Request_free
+    procedure :: PMPI_Request_free_f08
   end interface
   interface MPI_Waitany
     procedure :: MPI_Waitany_f08
   end interface
+  interface PMPI_Waitany
+    procedure :: PMPI_Waitany_f08
+  end interface
   interface MPI_Testany
     procedure :: MPI_Testany_f08
+  end interface
+  interface PMPI_Testany
+    procedure :: PMPI_Testany_f08
   end interface
   interface MPI_Waitall
     procedure :: MPI_Waitall_f08
   end interface
+  interface PMPI_Waitall
+    procedure :: PMPI_Waitall_f08
+  end interface
   interface MPI_Testall
     procedure :: MPI_Testall_f08
+  end interface
+  interface PMPI_Testall
+    procedure :: PMPI_Testall_f08
   end interface
   interface MPI_Waitsome
     procedure :: MPI_Waitsome_f08
   end interface
+  interface PMPI_Waitsome
+    procedure :: PMPI_Waitsome_f08
+  end interface
   interface MPI_Testsome
     procedure :: MPI_Testsome_f08
+  end interface
+  interface PMPI_Testsome
+    procedure :: PMPI_Testsome_f08
   end interface
   interface MPI_Request_get_status
     procedure :: MPI_Request_get_status_f08
   end interface
+  interface PMPI_Request_get_status
+    procedure :: PMPI_Request_get_status_f08
+  end interface
   interface MPI_Cancel
     procedure :: MPI_Cancel_f08
+  end interface
+  interface PMPI_Cancel
+    procedure :: PMPI_Cancel_f08
   end interface
   interface MPI_Test_cancelled
     procedure :: MPI_Test_cancelled_f08
   end interface
+  interface PMPI_Test_cancelled
+    procedure :: PMPI_Test_cancelled_f08
+  end interface
   interface MPI_Probe
     procedure :: MPI_Probe_f08
+  end interface
+  interface PMPI_Probe
+    procedure :: PMPI_Probe_f08
   end interface
   interface MPI_Iprobe
     procedure :: MPI_Iprobe_f08
   end interface
+  interface PMPI_Iprobe
+    procedure :: PMPI_Iprobe_f08
+  end interface
   interface MPI_Mprobe
     procedure :: MPI_Mprobe_f08
+  end interface
+  interface PMPI_Mprobe
+    procedure :: PMPI_Mprobe_f08
   end interface
   interface MPI_Improbe
     procedure :: MPI_Improbe_f08
   end interface
+  interface PMPI_Improbe
+    procedure :: PMPI_Improbe_f08
+  end interface
   interface MPI_Mrecv
     procedure :: MPI_Mrecv_f08, MPI_Mrecv_f08c
+  end interface
+  interface PMPI_Mrecv
+    procedure :: PMPI_Mrecv_f08, PMPI_Mrecv_f08c
   end interface
   interface MPI_Imrecv
     procedure :: MPI_Imrecv_f08, MPI_Imrecv_f08c
   end interface
+  interface PMPI_Imrecv
+    procedure :: PMPI_Imrecv_f08, PMPI_Imrecv_f08c
+  end interface
   interface MPI_Send_init
     procedure :: MPI_Send_init_f08, MPI_Send_init_f08c
+  end interface
+  interface PMPI_Send_init
+    procedure :: PMPI_Send_init_f08, PMPI_Send_init_f08c
   end interface
   interface MPI_Bsend_init
     procedure :: MPI_Bsend_init_f08, MPI_Bsend_init_f08c
   end interface
+  interface PMPI_Bsend_init
+    procedure :: PMPI_Bsend_init_f08, PMPI_Bsend_init_f08c
+  end interface
   interface MPI_Ssend_init
     procedure :: MPI_Ssend_init_f08, MPI_Ssend_init_f08c
+  end interface
+  interface PMPI_Ssend_init
+    procedure :: PMPI_Ssend_init_f08, PMPI_Ssend_init_f08c
   end interface
   interface MPI_Rsend_init
     procedure :: MPI_Rsend_init_f08, MPI_Rsend_init_f08c
   end interface
+  interface PMPI_Rsend_init
+    procedure :: PMPI_Rsend_init_f08, PMPI_Rsend_init_f08c
+  end interface
   interface MPI_Recv_init
     procedure :: MPI_Recv_init_f08, MPI_Recv_init_f08c
+  end interface
+  interface PMPI_Recv_init
+    procedure :: PMPI_Recv_init_f08, PMPI_Recv_init_f08c
   end interface
   interface MPI_Start
     procedure :: MPI_Start_f08
   end interface
+  interface PMPI_Start
+    procedure :: PMPI_Start_f08
+  end interface
   interface MPI_Startall
     procedure :: MPI_Startall_f08
+  end interface
+  interface PMPI_Startall
+    procedure :: PMPI_Startall_f08
   end interface
   interface MPI_Psend_init
     procedure :: MPI_Psend_init_f08
   end interface
+  interface PMPI_Psend_init
+    procedure :: PMPI_Psend_init_f08
+  end interface
   interface MPI_Precv_init
     procedure :: MPI_Precv_init_f08
+  end interface
+  interface PMPI_Precv_init
+    procedure :: PMPI_Precv_init_f08
   end interface
   interface MPI_Pready
     procedure :: MPI_Pready_f08
   end interface
+  interface PMPI_Pready
+    procedure :: PMPI_Pready_f08
+  end interface
   interface MPI_Pready_range
     procedure :: MPI_Pready_range_f08
+  end interface
+  interface PMPI_Pready_range
+    procedure :: PMPI_Pready_range_f08
   end interface
   interface MPI_Pready_list
     procedure :: MPI_Pready_list_f08
   end interface
+  interface PMPI_Pready_list
+    procedure :: PMPI_Pready_list_f08
+  end interface
   interface MPI_Parrived
     procedure :: MPI_Parrived_f08
+  end interface
+  interface PMPI_Parrived
+    procedure :: PMPI_Parrived_f08
   end interface
   interface MPI_Type_contiguous
     procedure :: MPI_Type_contiguous_f08, MPI_Type_contiguous_f08c
   end interface
+  interface PMPI_Type_contiguous
+    procedure :: PMPI_Type_contiguous_f08, PMPI_Type_contiguous_f08c
+  end interface
   interface MPI_Type_vector
     procedure :: MPI_Type_vector_f08, MPI_Type_vector_f08c
+  end interface
+  interface PMPI_Type_vector
+    procedure :: PMPI_Type_vector_f08, PMPI_Type_vector_f08c
   end interface
   interface MPI_Type_create_hvector
     procedure :: MPI_Type_create_hvector_f08, MPI_Type_create_hvector_f08c
   end interface
+  interface PMPI_Type_create_hvector
+    procedure :: PMPI_Type_create_hvector_f08, PMPI_Type_create_hvector_f08c
+  end interface
   interface MPI_Type_indexed
     procedure :: MPI_Type_indexed_f08, MPI_Type_indexed_f08c
+  end interface
+  interface PMPI_Type_indexed
+    procedure :: PMPI_Type_indexed_f08, PMPI_Type_indexed_f08c
   end interface
   interface MPI_Type_create_hindexed
     procedure :: MPI_Type_create_hindexed_f08, MPI_Type_create_hindexed_f08c
   end interface
+  interface PMPI_Type_create_hindexed
+    procedure :: PMPI_Type_create_hindexed_f08, PMPI_Type_create_hindexed_f08c
+  end interface
   interface MPI_Type_create_indexed_block
     procedure :: MPI_Type_create_indexed_block_f08, MPI_Type_create_indexed_block_f08c
+  end interface
+  interface PMPI_Type_create_indexed_block
+    procedure :: PMPI_Type_create_indexed_block_f08, PMPI_Type_create_indexed_block_f08c
   end interface
   interface MPI_Type_create_hindexed_block
     procedure :: MPI_Type_create_hindexed_block_f08, MPI_Type_create_hindexed_block_f08c
   end interface
+  interface PMPI_Type_create_hindexed_block
+    procedure :: PMPI_Type_create_hindexed_block_f08, PMPI_Type_create_hindexed_block_f08c
+  end interface
   interface MPI_Type_create_struct
     procedure :: MPI_Type_create_struct_f08, MPI_Type_create_struct_f08c
+  end interface
+  interface PMPI_Type_create_struct
+    procedure :: PMPI_Type_create_struct_f08, PMPI_Type_create_struct_f08c
   end interface
   interface MPI_Type_create_subarray
     procedure :: MPI_Type_create_subarray_f08, MPI_Type_create_subarray_f08c
   end interface
+  interface PMPI_Type_create_subarray
+    procedure :: PMPI_Type_create_subarray_f08, PMPI_Type_create_subarray_f08c
+  end interface
   interface MPI_Type_create_darray
     procedure :: MPI_Type_create_darray_f08, MPI_Type_create_darray_f08c
+  end interface
+  interface PMPI_Type_create_darray
+    procedure :: PMPI_Type_create_darray_f08, PMPI_Type_create_darray_f08c
   end interface
   interface MPI_Type_create_resized
     procedure :: MPI_Type_create_resized_f08
   end interface
+  interface PMPI_Type_create_resized
+    procedure :: PMPI_Type_create_resized_f08
+  end interface
   interface MPI_Type_create_resized_c
     procedure :: MPI_Type_create_resized_f08c
+  end interface
+  interface PMPI_Type_create_resized_c
+    procedure :: PMPI_Type_create_resized_f08c
   end interface
   interface MPI_Type_dup
     procedure :: MPI_Type_dup_f08
   end interface
+  interface PMPI_Type_dup
+    procedure :: PMPI_Type_dup_f08
+  end interface
   interface MPI_Type_commit
     procedure :: MPI_Type_commit_f08
+  end interface
+  interface PMPI_Type_commit
+    procedure :: PMPI_Type_commit_f08
   end interface
   interface MPI_Type_free
     procedure :: MPI_Type_free_f08
   end interface
+  interface PMPI_Type_free
+    procedure :: PMPI_Type_free_f08
+  end interface
   interface MPI_Type_size
     procedure :: MPI_Type_size_f08, MPI_Type_size_f08c
+  end interface
+  interface PMPI_Type_size
+    procedure :: PMPI_Type_size_f08, PMPI_Type_size_f08c
   end interface
   interface MPI_Type_size_x
     procedure :: MPI_Type_size_x_f08
   end interface
+  interface PMPI_Type_size_x
+    procedure :: PMPI_Type_size_x_f08
+  end interface
   interface MPI_Type_get_extent
     procedure :: MPI_Type_get_extent_f08
+  end interface
+  interface PMPI_Type_get_extent
+    procedure :: PMPI_Type_get_extent_f08
   end interface
   interface MPI_Type_get_extent_c
     procedure :: MPI_Type_get_extent_f08c
   end interface
+  interface PMPI_Type_get_extent_c
+    procedure :: PMPI_Type_get_extent_f08c
+  end interface
   interface MPI_Type_get_extent_x
     procedure :: MPI_Type_get_extent_x_f08
+  end interface
+  interface PMPI_Type_get_extent_x
+    procedure :: PMPI_Type_get_extent_x_f08
   end interface
   interface MPI_Type_get_true_extent
     procedure :: MPI_Type_get_true_extent_f08
   end interface
+  interface PMPI_Type_get_true_extent
+    procedure :: PMPI_Type_get_true_extent_f08
+  end interface
   interface MPI_Type_get_true_extent_c
     procedure :: MPI_Type_get_true_extent_f08c
+  end interface
+  interface PMPI_Type_get_true_extent_c
+    procedure :: PMPI_Type_get_true_extent_f08c
   end interface
   interface MPI_Type_get_true_extent_x
     procedure :: MPI_Type_get_true_extent_x_f08
   end interface
+  interface PMPI_Type_get_true_extent_x
+    procedure :: PMPI_Type_get_true_extent_x_f08
+  end interface
   interface MPI_Get_elements
     procedure :: MPI_Get_elements_f08, MPI_Get_elements_f08c
+  end interface
+  interface PMPI_Get_elements
+    procedure :: PMPI_Get_elements_f08, PMPI_Get_elements_f08c
   end interface
   interface MPI_Get_elements_x
     procedure :: MPI_Get_elements_x_f08
   end interface
+  interface PMPI_Get_elements_x
+    procedure :: PMPI_Get_elements_x_f08
+  end interface
   interface MPI_Get_address
     procedure :: MPI_Get_address_f08
+  end interface
+  interface PMPI_Get_address
+    procedure :: PMPI_Get_address_f08
   end interface
   interface MPI_Type_get_envelope
     procedure :: MPI_Type_get_envelope_f08, MPI_Type_get_envelope_f08c
   end interface
+  interface PMPI_Type_get_envelope
+    procedure :: PMPI_Type_get_envelope_f08, PMPI_Type_get_envelope_f08c
+  end interface
   interface MPI_Type_get_contents
     procedure :: MPI_Type_get_contents_f08, MPI_Type_get_contents_f08c
+  end interface
+  interface PMPI_Type_get_contents
+    procedure :: PMPI_Type_get_contents_f08, PMPI_Type_get_contents_f08c
   end interface
   interface MPI_Pack
     procedure :: MPI_Pack_f08, MPI_Pack_f08c
   end interface
+  interface PMPI_Pack
+    procedure :: PMPI_Pack_f08, PMPI_Pack_f08c
+  end interface
   interface MPI_Unpack
     procedure :: MPI_Unpack_f08, MPI_Unpack_f08c
+  end interface
+  interface PMPI_Unpack
+    procedure :: PMPI_Unpack_f08, PMPI_Unpack_f08c
   end interface
   interface MPI_Pack_size
     procedure :: MPI_Pack_size_f08, MPI_Pack_size_f08c
   end interface
+  interface PMPI_Pack_size
+    procedure :: PMPI_Pack_size_f08, PMPI_Pack_size_f08c
+  end interface
   interface MPI_Pack_external
     procedure :: MPI_Pack_external_f08, MPI_Pack_external_f08c
+  end interface
+  interface PMPI_Pack_external
+    procedure :: PMPI_Pack_external_f08, PMPI_Pack_external_f08c
   end interface
   interface MPI_Unpack_external
     procedure :: MPI_Unpack_external_f08, MPI_Unpack_external_f08c
   end interface
+  interface PMPI_Unpack_external
+    procedure :: PMPI_Unpack_external_f08, PMPI_Unpack_external_f08c
+  end interface
   interface MPI_Pack_external_size
     procedure :: MPI_Pack_external_size_f08, MPI_Pack_external_size_f08c
+  end interface
+  interface PMPI_Pack_external_size
+    procedure :: PMPI_Pack_external_size_f08, PMPI_Pack_external_size_f08c
   end interface
   interface MPI_Barrier
     procedure :: MPI_Barrier_f08
   end interface
+  interface PMPI_Barrier
+    procedure :: PMPI_Barrier_f08
+  end interface
   interface MPI_Bcast
     procedure :: MPI_Bcast_f08, MPI_Bcast_f08c
+  end interface
+  interface PMPI_Bcast
+    procedure :: PMPI_Bcast_f08, PMPI_Bcast_f08c
   end interface
   interface MPI_Gather
     procedure :: MPI_Gather_f08, MPI_Gather_f08c
   end interface
+  interface PMPI_Gather
+    procedure :: PMPI_Gather_f08, PMPI_Gather_f08c
+  end interface
   interface MPI_Gatherv
     procedure :: MPI_Gatherv_f08, MPI_Gatherv_f08c
+  end interface
+  interface PMPI_Gatherv
+    procedure :: PMPI_Gatherv_f08, PMPI_Gatherv_f08c
   end interface
   interface MPI_Scatter
     procedure :: MPI_Scatter_f08, MPI_Scatter_f08c
   end interface
+  interface PMPI_Scatter
+    procedure :: PMPI_Scatter_f08, PMPI_Scatter_f08c
+  end interface
   interface MPI_Scatterv
     procedure :: MPI_Scatterv_f08, MPI_Scatterv_f08c
+  end interface
+  interface PMPI_Scatterv
+    procedure :: PMPI_Scatterv_f08, PMPI_Scatterv_f08c
   end interface
   interface MPI_Allgather
     procedure :: MPI_Allgather_f08, MPI_Allgather_f08c
   end interface
+  interface PMPI_Allgather
+    procedure :: PMPI_Allgather_f08, PMPI_Allgather_f08c
+  end interface
   interface MPI_Allgatherv
     procedure :: MPI_Allgatherv_f08, MPI_Allgatherv_f08c
+  end interface
+  interface PMPI_Allgatherv
+    procedure :: PMPI_Allgatherv_f08, PMPI_Allgatherv_f08c
   end interface
   interface MPI_Alltoall
     procedure :: MPI_Alltoall_f08, MPI_Alltoall_f08c
   end interface
+  interface PMPI_Alltoall
+    procedure :: PMPI_Alltoall_f08, PMPI_Alltoall_f08c
+  end interface
   interface MPI_Alltoallv
     procedure :: MPI_Alltoallv_f08, MPI_Alltoallv_f08c
+  end interface
+  interface PMPI_Alltoallv
+    procedure :: PMPI_Alltoallv_f08, PMPI_Alltoallv_f08c
   end interface
   interface MPI_Alltoallw
     procedure :: MPI_Alltoallw_f08, MPI_Alltoallw_f08c
   end interface
+  interface PMPI_Alltoallw
+    procedure :: PMPI_Alltoallw_f08, PMPI_Alltoallw_f08c
+  end interface
   interface MPI_Reduce
     procedure :: MPI_Reduce_f08, MPI_Reduce_f08c
+  end interface
+  interface PMPI_Reduce
+    procedure :: PMPI_Reduce_f08, PMPI_Reduce_f08c
   end interface
   interface MPI_Allreduce
     procedure :: MPI_Allreduce_f08, MPI_Allreduce_f08c
   end interface
+  interface PMPI_Allreduce
+    procedure :: PMPI_Allreduce_f08, PMPI_Allreduce_f08c
+  end interface
   interface MPI_Reduce_local
     procedure :: MPI_Reduce_local_f08, MPI_Reduce_local_f08c
+  end interface
+  interface PMPI_Reduce_local
+    procedure :: PMPI_Reduce_local_f08, PMPI_Reduce_local_f08c
   end interface
   interface MPI_Reduce_scatter_block
     procedure :: MPI_Reduce_scatter_block_f08, MPI_Reduce_scatter_block_f08c
   end interface
+  interface PMPI_Reduce_scatter_block
+    procedure :: PMPI_Reduce_scatter_block_f08, PMPI_Reduce_scatter_block_f08c
+  end interface
   interface MPI_Reduce_scatter
     procedure :: MPI_Reduce_scatter_f08, MPI_Reduce_scatter_f08c
+  end interface
+  interface PMPI_Reduce_scatter
+    procedure :: PMPI_Reduce_scatter_f08, PMPI_Reduce_scatter_f08c
   end interface
   interface MPI_Scan
     procedure :: MPI_Scan_f08, MPI_Scan_f08c
   end interface
+  interface PMPI_Scan
+    procedure :: PMPI_Scan_f08, PMPI_Scan_f08c
+  end interface
   interface MPI_Exscan
     procedure :: MPI_Exscan_f08, MPI_Exscan_f08c
+  end interface
+  interface PMPI_Exscan
+    procedure :: PMPI_Exscan_f08, PMPI_Exscan_f08c
   end interface
   interface MPI_Ibarrier
     procedure :: MPI_Ibarrier_f08
   end interface
+  interface PMPI_Ibarrier
+    procedure :: PMPI_Ibarrier_f08
+  end interface
   interface MPI_Ibcast
     procedure :: MPI_Ibcast_f08, MPI_Ibcast_f08c
+  end interface
+  interface PMPI_Ibcast
+    procedure :: PMPI_Ibcast_f08, PMPI_Ibcast_f08c
   end interface
   interface MPI_Igather
     procedure :: MPI_Igather_f08, MPI_Igather_f08c
   end interface
+  interface PMPI_Igather
+    procedure :: PMPI_Igather_f08, PMPI_Igather_f08c
+  end interface
   interface MPI_Igatherv
     procedure :: MPI_Igatherv_f08, MPI_Igatherv_f08c
+  end interface
+  interface PMPI_Igatherv
+    procedure :: PMPI_Igatherv_f08, PMPI_Igatherv_f08c
   end interface
   interface MPI_Iscatter
     procedure :: MPI_Iscatter_f08, MPI_Iscatter_f08c
   end interface
+  interface PMPI_Iscatter
+    procedure :: PMPI_Iscatter_f08, PMPI_Iscatter_f08c
+  end interface
   interface MPI_Iscatterv
     procedure :: MPI_Iscatterv_f08, MPI_Iscatterv_f08c
+  end interface
+  interface PMPI_Iscatterv
+    procedure :: PMPI_Iscatterv_f08, PMPI_Iscatterv_f08c
   end interface
   interface MPI_Iallgather
     procedure :: MPI_Iallgather_f08, MPI_Iallgather_f08c
   end interface
+  interface PMPI_Iallgather
+    procedure :: PMPI_Iallgather_f08, PMPI_Iallgather_f08c
+  end interface
   interface MPI_Iallgatherv
     procedure :: MPI_Iallgatherv_f08, MPI_Iallgatherv_f08c
+  end interface
+  interface PMPI_Iallgatherv
+    procedure :: PMPI_Iallgatherv_f08, PMPI_Iallgatherv_f08c
   end interface
   interface MPI_Ialltoall
     procedure :: MPI_Ialltoall_f08, MPI_Ialltoall_f08c
   end interface
+  interface PMPI_Ialltoall
+    procedure :: PMPI_Ialltoall_f08, PMPI_Ialltoall_f08c
+  end interface
   interface MPI_Ialltoallv
     procedure :: MPI_Ialltoallv_f08, MPI_Ialltoallv_f08c
+  end interface
+  interface PMPI_Ialltoallv
+    procedure :: PMPI_Ialltoallv_f08, PMPI_Ialltoallv_f08c
   end interface
   interface MPI_Ialltoallw
     procedure :: MPI_Ialltoallw_f08, MPI_Ialltoallw_f08c
   end interface
+  interface PMPI_Ialltoallw
+    procedure :: PMPI_Ialltoallw_f08, PMPI_Ialltoallw_f08c
+  end interface
   interface MPI_Ireduce
     procedure :: MPI_Ireduce_f08, MPI_Ireduce_f08c
+  end interface
+  interface PMPI_Ireduce
+    procedure :: PMPI_Ireduce_f08, PMPI_Ireduce_f08c
   end interface
   interface MPI_Iallreduce
     procedure :: MPI_Iallreduce_f08, MPI_Iallreduce_f08c
   end interface
+  interface PMPI_Iallreduce
+    procedure :: PMPI_Iallreduce_f08, PMPI_Iallreduce_f08c
+  end interface
   interface MPI_Ireduce_scatter_block
     procedure :: MPI_Ireduce_scatter_block_f08, MPI_Ireduce_scatter_block_f08c
+  end interface
+  interface PMPI_Ireduce_scatter_block
+    procedure :: PMPI_Ireduce_scatter_block_f08, PMPI_Ireduce_scatter_block_f08c
   end interface
   interface MPI_Ireduce_scatter
     procedure :: MPI_Ireduce_scatter_f08, MPI_Ireduce_scatter_f08c
   end interface
+  interface PMPI_Ireduce_scatter
+    procedure :: PMPI_Ireduce_scatter_f08, PMPI_Ireduce_scatter_f08c
+  end interface
   interface MPI_Iscan
     procedure :: MPI_Iscan_f08, MPI_Iscan_f08c
+  end interface
+  interface PMPI_Iscan
+    procedure :: PMPI_Iscan_f08, PMPI_Iscan_f08c
   end interface
   interface MPI_Iexscan
     procedure :: MPI_Iexscan_f08, MPI_Iexscan_f08c
   end interface
+  interface PMPI_Iexscan
+    procedure :: PMPI_Iexscan_f08, PMPI_Iexscan_f08c
+  end interface
   interface MPI_Barrier_init
     procedure :: MPI_Barrier_init_f08
+  end interface
+  interface PMPI_Barrier_init
+    procedure :: PMPI_Barrier_init_f08
   end interface
   interface MPI_Bcast_init
     procedure :: MPI_Bcast_init_f08, MPI_Bcast_init_f08c
   end interface
+  interface PMPI_Bcast_init
+    procedure :: PMPI_Bcast_init_f08, PMPI_Bcast_init_f08c
+  end interface
   interface MPI_Gather_init
     procedure :: MPI_Gather_init_f08, MPI_Gather_init_f08c
+  end interface
+  interface PMPI_Gather_init
+    procedure :: PMPI_Gather_init_f08, PMPI_Gather_init_f08c
   end interface
   interface MPI_Gatherv_init
     procedure :: MPI_Gatherv_init_f08, MPI_Gatherv_init_f08c
   end interface
+  interface PMPI_Gatherv_init
+    procedure :: PMPI_Gatherv_init_f08, PMPI_Gatherv_init_f08c
+  end interface
   interface MPI_Scatter_init
     procedure :: MPI_Scatter_init_f08, MPI_Scatter_init_f08c
+  end interface
+  interface PMPI_Scatter_init
+    procedure :: PMPI_Scatter_init_f08, PMPI_Scatter_init_f08c
   end interface
   interface MPI_Scatterv_init
     procedure :: MPI_Scatterv_init_f08, MPI_Scatterv_init_f08c
   end interface
+  interface PMPI_Scatterv_init
+    procedure :: PMPI_Scatterv_init_f08, PMPI_Scatterv_init_f08c
+  end interface
   interface MPI_Allgather_init
     procedure :: MPI_Allgather_init_f08, MPI_Allgather_init_f08c
+  end interface
+  interface PMPI_Allgather_init
+    procedure :: PMPI_Allgather_init_f08, PMPI_Allgather_init_f08c
   end interface
   interface MPI_Allgatherv_init
     procedure :: MPI_Allgatherv_init_f08, MPI_Allgatherv_init_f08c
   end interface
+  interface PMPI_Allgatherv_init
+    procedure :: PMPI_Allgatherv_init_f08, PMPI_Allgatherv_init_f08c
+  end interface
   interface MPI_Alltoall_init
     procedure :: MPI_Alltoall_init_f08, MPI_Alltoall_init_f08c
+  end interface
+  interface PMPI_Alltoall_init
+    procedure :: PMPI_Alltoall_init_f08, PMPI_Alltoall_init_f08c
   end interface
   interface MPI_Alltoallv_init
     procedure :: MPI_Alltoallv_init_f08, MPI_Alltoallv_init_f08c
   end interface
+  interface PMPI_Alltoallv_init
+    procedure :: PMPI_Alltoallv_init_f08, PMPI_Alltoallv_init_f08c
+  end interface
   interface MPI_Alltoallw_init
     procedure :: MPI_Alltoallw_init_f08, MPI_Alltoallw_init_f08c
+  end interface
+  interface PMPI_Alltoallw_init
+    procedure :: PMPI_Alltoallw_init_f08, PMPI_Alltoallw_init_f08c
   end interface
   interface MPI_Reduce_init
     procedure :: MPI_Reduce_init_f08, MPI_Reduce_init_f08c
   end interface
+  interface PMPI_Reduce_init
+    procedure :: PMPI_Reduce_init_f08, PMPI_Reduce_init_f08c
+  end interface
   interface MPI_Allreduce_init
     procedure :: MPI_Allreduce_init_f08, MPI_Allreduce_init_f08c
+  end interface
+  interface PMPI_Allreduce_init
+    procedure :: PMPI_Allreduce_init_f08, PMPI_Allreduce_init_f08c
   end interface
   interface MPI_Reduce_scatter_block_init
     procedure :: MPI_Reduce_scatter_block_init_f08, MPI_Reduce_scatter_block_init_f08c
   end interface
+  interface PMPI_Reduce_scatter_block_init
+    procedure :: PMPI_Reduce_scatter_block_init_f08, PMPI_Reduce_scatter_block_init_f08c
+  end interface
   interface MPI_Reduce_scatter_init
     procedure :: MPI_Reduce_scatter_init_f08, MPI_Reduce_scatter_init_f08c
+  end interface
+  interface PMPI_Reduce_scatter_init
+    procedure :: PMPI_Reduce_scatter_init_f08, PMPI_Reduce_scatter_init_f08c
   end interface
   interface MPI_Scan_init
     procedure :: MPI_Scan_init_f08, MPI_Scan_init_f08c
   end interface
+  interface PMPI_Scan_init
+    procedure :: PMPI_Scan_init_f08, PMPI_Scan_init_f08c
+  end interface
   interface MPI_Exscan_init
     procedure :: MPI_Exscan_init_f08, MPI_Exscan_init_f08c
+  end interface
+  interface PMPI_Exscan_init
+    procedure :: PMPI_Exscan_init_f08, PMPI_Exscan_init_f08c
   end interface
   interface MPI_Op_create
     procedure :: MPI_Op_create_f08
   end interface
+  interface PMPI_Op_create
+    procedure :: PMPI_Op_create_f08
+  end interface
   interface MPI_Op_create_c
     procedure :: MPI_Op_create_f08c
+  end interface
+  interface PMPI_Op_create_c
+    procedure :: PMPI_Op_create_f08c
   end interface
   interface MPI_Op_free
     procedure :: MPI_Op_free_f08
   end interface
+  interface PMPI_Op_free
+    procedure :: PMPI_Op_free_f08
+  end interface
   interface MPI_Op_commutative
     procedure :: MPI_Op_commutative_f08
+  end interface
+  interface PMPI_Op_commutative
+    procedure :: PMPI_Op_commutative_f08
   end interface
   interface MPI_Group_size
     procedure :: MPI_Group_size_f08
   end interface
+  interface PMPI_Group_size
+    procedure :: PMPI_Group_size_f08
+  end interface
   interface MPI_Group_rank
     procedure :: MPI_Group_rank_f08
+  end interface
+  interface PMPI_Group_rank
+    procedure :: PMPI_Group_rank_f08
   end interface
   interface MPI_Group_translate_ranks
     procedure :: MPI_Group_translate_ranks_f08
   end interface
+  interface PMPI_Group_translate_ranks
+    procedure :: PMPI_Group_translate_ranks_f08
+  end interface
   interface MPI_Group_compare
     procedure :: MPI_Group_compare_f08
+  end interface
+  interface PMPI_Group_compare
+    procedure :: PMPI_Group_compare_f08
   end interface
   interface MPI_Comm_group
     procedure :: MPI_Comm_group_f08
   end interface
+  interface PMPI_Comm_group
+    procedure :: PMPI_Comm_group_f08
+  end interface
   interface MPI_Group_union
     procedure :: MPI_Group_union_f08
+  end interface
+  interface PMPI_Group_union
+    procedure :: PMPI_Group_union_f08
   end interface
   interface MPI_Group_intersection
     procedure :: MPI_Group_intersection_f08
   end interface
+  interface PMPI_Group_intersection
+    procedure :: PMPI_Group_intersection_f08
+  end interface
   interface MPI_Group_difference
     procedure :: MPI_Group_difference_f08
+  end interface
+  interface PMPI_Group_difference
+    procedure :: PMPI_Group_difference_f08
   end interface
   interface MPI_Group_incl
     procedure :: MPI_Group_incl_f08
   end interface
+  interface PMPI_Group_incl
+    procedure :: PMPI_Group_incl_f08
+  end interface
   interface MPI_Group_excl
     procedure :: MPI_Group_excl_f08
+  end interface
+  interface PMPI_Group_excl
+    procedure :: PMPI_Group_excl_f08
   end interface
   interface MPI_Group_range_incl
     procedure :: MPI_Group_range_incl_f08
   end interface
+  interface PMPI_Group_range_incl
+    procedure :: PMPI_Group_range_incl_f08
+  end interface
   interface MPI_Group_range_excl
     procedure :: MPI_Group_range_excl_f08
+  end interface
+  interface PMPI_Group_range_excl
+    procedure :: PMPI_Group_range_excl_f08
   end interface
   interface MPI_Group_free
     procedure :: MPI_Group_free_f08
   end interface
+  interface PMPI_Group_free
+    procedure :: PMPI_Group_free_f08
+  end interface
   interface MPI_Comm_size
     procedure :: MPI_Comm_size_f08
+  end interface
+  interface PMPI_Comm_size
+    procedure :: PMPI_Comm_size_f08
   end interface
   interface MPI_Comm_rank
     procedure :: MPI_Comm_rank_f08
   end interface
+  interface PMPI_Comm_rank
+    procedure :: PMPI_Comm_rank_f08
+  end interface
   interface MPI_Comm_compare
     procedure :: MPI_Comm_compare_f08
+  end interface
+  interface PMPI_Comm_compare
+    procedure :: PMPI_Comm_compare_f08
   end interface
   interface MPI_Comm_dup
     procedure :: MPI_Comm_dup_f08
   end interface
+  interface PMPI_Comm_dup
+    procedure :: PMPI_Comm_dup_f08
+  end interface
   interface MPI_Comm_dup_with_info
     procedure :: MPI_Comm_dup_with_info_f08
+  end interface
+  interface PMPI_Comm_dup_with_info
+    procedure :: PMPI_Comm_dup_with_info_f08
   end interface
   interface MPI_Comm_idup
     procedure :: MPI_Comm_idup_f08
   end interface
+  interface PMPI_Comm_idup
+    procedure :: PMPI_Comm_idup_f08
+  end interface
   interface MPI_Comm_idup_with_info
     procedure :: MPI_Comm_idup_with_info_f08
+  end interface
+  interface PMPI_Comm_idup_with_info
+    procedure :: PMPI_Comm_idup_with_info_f08
   end interface
   interface MPI_Comm_create
     procedure :: MPI_Comm_create_f08
   end interface
+  interface PMPI_Comm_create
+    procedure :: PMPI_Comm_create_f08
+  end interface
   interface MPI_Comm_create_group
     procedure :: MPI_Comm_create_group_f08
+  end interface
+  interface PMPI_Comm_create_group
+    procedure :: PMPI_Comm_create_group_f08
   end interface
   interface MPI_Comm_split
     procedure :: MPI_Comm_split_f08
   end interface
+  interface PMPI_Comm_split
+    procedure :: PMPI_Comm_split_f08
+  end interface
   interface MPI_Comm_split_type
     procedure :: MPI_Comm_split_type_f08
+  end interface
+  interface PMPI_Comm_split_type
+    procedure :: PMPI_Comm_split_type_f08
   end interface
   interface MPI_Comm_free
     procedure :: MPI_Comm_free_f08
   end interface
+  interface PMPI_Comm_free
+    procedure :: PMPI_Comm_free_f08
+  end interface
   interface MPI_Comm_set_info
     procedure :: MPI_Comm_set_info_f08
+  end interface
+  interface PMPI_Comm_set_info
+    procedure :: PMPI_Comm_set_info_f08
   end interface
   interface MPI_Comm_get_info
     procedure :: MPI_Comm_get_info_f08
   end interface
+  interface PMPI_Comm_get_info
+    procedure :: PMPI_Comm_get_info_f08
+  end interface
   interface MPI_Comm_set_name
     procedure :: MPI_Comm_set_name_f08
+  end interface
+  interface PMPI_Comm_set_name
+    procedure :: PMPI_Comm_set_name_f08
   end interface
   interface MPI_Comm_get_name
     procedure :: MPI_Comm_get_name_f08
   end interface
+  interface PMPI_Comm_get_name
+    procedure :: PMPI_Comm_get_name_f08
+  end interface
   interface MPI_Comm_test_inter
     procedure :: MPI_Comm_test_inter_f08
+  end interface
+  interface PMPI_Comm_test_inter
+    procedure :: PMPI_Comm_test_inter_f08
   end interface
   interface MPI_Comm_remote_size
     procedure :: MPI_Comm_remote_size_f08
   end interface
+  interface PMPI_Comm_remote_size
+    procedure :: PMPI_Comm_remote_size_f08
+  end interface
   interface MPI_Comm_remote_group
     procedure :: MPI_Comm_remote_group_f08
+  end interface
+  interface PMPI_Comm_remote_group
+    procedure :: PMPI_Comm_remote_group_f08
   end interface
   interface MPI_Intercomm_create
     procedure :: MPI_Intercomm_create_f08
   end interface
+  interface PMPI_Intercomm_create
+    procedure :: PMPI_Intercomm_create_f08
+  end interface
   interface MPI_Intercomm_merge
     procedure :: MPI_Intercomm_merge_f08
+  end interface
+  interface PMPI_Intercomm_merge
+    procedure :: PMPI_Intercomm_merge_f08
   end interface
   interface MPI_Comm_create_keyval
     procedure :: MPI_Comm_create_keyval_f08
   end interface
+  interface PMPI_Comm_create_keyval
+    procedure :: PMPI_Comm_create_keyval_f08
+  end interface
   interface MPI_Comm_free_keyval
     procedure :: MPI_Comm_free_keyval_f08
+  end interface
+  interface PMPI_Comm_free_keyval
+    procedure :: PMPI_Comm_free_keyval_f08
   end interface
   interface MPI_Comm_set_attr
     procedure :: MPI_Comm_set_attr_f08
   end interface
+  interface PMPI_Comm_set_attr
+    procedure :: PMPI_Comm_set_attr_f08
+  end interface
   interface MPI_Comm_get_attr
     procedure :: MPI_Comm_get_attr_f08
+  end interface
+  interface PMPI_Comm_get_attr
+    procedure :: PMPI_Comm_get_attr_f08
   end interface
   interface MPI_Comm_delete_attr
     procedure :: MPI_Comm_delete_attr_f08
   end interface
+  interface PMPI_Comm_delete_attr
+    procedure :: PMPI_Comm_delete_attr_f08
+  end interface
   interface MPI_Win_create_keyval
     procedure :: MPI_Win_create_keyval_f08
+  end interface
+  interface PMPI_Win_create_keyval
+    procedure :: PMPI_Win_create_keyval_f08
   end interface
   interface MPI_Win_free_keyval
     procedure :: MPI_Win_free_keyval_f08
   end interface
+  interface PMPI_Win_free_keyval
+    procedure :: PMPI_Win_free_keyval_f08
+  end interface
   interface MPI_Win_set_attr
     procedure :: MPI_Win_set_attr_f08
+  end interface
+  interface PMPI_Win_set_attr
+    procedure :: PMPI_Win_set_attr_f08
   end interface
   interface MPI_Win_get_attr
     procedure :: MPI_Win_get_attr_f08
   end interface
+  interface PMPI_Win_get_attr
+    procedure :: PMPI_Win_get_attr_f08
+  end interface
   interface MPI_Win_delete_attr
     procedure :: MPI_Win_delete_attr_f08
+  end interface
+  interface PMPI_Win_delete_attr
+    procedure :: PMPI_Win_delete_attr_f08
   end interface
   interface MPI_Type_create_keyval
     procedure :: MPI_Type_create_keyval_f08
   end interface
+  interface PMPI_Type_create_keyval
+    procedure :: PMPI_Type_create_keyval_f08
+  end interface
   interface MPI_Type_free_keyval
     procedure :: MPI_Type_free_keyval_f08
+  end interface
+  interface PMPI_Type_free_keyval
+    procedure :: PMPI_Type_free_keyval_f08
   end interface
   interface MPI_Type_set_attr
     procedure :: MPI_Type_set_attr_f08
   end interface
+  interface PMPI_Type_set_attr
+    procedure :: PMPI_Type_set_attr_f08
+  end interface
   interface MPI_Type_get_attr
     procedure :: MPI_Type_get_attr_f08
+  end interface
+  interface PMPI_Type_get_attr
+    procedure :: PMPI_Type_get_attr_f08
   end interface
   interface MPI_Type_delete_attr
     procedure :: MPI_Type_delete_attr_f08
   end interface
+  interface PMPI_Type_delete_attr
+    procedure :: PMPI_Type_delete_attr_f08
+  end interface
   interface MPI_Type_set_name
     procedure :: MPI_Type_set_name_f08
+  end interface
+  interface PMPI_Type_set_name
+    procedure :: PMPI_Type_set_name_f08
   end interface
   interface MPI_Type_get_name
     procedure :: MPI_Type_get_name_f08
   end interface
+  interface PMPI_Type_get_name
+    procedure :: PMPI_Type_get_name_f08
+  end interface
   interface MPI_Cart_create
     procedure :: MPI_Cart_create_f08
+  end interface
+  interface PMPI_Cart_create
+    procedure :: PMPI_Cart_create_f08
   end interface
   interface MPI_Dims_create
     procedure :: MPI_Dims_create_f08
   end interface
+  interface PMPI_Dims_create
+    procedure :: PMPI_Dims_create_f08
+  end interface
   interface MPI_Graph_create
     procedure :: MPI_Graph_create_f08
+  end interface
+  interface PMPI_Graph_create
+    procedure :: PMPI_Graph_create_f08
   end interface
   interface MPI_Dist_graph_create_adjacent
     procedure :: MPI_Dist_graph_create_adjacent_f08
   end interface
+  interface PMPI_Dist_graph_create_adjacent
+    procedure :: PMPI_Dist_graph_create_adjacent_f08
+  end interface
   interface MPI_Dist_graph_create
     procedure :: MPI_Dist_graph_create_f08
+  end interface
+  interface PMPI_Dist_graph_create
+    procedure :: PMPI_Dist_graph_create_f08
   end interface
   interface MPI_Topo_test
     procedure :: MPI_Topo_test_f08
   end interface
+  interface PMPI_Topo_test
+    procedure :: PMPI_Topo_test_f08
+  end interface
   interface MPI_Graphdims_get
     procedure :: MPI_Graphdims_get_f08
+  end interface
+  interface PMPI_Graphdims_get
+    procedure :: PMPI_Graphdims_get_f08
   end interface
   interface MPI_Graph_get
     procedure :: MPI_Graph_get_f08
   end interface
+  interface PMPI_Graph_get
+    procedure :: PMPI_Graph_get_f08
+  end interface
   interface MPI_Cartdim_get
     procedure :: MPI_Cartdim_get_f08
+  end interface
+  interface PMPI_Cartdim_get
+    procedure :: PMPI_Cartdim_get_f08
   end interface
   interface MPI_Cart_get
     procedure :: MPI_Cart_get_f08
   end interface
+  interface PMPI_Cart_get
+    procedure :: PMPI_Cart_get_f08
+  end interface
   interface MPI_Cart_rank
     procedure :: MPI_Cart_rank_f08
+  end interface
+  interface PMPI_Cart_rank
+    procedure :: PMPI_Cart_rank_f08
   end interface
   interface MPI_Cart_coords
     procedure :: MPI_Cart_coords_f08
   end interface
+  interface PMPI_Cart_coords
+    procedure :: PMPI_Cart_coords_f08
+  end interface
   interface MPI_Graph_neighbors_count
     procedure :: MPI_Graph_neighbors_count_f08
+  end interface
+  interface PMPI_Graph_neighbors_count
+    procedure :: PMPI_Graph_neighbors_count_f08
   end interface
   interface MPI_Graph_neighbors
     procedure :: MPI_Graph_neighbors_f08
   end interface
+  interface PMPI_Graph_neighbors
+    procedure :: PMPI_Graph_neighbors_f08
+  end interface
   interface MPI_Dist_graph_neighbors_count
     procedure :: MPI_Dist_graph_neighbors_count_f08
+  end interface
+  interface PMPI_Dist_graph_neighbors_count
+    procedure :: PMPI_Dist_graph_neighbors_count_f08
   end interface
   interface MPI_Dist_graph_neighbors
     procedure :: MPI_Dist_graph_neighbors_f08
   end interface
+  interface PMPI_Dist_graph_neighbors
+    procedure :: PMPI_Dist_graph_neighbors_f08
+  end interface
   interface MPI_Cart_shift
     procedure :: MPI_Cart_shift_f08
+  end interface
+  interface PMPI_Cart_shift
+    procedure :: PMPI_Cart_shift_f08
   end interface
   interface MPI_Cart_sub
     procedure :: MPI_Cart_sub_f08
   end interface
+  interface PMPI_Cart_sub
+    procedure :: PMPI_Cart_sub_f08
+  end interface
   interface MPI_Cart_map
     procedure :: MPI_Cart_map_f08
+  end interface
+  interface PMPI_Cart_map
+    procedure :: PMPI_Cart_map_f08
   end interface
   interface MPI_Graph_map
     procedure :: MPI_Graph_map_f08
   end interface
+  interface PMPI_Graph_map
+    procedure :: PMPI_Graph_map_f08
+  end interface
   interface MPI_Neighbor_allgather
     procedure :: MPI_Neighbor_allgather_f08, MPI_Neighbor_allgather_f08c
+  end interface
+  interface PMPI_Neighbor_allgather
+    procedure :: PMPI_Neighbor_allgather_f08, PMPI_Neighbor_allgather_f08c
   end interface
   interface MPI_Neighbor_allgatherv
     procedure :: MPI_Neighbor_allgatherv_f08, MPI_Neighbor_allgatherv_f08c
   end interface
+  interface PMPI_Neighbor_allgatherv
+    procedure :: PMPI_Neighbor_allgatherv_f08, PMPI_Neighbor_allgatherv_f08c
+  end interface
   interface MPI_Neighbor_alltoall
     procedure :: MPI_Neighbor_alltoall_f08, MPI_Neighbor_alltoall_f08c
+  end interface
+  interface PMPI_Neighbor_alltoall
+    procedure :: PMPI_Neighbor_alltoall_f08, PMPI_Neighbor_alltoall_f08c
   end interface
   interface MPI_Neighbor_alltoallv
     procedure :: MPI_Neighbor_alltoallv_f08, MPI_Neighbor_alltoallv_f08c
   end interface
+  interface PMPI_Neighbor_alltoallv
+    procedure :: PMPI_Neighbor_alltoallv_f08, PMPI_Neighbor_alltoallv_f08c
+  end interface
   interface MPI_Neighbor_alltoallw
     procedure :: MPI_Neighbor_alltoallw_f08, MPI_Neighbor_alltoallw_f08c
+  end interface
+  interface PMPI_Neighbor_alltoallw
+    procedure :: PMPI_Neighbor_alltoallw_f08, PMPI_Neighbor_alltoallw_f08c
   end interface
   interface MPI_Ineighbor_allgather
     procedure :: MPI_Ineighbor_allgather_f08, MPI_Ineighbor_allgather_f08c
   end interface
+  interface PMPI_Ineighbor_allgather
+    procedure :: PMPI_Ineighbor_allgather_f08, PMPI_Ineighbor_allgather_f08c
+  end interface
   interface MPI_Ineighbor_allgatherv
     procedure :: MPI_Ineighbor_allgatherv_f08, MPI_Ineighbor_allgatherv_f08c
+  end interface
+  interface PMPI_Ineighbor_allgatherv
+    procedure :: PMPI_Ineighbor_allgatherv_f08, PMPI_Ineighbor_allgatherv_f08c
   end interface
   interface MPI_Ineighbor_alltoall
     procedure :: MPI_Ineighbor_alltoall_f08, MPI_Ineighbor_alltoall_f08c
   end interface
+  interface PMPI_Ineighbor_alltoall
+    procedure :: PMPI_Ineighbor_alltoall_f08, PMPI_Ineighbor_alltoall_f08c
+  end interface
   interface MPI_Ineighbor_alltoallv
     procedure :: MPI_Ineighbor_alltoallv_f08, MPI_Ineighbor_alltoallv_f08c
+  end interface
+  interface PMPI_Ineighbor_alltoallv
+    procedure :: PMPI_Ineighbor_alltoallv_f08, PMPI_Ineighbor_alltoallv_f08c
   end interface
   interface MPI_Ineighbor_alltoallw
     procedure :: MPI_Ineighbor_alltoallw_f08, MPI_Ineighbor_alltoallw_f08c
   end interface
+  interface PMPI_Ineighbor_alltoallw
+    procedure :: PMPI_Ineighbor_alltoallw_f08, PMPI_Ineighbor_alltoallw_f08c
+  end interface
   interface MPI_Neighbor_allgather_init
     procedure :: MPI_Neighbor_allgather_init_f08, MPI_Neighbor_allgather_init_f08c
+  end interface
+  interface PMPI_Neighbor_allgather_init
+    procedure :: PMPI_Neighbor_allgather_init_f08, PMPI_Neighbor_allgather_init_f08c
   end interface
   interface MPI_Neighbor_allgatherv_init
     procedure :: MPI_Neighbor_allgatherv_init_f08, MPI_Neighbor_allgatherv_init_f08c
   end interface
+  interface PMPI_Neighbor_allgatherv_init
+    procedure :: PMPI_Neighbor_allgatherv_init_f08, PMPI_Neighbor_allgatherv_init_f08c
+  end interface
   interface MPI_Neighbor_alltoall_init
     procedure :: MPI_Neighbor_alltoall_init_f08, MPI_Neighbor_alltoall_init_f08c
+  end interface
+  interface PMPI_Neighbor_alltoall_init
+    procedure :: PMPI_Neighbor_alltoall_init_f08, PMPI_Neighbor_alltoall_init_f08c
   end interface
   interface MPI_Neighbor_alltoallv_init
     procedure :: MPI_Neighbor_alltoallv_init_f08, MPI_Neighbor_alltoallv_init_f08c
   end interface
+  interface PMPI_Neighbor_alltoallv_init
+    procedure :: PMPI_Neighbor_alltoallv_init_f08, PMPI_Neighbor_alltoallv_init_f08c
+  end interface
   interface MPI_Neighbor_alltoallw_init
     procedure :: MPI_Neighbor_alltoallw_init_f08, MPI_Neighbor_alltoallw_init_f08c
+  end interface
+  interface PMPI_Neighbor_alltoallw_init
+    procedure :: PMPI_Neighbor_alltoallw_init_f08, PMPI_Neighbor_alltoallw_init_f08c
   end interface
   interface MPI_Get_version
     procedure :: MPI_Get_version_f08
   end interface
+  interface PMPI_Get_version
+    procedure :: PMPI_Get_version_f08
+  end interface
   interface MPI_Get_library_version
     procedure :: MPI_Get_library_version_f08
+  end interface
+  interface PMPI_Get_library_version
+    procedure :: PMPI_Get_library_version_f08
   end interface
   interface MPI_Get_processor_name
     procedure :: MPI_Get_processor_name_f08
   end interface
+  interface PMPI_Get_processor_name
+    procedure :: PMPI_Get_processor_name_f08
+  end interface
   interface MPI_Alloc_mem
     procedure :: MPI_Alloc_mem_f08
+  end interface
+  interface PMPI_Alloc_mem
+    procedure :: PMPI_Alloc_mem_f08
   end interface
   interface MPI_Free_mem
     procedure :: MPI_Free_mem_f08
   end interface
+  interface PMPI_Free_mem
+    procedure :: PMPI_Free_mem_f08
+  end interface
   interface MPI_Comm_create_errhandler
     procedure :: MPI_Comm_create_errhandler_f08
+  end interface
+  interface PMPI_Comm_create_errhandler
+    procedure :: PMPI_Comm_create_errhandler_f08
   end interface
   interface MPI_Comm_set_errhandler
     procedure :: MPI_Comm_set_errhandler_f08
   end interface
+  interface PMPI_Comm_set_errhandler
+    procedure :: PMPI_Comm_set_errhandler_f08
+  end interface
   interface MPI_Comm_get_errhandler
     procedure :: MPI_Comm_get_errhandler_f08
+  end interface
+  interface PMPI_Comm_get_errhandler
+    procedure :: PMPI_Comm_get_errhandler_f08
   end interface
   interface MPI_Win_create_errhandler
     procedure :: MPI_Win_create_errhandler_f08
   end interface
+  interface PMPI_Win_create_errhandler
+    procedure :: PMPI_Win_create_errhandler_f08
+  end interface
   interface MPI_Win_set_errhandler
     procedure :: MPI_Win_set_errhandler_f08
+  end interface
+  interface PMPI_Win_set_errhandler
+    procedure :: PMPI_Win_set_errhandler_f08
   end interface
   interface MPI_Win_get_errhandler
     procedure :: MPI_Win_get_errhandler_f08
   end interface
+  interface PMPI_Win_get_errhandler
+    procedure :: PMPI_Win_get_errhandler_f08
+  end interface
   interface MPI_Session_create_errhandler
     procedure :: MPI_Session_create_errhandler_f08
+  end interface
+  interface PMPI_Session_create_errhandler
+    procedure :: PMPI_Session_create_errhandler_f08
   end interface
   interface MPI_Session_set_errhandler
     procedure :: MPI_Session_set_errhandler_f08
   end interface
+  interface PMPI_Session_set_errhandler
+    procedure :: PMPI_Session_set_errhandler_f08
+  end interface
   interface MPI_Session_get_errhandler
     procedure :: MPI_Session_get_errhandler_f08
+  end interface
+  interface PMPI_Session_get_errhandler
+    procedure :: PMPI_Session_get_errhandler_f08
   end interface
   interface MPI_Errhandler_free
     procedure :: MPI_Errhandler_free_f08
   end interface
+  interface PMPI_Errhandler_free
+    procedure :: PMPI_Errhandler_free_f08
+  end interface
   interface MPI_Error_string
     procedure :: MPI_Error_string_f08
+  end interface
+  interface PMPI_Error_string
+    procedure :: PMPI_Error_string_f08
   end interface
   interface MPI_Error_class
     procedure :: MPI_Error_class_f08
   end interface
+  interface PMPI_Error_class
+    procedure :: PMPI_Error_class_f08
+  end interface
   interface MPI_Add_error_class
     procedure :: MPI_Add_error_class_f08
+  end interface
+  interface PMPI_Add_error_class
+    procedure :: PMPI_Add_error_class_f08
   end interface
   interface MPI_Add_error_code
     procedure :: MPI_Add_error_code_f08
   end interface
+  interface PMPI_Add_error_code
+    procedure :: PMPI_Add_error_code_f08
+  end interface
   interface MPI_Add_error_string
     procedure :: MPI_Add_error_string_f08
+  end interface
+  interface PMPI_Add_error_string
+    procedure :: PMPI_Add_error_string_f08
   end interface
   interface MPI_Comm_call_errhandler
     procedure :: MPI_Comm_call_errhandler_f08
   end interface
+  interface PMPI_Comm_call_errhandler
+    procedure :: PMPI_Comm_call_errhandler_f08
+  end interface
   interface MPI_Win_call_errhandler
     procedure :: MPI_Win_call_errhandler_f08
+  end interface
+  interface PMPI_Win_call_errhandler
+    procedure :: PMPI_Win_call_errhandler_f08
   end interface
   interface MPI_Session_call_errhandler
     procedure :: MPI_Session_call_errhandler_f08
   end interface
+  interface PMPI_Session_call_errhandler
+    procedure :: PMPI_Session_call_errhandler_f08
+  end interface
   interface MPI_Info_create
     procedure :: MPI_Info_create_f08
+  end interface
+  interface PMPI_Info_create
+    procedure :: PMPI_Info_create_f08
   end interface
   interface MPI_Info_create_env
     procedure :: MPI_Info_create_env_f08
   end interface
+  interface PMPI_Info_create_env
+    procedure :: PMPI_Info_create_env_f08
+  end interface
   interface MPI_Info_set
     procedure :: MPI_Info_set_f08
+  end interface
+  interface PMPI_Info_set
+    procedure :: PMPI_Info_set_f08
   end interface
   interface MPI_Info_delete
     procedure :: MPI_Info_delete_f08
   end interface
+  interface PMPI_Info_delete
+    procedure :: PMPI_Info_delete_f08
+  end interface
   interface MPI_Info_get
     procedure :: MPI_Info_get_f08
+  end interface
+  interface PMPI_Info_get
+    procedure :: PMPI_Info_get_f08
   end interface
   interface MPI_Info_get_string
     procedure :: MPI_Info_get_string_f08
   end interface
+  interface PMPI_Info_get_string
+    procedure :: PMPI_Info_get_string_f08
+  end interface
   interface MPI_Info_get_valuelen
     procedure :: MPI_Info_get_valuelen_f08
+  end interface
+  interface PMPI_Info_get_valuelen
+    procedure :: PMPI_Info_get_valuelen_f08
   end interface
   interface MPI_Info_get_nkeys
     procedure :: MPI_Info_get_nkeys_f08
   end interface
+  interface PMPI_Info_get_nkeys
+    procedure :: PMPI_Info_get_nkeys_f08
+  end interface
   interface MPI_Info_get_nthkey
     procedure :: MPI_Info_get_nthkey_f08
+  end interface
+  interface PMPI_Info_get_nthkey
+    procedure :: PMPI_Info_get_nthkey_f08
   end interface
   interface MPI_Info_dup
     procedure :: MPI_Info_dup_f08
   end interface
+  interface PMPI_Info_dup
+    procedure :: PMPI_Info_dup_f08
+  end interface
   interface MPI_Info_free
     procedure :: MPI_Info_free_f08
+  end interface
+  interface PMPI_Info_free
+    procedure :: PMPI_Info_free_f08
   end interface
   interface MPI_Init
     procedure :: MPI_Init_f08
   end interface
+  interface PMPI_Init
+    procedure :: PMPI_Init_f08
+  end interface
   interface MPI_Init_thread
     procedure :: MPI_Init_thread_f08
+  end interface
+  interface PMPI_Init_thread
+    procedure :: PMPI_Init_thread_f08
   end interface
   interface MPI_Query_thread
     procedure :: MPI_Query_thread_f08
   end interface
+  interface PMPI_Query_thread
+    procedure :: PMPI_Query_thread_f08
+  end interface
   interface MPI_Is_thread_main
     procedure :: MPI_Is_thread_main_f08
+  end interface
+  interface PMPI_Is_thread_main
+    procedure :: PMPI_Is_thread_main_f08
   end interface
   interface MPI_Finalize
     procedure :: MPI_Finalize_f08
   end interface
+  interface PMPI_Finalize
+    procedure :: PMPI_Finalize_f08
+  end interface
   interface MPI_Initialized
     procedure :: MPI_Initialized_f08
+  end interface
+  interface PMPI_Initialized
+    procedure :: PMPI_Initialized_f08
   end interface
   interface MPI_Finalized
     procedure :: MPI_Finalized_f08
   end interface
+  interface PMPI_Finalized
+    procedure :: PMPI_Finalized_f08
+  end interface
   interface MPI_Abort
     procedure :: MPI_Abort_f08
+  end interface
+  interface PMPI_Abort
+    procedure :: PMPI_Abort_f08
   end interface
   interface MPI_Session_init
     procedure :: MPI_Session_init_f08
   end interface
+  interface PMPI_Session_init
+    procedure :: PMPI_Session_init_f08
+  end interface
   interface MPI_Session_finalize
     procedure :: MPI_Session_finalize_f08
+  end interface
+  interface PMPI_Session_finalize
+    procedure :: PMPI_Session_finalize_f08
   end interface
   interface MPI_Session_get_num_psets
     procedure :: MPI_Session_get_num_psets_f08
   end interface
+  interface PMPI_Session_get_num_psets
+    procedure :: PMPI_Session_get_num_psets_f08
+  end interface
   interface MPI_Session_get_nth_pset
     procedure :: MPI_Session_get_nth_pset_f08
+  end interface
+  interface PMPI_Session_get_nth_pset
+    procedure :: PMPI_Session_get_nth_pset_f08
   end interface
   interface MPI_Session_get_info
     procedure :: MPI_Session_get_info_f08
   end interface
+  interface PMPI_Session_get_info
+    procedure :: PMPI_Session_get_info_f08
+  end interface
   interface MPI_Session_get_pset_info
     procedure :: MPI_Session_get_pset_info_f08
+  end interface
+  interface PMPI_Session_get_pset_info
+    procedure :: PMPI_Session_get_pset_info_f08
   end interface
   interface MPI_Group_from_session_pset
     procedure :: MPI_Group_from_session_pset_f08
   end interface
+  interface PMPI_Group_from_session_pset
+    procedure :: PMPI_Group_from_session_pset_f08
+  end interface
   interface MPI_Comm_create_from_group
     procedure :: MPI_Comm_create_from_group_f08
+  end interface
+  interface PMPI_Comm_create_from_group
+    procedure :: PMPI_Comm_create_from_group_f08
   end interface
   interface MPI_Intercomm_create_from_groups
     procedure :: MPI_Intercomm_create_from_groups_f08
   end interface
+  interface PMPI_Intercomm_create_from_groups
+    procedure :: PMPI_Intercomm_create_from_groups_f08
+  end interface
   interface MPI_Comm_spawn
     procedure :: MPI_Comm_spawn_f08
+  end interface
+  interface PMPI_Comm_spawn
+    procedure :: PMPI_Comm_spawn_f08
   end interface
   interface MPI_Comm_spawn_multiple
     procedure :: MPI_Comm_spawn_multiple_f08
   end interface
+  interface PMPI_Comm_spawn_multiple
+    procedure :: PMPI_Comm_spawn_multiple_f08
+  end interface
   interface MPI_Comm_get_parent
     procedure :: MPI_Comm_get_parent_f08
+  end interface
+  interface PMPI_Comm_get_parent
+    procedure :: PMPI_Comm_get_parent_f08
   end interface
   interface MPI_Open_port
     procedure :: MPI_Open_port_f08
   end interface
+  interface PMPI_Open_port
+    procedure :: PMPI_Open_port_f08
+  end interface
   interface MPI_Close_port
     procedure :: MPI_Close_port_f08
+  end interface
+  interface PMPI_Close_port
+    procedure :: PMPI_Close_port_f08
   end interface
   interface MPI_Comm_accept
     procedure :: MPI_Comm_accept_f08
   end interface
+  interface PMPI_Comm_accept
+    procedure :: PMPI_Comm_accept_f08
+  end interface
   interface MPI_Comm_connect
     procedure :: MPI_Comm_connect_f08
+  end interface
+  interface PMPI_Comm_connect
+    procedure :: PMPI_Comm_connect_f08
   end interface
   interface MPI_Publish_name
     procedure :: MPI_Publish_name_f08
   end interface
+  interface PMPI_Publish_name
+    procedure :: PMPI_Publish_name_f08
+  end interface
   interface MPI_Unpublish_name
     procedure :: MPI_Unpublish_name_f08
+  end interface
+  interface PMPI_Unpublish_name
+    procedure :: PMPI_Unpublish_name_f08
   end interface
   interface MPI_Lookup_name
     procedure :: MPI_Lookup_name_f08
   end interface
+  interface PMPI_Lookup_name
+    procedure :: PMPI_Lookup_name_f08
+  end interface
   interface MPI_Comm_join
     procedure :: MPI_Comm_join_f08
+  end interface
+  interface PMPI_Comm_join
+    procedure :: PMPI_Comm_join_f08
   end interface
   interface MPI_Comm_disconnect
     procedure :: MPI_Comm_disconnect_f08
   end interface
+  interface PMPI_Comm_disconnect
+    procedure :: PMPI_Comm_disconnect_f08
+  end interface
   interface MPI_Win_create
     procedure :: MPI_Win_create_f08, MPI_Win_create_f08c
+  end interface
+  interface PMPI_Win_create
+    procedure :: PMPI_Win_create_f08, PMPI_Win_create_f08c
   end interface
   interface MPI_Win_allocate
     procedure :: MPI_Win_allocate_f08, MPI_Win_allocate_f08c
   end interface
+  interface PMPI_Win_allocate
+    procedure :: PMPI_Win_allocate_f08, PMPI_Win_allocate_f08c
+  end interface
   interface MPI_Win_allocate_shared
     procedure :: MPI_Win_allocate_shared_f08, MPI_Win_allocate_shared_f08c
+  end interface
+  interface PMPI_Win_allocate_shared
+    procedure :: PMPI_Win_allocate_shared_f08, PMPI_Win_allocate_shared_f08c
   end interface
   interface MPI_Win_shared_query
     procedure :: MPI_Win_shared_query_f08, MPI_Win_shared_query_f08c
   end interface
+  interface PMPI_Win_shared_query
+    procedure :: PMPI_Win_shared_query_f08, PMPI_Win_shared_query_f08c
+  end interface
   interface MPI_Win_create_dynamic
     procedure :: MPI_Win_create_dynamic_f08
+  end interface
+  interface PMPI_Win_create_dynamic
+    procedure :: PMPI_Win_create_dynamic_f08
   end interface
   interface MPI_Win_attach
     procedure :: MPI_Win_attach_f08
   end interface
+  interface PMPI_Win_attach
+    procedure :: PMPI_Win_attach_f08
+  end interface
   interface MPI_Win_detach
     procedure :: MPI_Win_detach_f08
+  end interface
+  interface PMPI_Win_detach
+    procedure :: PMPI_Win_detach_f08
   end interface
   interface MPI_Win_free
     procedure :: MPI_Win_free_f08
   end interface
+  interface PMPI_Win_free
+    procedure :: PMPI_Win_free_f08
+  end interface
   interface MPI_Win_get_group
     procedure :: MPI_Win_get_group_f08
+  end interface
+  interface PMPI_Win_get_group
+    procedure :: PMPI_Win_get_group_f08
   end interface
   interface MPI_Win_set_info
     procedure :: MPI_Win_set_info_f08
   end interface
+  interface PMPI_Win_set_info
+    procedure :: PMPI_Win_set_info_f08
+  end interface
   interface MPI_Win_get_info
     procedure :: MPI_Win_get_info_f08
+  end interface
+  interface PMPI_Win_get_info
+    procedure :: PMPI_Win_get_info_f08
   end interface
   interface MPI_Win_set_name
     procedure :: MPI_Win_set_name_f08
   end interface
+  interface PMPI_Win_set_name
+    procedure :: PMPI_Win_set_name_f08
+  end interface
   interface MPI_Win_get_name
     procedure :: MPI_Win_get_name_f08
+  end interface
+  interface PMPI_Win_get_name
+    procedure :: PMPI_Win_get_name_f08
   end interface
   interface MPI_Put
     procedure :: MPI_Put_f08, MPI_Put_f08c
   end interface
+  interface PMPI_Put
+    procedure :: PMPI_Put_f08, PMPI_Put_f08c
+  end interface
   interface MPI_Get
     procedure :: MPI_Get_f08, MPI_Get_f08c
+  end interface
+  interface PMPI_Get
+    procedure :: PMPI_Get_f08, PMPI_Get_f08c
   end interface
   interface MPI_Accumulate
     procedure :: MPI_Accumulate_f08, MPI_Accumulate_f08c
   end interface
+  interface PMPI_Accumulate
+    procedure :: PMPI_Accumulate_f08, PMPI_Accumulate_f08c
+  end interface
   interface MPI_Get_accumulate
     procedure :: MPI_Get_accumulate_f08, MPI_Get_accumulate_f08c
+  end interface
+  interface PMPI_Get_accumulate
+    procedure :: PMPI_Get_accumulate_f08, PMPI_Get_accumulate_f08c
   end interface
   interface MPI_Fetch_and_op
     procedure :: MPI_Fetch_and_op_f08
   end interface
+  interface PMPI_Fetch_and_op
+    procedure :: PMPI_Fetch_and_op_f08
+  end interface
   interface MPI_Compare_and_swap
     procedure :: MPI_Compare_and_swap_f08
+  end interface
+  interface PMPI_Compare_and_swap
+    procedure :: PMPI_Compare_and_swap_f08
   end interface
   interface MPI_Rput
     procedure :: MPI_Rput_f08, MPI_Rput_f08c
   end interface
+  interface PMPI_Rput
+    procedure :: PMPI_Rput_f08, PMPI_Rput_f08c
+  end interface
   interface MPI_Rget
     procedure :: MPI_Rget_f08, MPI_Rget_f08c
+  end interface
+  interface PMPI_Rget
+    procedure :: PMPI_Rget_f08, PMPI_Rget_f08c
   end interface
   interface MPI_Raccumulate
     procedure :: MPI_Raccumulate_f08, MPI_Raccumulate_f08c
   end interface
+  interface PMPI_Raccumulate
+    procedure :: PMPI_Raccumulate_f08, PMPI_Raccumulate_f08c
+  end interface
   interface MPI_Rget_accumulate
     procedure :: MPI_Rget_accumulate_f08, MPI_Rget_accumulate_f08c
+  end interface
+  interface PMPI_Rget_accumulate
+    procedure :: PMPI_Rget_accumulate_f08, PMPI_Rget_accumulate_f08c
   end interface
   interface MPI_Win_fence
     procedure :: MPI_Win_fence_f08
   end interface
+  interface PMPI_Win_fence
+    procedure :: PMPI_Win_fence_f08
+  end interface
   interface MPI_Win_start
     procedure :: MPI_Win_start_f08
+  end interface
+  interface PMPI_Win_start
+    procedure :: PMPI_Win_start_f08
   end interface
   interface MPI_Win_complete
     procedure :: MPI_Win_complete_f08
   end interface
+  interface PMPI_Win_complete
+    procedure :: PMPI_Win_complete_f08
+  end interface
   interface MPI_Win_post
     procedure :: MPI_Win_post_f08
+  end interface
+  interface PMPI_Win_post
+    procedure :: PMPI_Win_post_f08
   end interface
   interface MPI_Win_wait
     procedure :: MPI_Win_wait_f08
   end interface
+  interface PMPI_Win_wait
+    procedure :: PMPI_Win_wait_f08
+  end interface
   interface MPI_Win_test
     procedure :: MPI_Win_test_f08
+  end interface
+  interface PMPI_Win_test
+    procedure :: PMPI_Win_test_f08
   end interface
   interface MPI_Win_lock
     procedure :: MPI_Win_lock_f08
   end interface
+  interface PMPI_Win_lock
+    procedure :: PMPI_Win_lock_f08
+  end interface
   interface MPI_Win_lock_all
     procedure :: MPI_Win_lock_all_f08
+  end interface
+  interface PMPI_Win_lock_all
+    procedure :: PMPI_Win_lock_all_f08
   end interface
   interface MPI_Win_unlock
     procedure :: MPI_Win_unlock_f08
   end interface
+  interface PMPI_Win_unlock
+    procedure :: PMPI_Win_unlock_f08
+  end interface
   interface MPI_Win_unlock_all
     procedure :: MPI_Win_unlock_all_f08
+  end interface
+  interface PMPI_Win_unlock_all
+    procedure :: PMPI_Win_unlock_all_f08
   end interface
   interface MPI_Win_flush
     procedure :: MPI_Win_flush_f08
   end interface
+  interface PMPI_Win_flush
+    procedure :: PMPI_Win_flush_f08
+  end interface
   interface MPI_Win_flush_all
     procedure :: MPI_Win_flush_all_f08
+  end interface
+  interface PMPI_Win_flush_all
+    procedure :: PMPI_Win_flush_all_f08
   end interface
   interface MPI_Win_flush_local
     procedure :: MPI_Win_flush_local_f08
   end interface
+  interface PMPI_Win_flush_local
+    procedure :: PMPI_Win_flush_local_f08
+  end interface
   interface MPI_Win_flush_local_all
     procedure :: MPI_Win_flush_local_all_f08
+  end interface
+  interface PMPI_Win_flush_local_all
+    procedure :: PMPI_Win_flush_local_all_f08
   end interface
   interface MPI_Win_sync
     procedure :: MPI_Win_sync_f08
   end interface
+  interface PMPI_Win_sync
+    procedure :: PMPI_Win_sync_f08
+  end interface
   interface MPI_Grequest_start
     procedure :: MPI_Grequest_start_f08
+  end interface
+  interface PMPI_Grequest_start
+    procedure :: PMPI_Grequest_start_f08
   end interface
   interface MPI_Grequest_complete
     procedure :: MPI_Grequest_complete_f08
   end interface
+  interface PMPI_Grequest_complete
+    procedure :: PMPI_Grequest_complete_f08
+  end interface
   interface MPI_Status_set_elements
     procedure :: MPI_Status_set_elements_f08
+  end interface
+  interface PMPI_Status_set_elements
+    procedure :: PMPI_Status_set_elements_f08
   end interface
   interface MPI_Status_set_elements_x
     procedure :: MPI_Status_set_elements_x_f08
   end interface
+  interface PMPI_Status_set_elements_x
+    procedure :: PMPI_Status_set_elements_x_f08
+  end interface
   interface MPI_Status_set_cancelled
     procedure :: MPI_Status_set_cancelled_f08
+  end interface
+  interface PMPI_Status_set_cancelled
+    procedure :: PMPI_Status_set_cancelled_f08
   end interface
   interface MPI_Pcontrol
     procedure :: MPI_Pcontrol_f08
   end interface
+  interface PMPI_Pcontrol
+    procedure :: PMPI_Pcontrol_f08
+  end interface
   interface MPI_Status_f2f08
     procedure :: MPI_Status_f2f08_f08
+  end interface
+  interface PMPI_Status_f2f08
+    procedure :: PMPI_Status_f2f08_f08
   end interface
   interface MPI_Status_f082f
     procedure :: MPI_Status_f082f_f08
   end interface
+  interface PMPI_Status_f082f
+    procedure :: PMPI_Status_f082f_f08
+  end interface
   interface MPI_Type_create_f90_real
     procedure :: MPI_Type_create_f90_real_f08
+  end interface
+  interface PMPI_Type_create_f90_real
+    procedure :: PMPI_Type_create_f90_real_f08
   end interface
   interface MPI_Type_create_f90_complex
     procedure :: MPI_Type_create_f90_complex_f08
   end interface
+  interface PMPI_Type_create_f90_complex
+    procedure :: PMPI_Type_create_f90_complex_f08
+  end interface
   interface MPI_Type_create_f90_integer
     procedure :: MPI_Type_create_f90_integer_f08
+  end interface
+  interface PMPI_Type_create_f90_integer
+    procedure :: PMPI_Type_create_f90_integer_f08
   end interface
   interface MPI_Type_match_size
     procedure :: MPI_Type_match_size_f08
   end interface
+  interface PMPI_Type_match_size
+    procedure :: PMPI_Type_match_size_f08
+  end interface
+  interface MPI_Sizeof
+    module procedure :: fmpl_sizeof_integer1, fmpl_sizeof_integer2, fmpl_sizeof_integer4, &
+        fmpl_sizeof_integer8, fmpl_sizeof_real4, fmpl_sizeof_real8, fmpl_sizeof_real16, &
+        fmpl_sizeof_complex4, fmpl_sizeof_complex8, fmpl_sizeof_complex16, fmpl_sizeof_logical1, &
+        fmpl_sizeof_logical2, fmpl_sizeof_logical4, fmpl_sizeof_logical8
+  end interface
+  interface PMPI_Sizeof
+    module procedure :: fmpl_sizeof_integer1, fmpl_sizeof_integer2, fmpl_sizeof_integer4, &
+        fmpl_sizeof_integer8, fmpl_sizeof_real4, fmpl_sizeof_real8, fmpl_sizeof_real16, &
+        fmpl_sizeof_complex4, fmpl_sizeof_complex8, fmpl_sizeof_complex16, fmpl_sizeof_logical1, &
+        fmpl_sizeof_logical2, fmpl_sizeof_logical4, fmpl_sizeof_logical8
+  end interface
 
 contains
 
+  subroutine fmpl_sizeof_integer1(x, size, ierror)
+    integer(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_integer1
+  subroutine fmpl_sizeof_integer2(x, size, ierror)
+    integer(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_integer2
+  subroutine fmpl_sizeof_integer4(x, size, ierror)
+    integer(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_integer4
+  subroutine fmpl_sizeof_integer8(x, size, ierror)
+    integer(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_integer8
+  subroutine fmpl_sizeof_real4(x, size, ierror)
+    real(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_real4
+  subroutine fmpl_sizeof_real8(x, size, ierror)
+    real(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_real8
+  subroutine fmpl_sizeof_real16(x, size, ierror)
+    real(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_real16
+  subroutine fmpl_sizeof_complex4(x, size, ierror)
+    complex(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_complex4
+  subroutine fmpl_sizeof_complex8(x, size, ierror)
+    complex(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_complex8
+  subroutine fmpl_sizeof_complex16(x, size, ierror)
+    complex(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_complex16
+  subroutine fmpl_sizeof_logical1(x, size, ierror)
+    logical(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_logical1
+  subroutine fmpl_sizeof_logical2(x, size, ierror)
+    logical(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_logical2
+  subroutine fmpl_sizeof_logical4(x, size, ierror)
+    logical(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_logical4
+  subroutine fmpl_sizeof_logical8(x, size, ierror)
+    logical(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, OPTIONAL, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine fmpl_sizeof_logical8
   elemental logical function fmpl_comm_eq(a, b)
     type(MPI_Comm), intent(in) :: a, b
     fmpl_comm_eq = a%MPI_VAL == b%MPI_VAL

@@ -14,6 +14,7 @@ void pmpi_send_(void *buf, const int *count, const MPI_Datatype *datatype, const
 }
 FMPL_F_NAMES(send, SEND)
 FMPL_F_ALIAS(mpi_send_f08_, pmpi_send_)
+FMPL_F_ALIAS(pmpi_send_f08_, pmpi_send_)
 
 void pmpi_send_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -23,6 +24,7 @@ void pmpi_send_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatyp
 }
 FMPL_F_ALIAS(mpi_send_c_, pmpi_send_c_)
 FMPL_F_ALIAS(mpi_send_f08c_, pmpi_send_c_)
+FMPL_F_ALIAS(pmpi_send_f08c_, pmpi_send_c_)
 
 void pmpi_recv_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                 const int *tag, const MPI_Comm *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -33,6 +35,7 @@ void pmpi_recv_(void *buf, const int *count, const MPI_Datatype *datatype, const
 }
 FMPL_F_NAMES(recv, RECV)
 FMPL_F_ALIAS(mpi_recv_f08_, pmpi_recv_)
+FMPL_F_ALIAS(pmpi_recv_f08_, pmpi_recv_)
 
 void pmpi_recv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                   const int *source, const int *tag, const MPI_Comm *comm, MPI_Fint *status,
@@ -44,6 +47,7 @@ void pmpi_recv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatyp
 }
 FMPL_F_ALIAS(mpi_recv_c_, pmpi_recv_c_)
 FMPL_F_ALIAS(mpi_recv_f08c_, pmpi_recv_c_)
+FMPL_F_ALIAS(pmpi_recv_f08c_, pmpi_recv_c_)
 
 void pmpi_get_count_(MPI_Fint *status, const MPI_Datatype *datatype, int *count, MPI_Fint *ierror)
 {
@@ -52,6 +56,7 @@ void pmpi_get_count_(MPI_Fint *status, const MPI_Datatype *datatype, int *count,
 }
 FMPL_F_NAMES(get_count, GET_COUNT)
 FMPL_F_ALIAS(mpi_get_count_f08_, pmpi_get_count_)
+FMPL_F_ALIAS(pmpi_get_count_f08_, pmpi_get_count_)
 
 void pmpi_get_count_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                        MPI_Fint *ierror)
@@ -61,6 +66,7 @@ void pmpi_get_count_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count
 }
 FMPL_F_ALIAS(mpi_get_count_c_, pmpi_get_count_c_)
 FMPL_F_ALIAS(mpi_get_count_f08c_, pmpi_get_count_c_)
+FMPL_F_ALIAS(pmpi_get_count_f08c_, pmpi_get_count_c_)
 
 void pmpi_bsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -70,6 +76,7 @@ void pmpi_bsend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
 }
 FMPL_F_NAMES(bsend, BSEND)
 FMPL_F_ALIAS(mpi_bsend_f08_, pmpi_bsend_)
+FMPL_F_ALIAS(pmpi_bsend_f08_, pmpi_bsend_)
 
 void pmpi_bsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -79,6 +86,7 @@ void pmpi_bsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_bsend_c_, pmpi_bsend_c_)
 FMPL_F_ALIAS(mpi_bsend_f08c_, pmpi_bsend_c_)
+FMPL_F_ALIAS(pmpi_bsend_f08c_, pmpi_bsend_c_)
 
 void pmpi_ssend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -88,6 +96,7 @@ void pmpi_ssend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
 }
 FMPL_F_NAMES(ssend, SSEND)
 FMPL_F_ALIAS(mpi_ssend_f08_, pmpi_ssend_)
+FMPL_F_ALIAS(pmpi_ssend_f08_, pmpi_ssend_)
 
 void pmpi_ssend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -97,6 +106,7 @@ void pmpi_ssend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_ssend_c_, pmpi_ssend_c_)
 FMPL_F_ALIAS(mpi_ssend_f08c_, pmpi_ssend_c_)
+FMPL_F_ALIAS(pmpi_ssend_f08c_, pmpi_ssend_c_)
 
 void pmpi_rsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -106,6 +116,7 @@ void pmpi_rsend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
 }
 FMPL_F_NAMES(rsend, RSEND)
 FMPL_F_ALIAS(mpi_rsend_f08_, pmpi_rsend_)
+FMPL_F_ALIAS(pmpi_rsend_f08_, pmpi_rsend_)
 
 void pmpi_rsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -115,6 +126,7 @@ void pmpi_rsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_rsend_c_, pmpi_rsend_c_)
 FMPL_F_ALIAS(mpi_rsend_f08c_, pmpi_rsend_c_)
+FMPL_F_ALIAS(pmpi_rsend_f08c_, pmpi_rsend_c_)
 
 void pmpi_buffer_attach_(void *buffer, const int *size, MPI_Fint *ierror)
 {
@@ -123,6 +135,7 @@ void pmpi_buffer_attach_(void *buffer, const int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(buffer_attach, BUFFER_ATTACH)
 FMPL_F_ALIAS(mpi_buffer_attach_f08_, pmpi_buffer_attach_)
+FMPL_F_ALIAS(pmpi_buffer_attach_f08_, pmpi_buffer_attach_)
 
 void pmpi_buffer_attach_c_(void *buffer, const MPI_Count *size, MPI_Fint *ierror)
 {
@@ -131,6 +144,7 @@ void pmpi_buffer_attach_c_(void *buffer, const MPI_Count *size, MPI_Fint *ierror
 }
 FMPL_F_ALIAS(mpi_buffer_attach_c_, pmpi_buffer_attach_c_)
 FMPL_F_ALIAS(mpi_buffer_attach_f08c_, pmpi_buffer_attach_c_)
+FMPL_F_ALIAS(pmpi_buffer_attach_f08c_, pmpi_buffer_attach_c_)
 
 void pmpi_buffer_detach_(void *buffer_addr, int *size, MPI_Fint *ierror)
 {
@@ -141,6 +155,7 @@ void pmpi_buffer_detach_(void *buffer_addr, int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(buffer_detach, BUFFER_DETACH)
 FMPL_F_ALIAS(mpi_buffer_detach_f08_, pmpi_buffer_detach_)
+FMPL_F_ALIAS(pmpi_buffer_detach_f08_, pmpi_buffer_detach_)
 
 void pmpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -151,6 +166,7 @@ void pmpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 }
 FMPL_F_ALIAS(mpi_buffer_detach_c_, pmpi_buffer_detach_c_)
 FMPL_F_ALIAS(mpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
+FMPL_F_ALIAS(pmpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
 
 void pmpi_sendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     const int *dest, const int *sendtag, void *recvbuf, const int *recvcount,
@@ -164,6 +180,7 @@ void pmpi_sendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
 }
 FMPL_F_NAMES(sendrecv, SENDRECV)
 FMPL_F_ALIAS(mpi_sendrecv_f08_, pmpi_sendrecv_)
+FMPL_F_ALIAS(pmpi_sendrecv_f08_, pmpi_sendrecv_)
 
 void pmpi_sendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       const int *dest, const int *sendtag, void *recvbuf,
@@ -177,6 +194,7 @@ void pmpi_sendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
 }
 FMPL_F_ALIAS(mpi_sendrecv_c_, pmpi_sendrecv_c_)
 FMPL_F_ALIAS(mpi_sendrecv_f08c_, pmpi_sendrecv_c_)
+FMPL_F_ALIAS(pmpi_sendrecv_f08c_, pmpi_sendrecv_c_)
 
 void pmpi_sendrecv_replace_(void *buf, const int *count, const MPI_Datatype *datatype,
                             const int *dest, const int *sendtag, const int *source,
@@ -189,6 +207,7 @@ void pmpi_sendrecv_replace_(void *buf, const int *count, const MPI_Datatype *dat
 }
 FMPL_F_NAMES(sendrecv_replace, SENDRECV_REPLACE)
 FMPL_F_ALIAS(mpi_sendrecv_replace_f08_, pmpi_sendrecv_replace_)
+FMPL_F_ALIAS(pmpi_sendrecv_replace_f08_, pmpi_sendrecv_replace_)
 
 void pmpi_sendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                               const int *dest, const int *sendtag, const int *source,
@@ -201,6 +220,7 @@ void pmpi_sendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datat
 }
 FMPL_F_ALIAS(mpi_sendrecv_replace_c_, pmpi_sendrecv_replace_c_)
 FMPL_F_ALIAS(mpi_sendrecv_replace_f08c_, pmpi_sendrecv_replace_c_)
+FMPL_F_ALIAS(pmpi_sendrecv_replace_f08c_, pmpi_sendrecv_replace_c_)
 
 /* ---- Point-to-point: nonblocking ---- */
 
@@ -212,6 +232,7 @@ void pmpi_isend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
 }
 FMPL_F_NAMES(isend, ISEND)
 FMPL_F_ALIAS(mpi_isend_f08_, pmpi_isend_)
+FMPL_F_ALIAS(pmpi_isend_f08_, pmpi_isend_)
 
 void pmpi_isend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -221,6 +242,7 @@ void pmpi_isend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_isend_c_, pmpi_isend_c_)
 FMPL_F_ALIAS(mpi_isend_f08c_, pmpi_isend_c_)
+FMPL_F_ALIAS(pmpi_isend_f08c_, pmpi_isend_c_)
 
 void pmpi_ibsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -230,6 +252,7 @@ void pmpi_ibsend_(void *buf, const int *count, const MPI_Datatype *datatype, con
 }
 FMPL_F_NAMES(ibsend, IBSEND)
 FMPL_F_ALIAS(mpi_ibsend_f08_, pmpi_ibsend_)
+FMPL_F_ALIAS(pmpi_ibsend_f08_, pmpi_ibsend_)
 
 void pmpi_ibsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -240,6 +263,7 @@ void pmpi_ibsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
 }
 FMPL_F_ALIAS(mpi_ibsend_c_, pmpi_ibsend_c_)
 FMPL_F_ALIAS(mpi_ibsend_f08c_, pmpi_ibsend_c_)
+FMPL_F_ALIAS(pmpi_ibsend_f08c_, pmpi_ibsend_c_)
 
 void pmpi_issend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -249,6 +273,7 @@ void pmpi_issend_(void *buf, const int *count, const MPI_Datatype *datatype, con
 }
 FMPL_F_NAMES(issend, ISSEND)
 FMPL_F_ALIAS(mpi_issend_f08_, pmpi_issend_)
+FMPL_F_ALIAS(pmpi_issend_f08_, pmpi_issend_)
 
 void pmpi_issend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -259,6 +284,7 @@ void pmpi_issend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
 }
 FMPL_F_ALIAS(mpi_issend_c_, pmpi_issend_c_)
 FMPL_F_ALIAS(mpi_issend_f08c_, pmpi_issend_c_)
+FMPL_F_ALIAS(pmpi_issend_f08c_, pmpi_issend_c_)
 
 void pmpi_irsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -268,6 +294,7 @@ void pmpi_irsend_(void *buf, const int *count, const MPI_Datatype *datatype, con
 }
 FMPL_F_NAMES(irsend, IRSEND)
 FMPL_F_ALIAS(mpi_irsend_f08_, pmpi_irsend_)
+FMPL_F_ALIAS(pmpi_irsend_f08_, pmpi_irsend_)
 
 void pmpi_irsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -278,6 +305,7 @@ void pmpi_irsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
 }
 FMPL_F_ALIAS(mpi_irsend_c_, pmpi_irsend_c_)
 FMPL_F_ALIAS(mpi_irsend_f08c_, pmpi_irsend_c_)
+FMPL_F_ALIAS(pmpi_irsend_f08c_, pmpi_irsend_c_)
 
 void pmpi_irecv_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                  const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -287,6 +315,7 @@ void pmpi_irecv_(void *buf, const int *count, const MPI_Datatype *datatype, cons
 }
 FMPL_F_NAMES(irecv, IRECV)
 FMPL_F_ALIAS(mpi_irecv_f08_, pmpi_irecv_)
+FMPL_F_ALIAS(pmpi_irecv_f08_, pmpi_irecv_)
 
 void pmpi_irecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                    const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -297,6 +326,7 @@ void pmpi_irecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_irecv_c_, pmpi_irecv_c_)
 FMPL_F_ALIAS(mpi_irecv_f08c_, pmpi_irecv_c_)
+FMPL_F_ALIAS(pmpi_irecv_f08c_, pmpi_irecv_c_)
 
 void pmpi_isendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      const int *dest, const int *sendtag, void *recvbuf, const int *recvcount,
@@ -310,6 +340,7 @@ void pmpi_isendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
 }
 FMPL_F_NAMES(isendrecv, ISENDRECV)
 FMPL_F_ALIAS(mpi_isendrecv_f08_, pmpi_isendrecv_)
+FMPL_F_ALIAS(pmpi_isendrecv_f08_, pmpi_isendrecv_)
 
 void pmpi_isendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        const int *dest, const int *sendtag, void *recvbuf,
@@ -324,6 +355,7 @@ void pmpi_isendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
 }
 FMPL_F_ALIAS(mpi_isendrecv_c_, pmpi_isendrecv_c_)
 FMPL_F_ALIAS(mpi_isendrecv_f08c_, pmpi_isendrecv_c_)
+FMPL_F_ALIAS(pmpi_isendrecv_f08c_, pmpi_isendrecv_c_)
 
 void pmpi_isendrecv_replace_(void *buf, const int *count, const MPI_Datatype *datatype,
                              const int *dest, const int *sendtag, const int *source,
@@ -336,6 +368,7 @@ void pmpi_isendrecv_replace_(void *buf, const int *count, const MPI_Datatype *da
 }
 FMPL_F_NAMES(isendrecv_replace, ISENDRECV_REPLACE)
 FMPL_F_ALIAS(mpi_isendrecv_replace_f08_, pmpi_isendrecv_replace_)
+FMPL_F_ALIAS(pmpi_isendrecv_replace_f08_, pmpi_isendrecv_replace_)
 
 void pmpi_isendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                                const int *dest, const int *sendtag, const int *source,
@@ -348,6 +381,7 @@ void pmpi_isendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Data
 }
 FMPL_F_ALIAS(mpi_isendrecv_replace_c_, pmpi_isendrecv_replace_c_)
 FMPL_F_ALIAS(mpi_isendrecv_replace_f08c_, pmpi_isendrecv_replace_c_)
+FMPL_F_ALIAS(pmpi_isendrecv_replace_f08c_, pmpi_isendrecv_replace_c_)
 
 /* ---- Requests: completion, status, cancellation ---- */
 
@@ -358,6 +392,7 @@ void pmpi_wait_(MPI_Request *request, MPI_Fint *status, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(wait, WAIT)
 FMPL_F_ALIAS(mpi_wait_f08_, pmpi_wait_)
+FMPL_F_ALIAS(pmpi_wait_f08_, pmpi_wait_)
 
 void pmpi_test_(MPI_Request *request, int *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -366,6 +401,7 @@ void pmpi_test_(MPI_Request *request, int *flag, MPI_Fint *status, MPI_Fint *ier
 }
 FMPL_F_NAMES(test, TEST)
 FMPL_F_ALIAS(mpi_test_f08_, pmpi_test_)
+FMPL_F_ALIAS(pmpi_test_f08_, pmpi_test_)
 
 void pmpi_request_free_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -374,6 +410,7 @@ void pmpi_request_free_(MPI_Request *request, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(request_free, REQUEST_FREE)
 FMPL_F_ALIAS(mpi_request_free_f08_, pmpi_request_free_)
+FMPL_F_ALIAS(pmpi_request_free_f08_, pmpi_request_free_)
 
 void pmpi_waitany_(const int *count, MPI_Request *array_of_requests, int *index, MPI_Fint *status,
                    MPI_Fint *ierror)
@@ -384,6 +421,7 @@ void pmpi_waitany_(const int *count, MPI_Request *array_of_requests, int *index,
 }
 FMPL_F_NAMES(waitany, WAITANY)
 FMPL_F_ALIAS(mpi_waitany_f08_, pmpi_waitany_)
+FMPL_F_ALIAS(pmpi_waitany_f08_, pmpi_waitany_)
 
 void pmpi_testany_(const int *count, MPI_Request *array_of_requests, int *index, int *flag,
                    MPI_Fint *status, MPI_Fint *ierror)
@@ -394,6 +432,7 @@ void pmpi_testany_(const int *count, MPI_Request *array_of_requests, int *index,
 }
 FMPL_F_NAMES(testany, TESTANY)
 FMPL_F_ALIAS(mpi_testany_f08_, pmpi_testany_)
+FMPL_F_ALIAS(pmpi_testany_f08_, pmpi_testany_)
 
 void pmpi_waitall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *array_of_statuses,
                    MPI_Fint *ierror)
@@ -403,6 +442,7 @@ void pmpi_waitall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *a
 }
 FMPL_F_NAMES(waitall, WAITALL)
 FMPL_F_ALIAS(mpi_waitall_f08_, pmpi_waitall_)
+FMPL_F_ALIAS(pmpi_waitall_f08_, pmpi_waitall_)
 
 void pmpi_testall_(const int *count, MPI_Request *array_of_requests, int *flag,
                    MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -412,6 +452,7 @@ void pmpi_testall_(const int *count, MPI_Request *array_of_requests, int *flag,
 }
 FMPL_F_NAMES(testall, TESTALL)
 FMPL_F_ALIAS(mpi_testall_f08_, pmpi_testall_)
+FMPL_F_ALIAS(pmpi_testall_f08_, pmpi_testall_)
 
 void pmpi_waitsome_(const int *incount, MPI_Request *array_of_requests, int *outcount,
                     int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -423,6 +464,7 @@ void pmpi_waitsome_(const int *incount, MPI_Request *array_of_requests, int *out
 }
 FMPL_F_NAMES(waitsome, WAITSOME)
 FMPL_F_ALIAS(mpi_waitsome_f08_, pmpi_waitsome_)
+FMPL_F_ALIAS(pmpi_waitsome_f08_, pmpi_waitsome_)
 
 void pmpi_testsome_(const int *incount, MPI_Request *array_of_requests, int *outcount,
                     int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -434,6 +476,7 @@ void pmpi_testsome_(const int *incount, MPI_Request *array_of_requests, int *out
 }
 FMPL_F_NAMES(testsome, TESTSOME)
 FMPL_F_ALIAS(mpi_testsome_f08_, pmpi_testsome_)
+FMPL_F_ALIAS(pmpi_testsome_f08_, pmpi_testsome_)
 
 void pmpi_request_get_status_(const MPI_Request *request, int *flag, MPI_Fint *status,
                               MPI_Fint *ierror)
@@ -443,6 +486,7 @@ void pmpi_request_get_status_(const MPI_Request *request, int *flag, MPI_Fint *s
 }
 FMPL_F_NAMES(request_get_status, REQUEST_GET_STATUS)
 FMPL_F_ALIAS(mpi_request_get_status_f08_, pmpi_request_get_status_)
+FMPL_F_ALIAS(pmpi_request_get_status_f08_, pmpi_request_get_status_)
 
 void pmpi_cancel_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -451,6 +495,7 @@ void pmpi_cancel_(MPI_Request *request, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(cancel, CANCEL)
 FMPL_F_ALIAS(mpi_cancel_f08_, pmpi_cancel_)
+FMPL_F_ALIAS(pmpi_cancel_f08_, pmpi_cancel_)
 
 void pmpi_test_cancelled_(MPI_Fint *status, int *flag, MPI_Fint *ierror)
 {
@@ -459,6 +504,7 @@ void pmpi_test_cancelled_(MPI_Fint *status, int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(test_cancelled, TEST_CANCELLED)
 FMPL_F_ALIAS(mpi_test_cancelled_f08_, pmpi_test_cancelled_)
+FMPL_F_ALIAS(pmpi_test_cancelled_f08_, pmpi_test_cancelled_)
 
 /* ---- Probe and matched receive ---- */
 
@@ -470,6 +516,7 @@ void pmpi_probe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Fi
 }
 FMPL_F_NAMES(probe, PROBE)
 FMPL_F_ALIAS(mpi_probe_f08_, pmpi_probe_)
+FMPL_F_ALIAS(pmpi_probe_f08_, pmpi_probe_)
 
 void pmpi_iprobe_(const int *source, const int *tag, const MPI_Comm *comm, int *flag,
                   MPI_Fint *status, MPI_Fint *ierror)
@@ -479,6 +526,7 @@ void pmpi_iprobe_(const int *source, const int *tag, const MPI_Comm *comm, int *
 }
 FMPL_F_NAMES(iprobe, IPROBE)
 FMPL_F_ALIAS(mpi_iprobe_f08_, pmpi_iprobe_)
+FMPL_F_ALIAS(pmpi_iprobe_f08_, pmpi_iprobe_)
 
 void pmpi_mprobe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Message *message,
                   MPI_Fint *status, MPI_Fint *ierror)
@@ -488,6 +536,7 @@ void pmpi_mprobe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_M
 }
 FMPL_F_NAMES(mprobe, MPROBE)
 FMPL_F_ALIAS(mpi_mprobe_f08_, pmpi_mprobe_)
+FMPL_F_ALIAS(pmpi_mprobe_f08_, pmpi_mprobe_)
 
 void pmpi_improbe_(const int *source, const int *tag, const MPI_Comm *comm, int *flag,
                    MPI_Message *message, MPI_Fint *status, MPI_Fint *ierror)
@@ -497,6 +546,7 @@ void pmpi_improbe_(const int *source, const int *tag, const MPI_Comm *comm, int 
 }
 FMPL_F_NAMES(improbe, IMPROBE)
 FMPL_F_ALIAS(mpi_improbe_f08_, pmpi_improbe_)
+FMPL_F_ALIAS(pmpi_improbe_f08_, pmpi_improbe_)
 
 void pmpi_mrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message,
                  MPI_Fint *status, MPI_Fint *ierror)
@@ -506,6 +556,7 @@ void pmpi_mrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_
 }
 FMPL_F_NAMES(mrecv, MRECV)
 FMPL_F_ALIAS(mpi_mrecv_f08_, pmpi_mrecv_)
+FMPL_F_ALIAS(pmpi_mrecv_f08_, pmpi_mrecv_)
 
 void pmpi_mrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                    MPI_Message *message, MPI_Fint *status, MPI_Fint *ierror)
@@ -515,6 +566,7 @@ void pmpi_mrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
 }
 FMPL_F_ALIAS(mpi_mrecv_c_, pmpi_mrecv_c_)
 FMPL_F_ALIAS(mpi_mrecv_f08c_, pmpi_mrecv_c_)
+FMPL_F_ALIAS(pmpi_mrecv_f08c_, pmpi_mrecv_c_)
 
 void pmpi_imrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message,
                   MPI_Request *request, MPI_Fint *ierror)
@@ -524,6 +576,7 @@ void pmpi_imrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI
 }
 FMPL_F_NAMES(imrecv, IMRECV)
 FMPL_F_ALIAS(mpi_imrecv_f08_, pmpi_imrecv_)
+FMPL_F_ALIAS(pmpi_imrecv_f08_, pmpi_imrecv_)
 
 void pmpi_imrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
@@ -533,6 +586,7 @@ void pmpi_imrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
 }
 FMPL_F_ALIAS(mpi_imrecv_c_, pmpi_imrecv_c_)
 FMPL_F_ALIAS(mpi_imrecv_f08c_, pmpi_imrecv_c_)
+FMPL_F_ALIAS(pmpi_imrecv_f08c_, pmpi_imrecv_c_)
 
 /* ---- Persistent point-to-point requests ---- */
 
@@ -544,6 +598,7 @@ void pmpi_send_init_(void *buf, const int *count, const MPI_Datatype *datatype, 
 }
 FMPL_F_NAMES(send_init, SEND_INIT)
 FMPL_F_ALIAS(mpi_send_init_f08_, pmpi_send_init_)
+FMPL_F_ALIAS(pmpi_send_init_f08_, pmpi_send_init_)
 
 void pmpi_send_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                        const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -554,6 +609,7 @@ void pmpi_send_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *da
 }
 FMPL_F_ALIAS(mpi_send_init_c_, pmpi_send_init_c_)
 FMPL_F_ALIAS(mpi_send_init_f08c_, pmpi_send_init_c_)
+FMPL_F_ALIAS(pmpi_send_init_f08c_, pmpi_send_init_c_)
 
 void pmpi_bsend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -563,6 +619,7 @@ void pmpi_bsend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
 }
 FMPL_F_NAMES(bsend_init, BSEND_INIT)
 FMPL_F_ALIAS(mpi_bsend_init_f08_, pmpi_bsend_init_)
+FMPL_F_ALIAS(pmpi_bsend_init_f08_, pmpi_bsend_init_)
 
 void pmpi_bsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -573,6 +630,7 @@ void pmpi_bsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
 }
 FMPL_F_ALIAS(mpi_bsend_init_c_, pmpi_bsend_init_c_)
 FMPL_F_ALIAS(mpi_bsend_init_f08c_, pmpi_bsend_init_c_)
+FMPL_F_ALIAS(pmpi_bsend_init_f08c_, pmpi_bsend_init_c_)
 
 void pmpi_ssend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -582,6 +640,7 @@ void pmpi_ssend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
 }
 FMPL_F_NAMES(ssend_init, SSEND_INIT)
 FMPL_F_ALIAS(mpi_ssend_init_f08_, pmpi_ssend_init_)
+FMPL_F_ALIAS(pmpi_ssend_init_f08_, pmpi_ssend_init_)
 
 void pmpi_ssend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -592,6 +651,7 @@ void pmpi_ssend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
 }
 FMPL_F_ALIAS(mpi_ssend_init_c_, pmpi_ssend_init_c_)
 FMPL_F_ALIAS(mpi_ssend_init_f08c_, pmpi_ssend_init_c_)
+FMPL_F_ALIAS(pmpi_ssend_init_f08c_, pmpi_ssend_init_c_)
 
 void pmpi_rsend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -601,6 +661,7 @@ void pmpi_rsend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
 }
 FMPL_F_NAMES(rsend_init, RSEND_INIT)
 FMPL_F_ALIAS(mpi_rsend_init_f08_, pmpi_rsend_init_)
+FMPL_F_ALIAS(pmpi_rsend_init_f08_, pmpi_rsend_init_)
 
 void pmpi_rsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -611,6 +672,7 @@ void pmpi_rsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
 }
 FMPL_F_ALIAS(mpi_rsend_init_c_, pmpi_rsend_init_c_)
 FMPL_F_ALIAS(mpi_rsend_init_f08c_, pmpi_rsend_init_c_)
+FMPL_F_ALIAS(pmpi_rsend_init_f08c_, pmpi_rsend_init_c_)
 
 void pmpi_recv_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                      const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -620,6 +682,7 @@ void pmpi_recv_init_(void *buf, const int *count, const MPI_Datatype *datatype, 
 }
 FMPL_F_NAMES(recv_init, RECV_INIT)
 FMPL_F_ALIAS(mpi_recv_init_f08_, pmpi_recv_init_)
+FMPL_F_ALIAS(pmpi_recv_init_f08_, pmpi_recv_init_)
 
 void pmpi_recv_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                        const int *source, const int *tag, const MPI_Comm *comm,
@@ -630,6 +693,7 @@ void pmpi_recv_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *da
 }
 FMPL_F_ALIAS(mpi_recv_init_c_, pmpi_recv_init_c_)
 FMPL_F_ALIAS(mpi_recv_init_f08c_, pmpi_recv_init_c_)
+FMPL_F_ALIAS(pmpi_recv_init_f08c_, pmpi_recv_init_c_)
 
 void pmpi_start_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -638,6 +702,7 @@ void pmpi_start_(MPI_Request *request, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(start, START)
 FMPL_F_ALIAS(mpi_start_f08_, pmpi_start_)
+FMPL_F_ALIAS(pmpi_start_f08_, pmpi_start_)
 
 void pmpi_startall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *ierror)
 {
@@ -646,6 +711,7 @@ void pmpi_startall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *
 }
 FMPL_F_NAMES(startall, STARTALL)
 FMPL_F_ALIAS(mpi_startall_f08_, pmpi_startall_)
+FMPL_F_ALIAS(pmpi_startall_f08_, pmpi_startall_)
 
 /* ---- Partitioned point-to-point ---- */
 
@@ -660,6 +726,7 @@ void pmpi_psend_init_(void *buf, const int *partitions, const MPI_Count *count,
 }
 FMPL_F_NAMES(psend_init, PSEND_INIT)
 FMPL_F_ALIAS(mpi_psend_init_f08_, pmpi_psend_init_)
+FMPL_F_ALIAS(pmpi_psend_init_f08_, pmpi_psend_init_)
 
 void pmpi_precv_init_(void *buf, const int *partitions, const MPI_Count *count,
                       const MPI_Datatype *datatype, const int *source, const int *tag,
@@ -672,6 +739,7 @@ void pmpi_precv_init_(void *buf, const int *partitions, const MPI_Count *count,
 }
 FMPL_F_NAMES(precv_init, PRECV_INIT)
 FMPL_F_ALIAS(mpi_precv_init_f08_, pmpi_precv_init_)
+FMPL_F_ALIAS(pmpi_precv_init_f08_, pmpi_precv_init_)
 
 void pmpi_pready_(const int *partition, const MPI_Request *request, MPI_Fint *ierror)
 {
@@ -680,6 +748,7 @@ void pmpi_pready_(const int *partition, const MPI_Request *request, MPI_Fint *ie
 }
 FMPL_F_NAMES(pready, PREADY)
 FMPL_F_ALIAS(mpi_pready_f08_, pmpi_pready_)
+FMPL_F_ALIAS(pmpi_pready_f08_, pmpi_pready_)
 
 void pmpi_pready_range_(const int *partition_low, const int *partition_high,
                         const MPI_Request *request, MPI_Fint *ierror)
@@ -689,6 +758,7 @@ void pmpi_pready_range_(const int *partition_low, const int *partition_high,
 }
 FMPL_F_NAMES(pready_range, PREADY_RANGE)
 FMPL_F_ALIAS(mpi_pready_range_f08_, pmpi_pready_range_)
+FMPL_F_ALIAS(pmpi_pready_range_f08_, pmpi_pready_range_)
 
 void pmpi_pready_list_(const int *length, const int *array_of_partitions,
                        const MPI_Request *request, MPI_Fint *ierror)
@@ -698,6 +768,7 @@ void pmpi_pready_list_(const int *length, const int *array_of_partitions,
 }
 FMPL_F_NAMES(pready_list, PREADY_LIST)
 FMPL_F_ALIAS(mpi_pready_list_f08_, pmpi_pready_list_)
+FMPL_F_ALIAS(pmpi_pready_list_f08_, pmpi_pready_list_)
 
 void pmpi_parrived_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror)
 {
@@ -706,6 +777,7 @@ void pmpi_parrived_(const MPI_Request *request, const int *partition, int *flag,
 }
 FMPL_F_NAMES(parrived, PARRIVED)
 FMPL_F_ALIAS(mpi_parrived_f08_, pmpi_parrived_)
+FMPL_F_ALIAS(pmpi_parrived_f08_, pmpi_parrived_)
 
 /* ---- Derived datatypes: constructors ---- */
 
@@ -717,6 +789,7 @@ void pmpi_type_contiguous_(const int *count, const MPI_Datatype *oldtype, MPI_Da
 }
 FMPL_F_NAMES(type_contiguous, TYPE_CONTIGUOUS)
 FMPL_F_ALIAS(mpi_type_contiguous_f08_, pmpi_type_contiguous_)
+FMPL_F_ALIAS(pmpi_type_contiguous_f08_, pmpi_type_contiguous_)
 
 void pmpi_type_contiguous_c_(const MPI_Count *count, const MPI_Datatype *oldtype,
                              MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -726,6 +799,7 @@ void pmpi_type_contiguous_c_(const MPI_Count *count, const MPI_Datatype *oldtype
 }
 FMPL_F_ALIAS(mpi_type_contiguous_c_, pmpi_type_contiguous_c_)
 FMPL_F_ALIAS(mpi_type_contiguous_f08c_, pmpi_type_contiguous_c_)
+FMPL_F_ALIAS(pmpi_type_contiguous_f08c_, pmpi_type_contiguous_c_)
 
 void pmpi_type_vector_(const int *count, const int *blocklength, const int *stride,
                        const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -735,6 +809,7 @@ void pmpi_type_vector_(const int *count, const int *blocklength, const int *stri
 }
 FMPL_F_NAMES(type_vector, TYPE_VECTOR)
 FMPL_F_ALIAS(mpi_type_vector_f08_, pmpi_type_vector_)
+FMPL_F_ALIAS(pmpi_type_vector_f08_, pmpi_type_vector_)
 
 void pmpi_type_vector_c_(const MPI_Count *count, const MPI_Count *blocklength,
                          const MPI_Count *stride, const MPI_Datatype *oldtype,
@@ -745,6 +820,7 @@ void pmpi_type_vector_c_(const MPI_Count *count, const MPI_Count *blocklength,
 }
 FMPL_F_ALIAS(mpi_type_vector_c_, pmpi_type_vector_c_)
 FMPL_F_ALIAS(mpi_type_vector_f08c_, pmpi_type_vector_c_)
+FMPL_F_ALIAS(pmpi_type_vector_f08c_, pmpi_type_vector_c_)
 
 void pmpi_type_create_hvector_(const int *count, const int *blocklength, const MPI_Aint *stride,
                                const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -754,6 +830,7 @@ void pmpi_type_create_hvector_(const int *count, const int *blocklength, const M
 }
 FMPL_F_NAMES(type_create_hvector, TYPE_CREATE_HVECTOR)
 FMPL_F_ALIAS(mpi_type_create_hvector_f08_, pmpi_type_create_hvector_)
+FMPL_F_ALIAS(pmpi_type_create_hvector_f08_, pmpi_type_create_hvector_)
 
 void pmpi_type_create_hvector_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                  const MPI_Count *stride, const MPI_Datatype *oldtype,
@@ -764,6 +841,7 @@ void pmpi_type_create_hvector_c_(const MPI_Count *count, const MPI_Count *blockl
 }
 FMPL_F_ALIAS(mpi_type_create_hvector_c_, pmpi_type_create_hvector_c_)
 FMPL_F_ALIAS(mpi_type_create_hvector_f08c_, pmpi_type_create_hvector_c_)
+FMPL_F_ALIAS(pmpi_type_create_hvector_f08c_, pmpi_type_create_hvector_c_)
 
 void pmpi_type_indexed_(const int *count, const int *array_of_blocklengths,
                         const int *array_of_displacements, const MPI_Datatype *oldtype,
@@ -775,6 +853,7 @@ void pmpi_type_indexed_(const int *count, const int *array_of_blocklengths,
 }
 FMPL_F_NAMES(type_indexed, TYPE_INDEXED)
 FMPL_F_ALIAS(mpi_type_indexed_f08_, pmpi_type_indexed_)
+FMPL_F_ALIAS(pmpi_type_indexed_f08_, pmpi_type_indexed_)
 
 void pmpi_type_indexed_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                           const MPI_Count *array_of_displacements, const MPI_Datatype *oldtype,
@@ -786,6 +865,7 @@ void pmpi_type_indexed_c_(const MPI_Count *count, const MPI_Count *array_of_bloc
 }
 FMPL_F_ALIAS(mpi_type_indexed_c_, pmpi_type_indexed_c_)
 FMPL_F_ALIAS(mpi_type_indexed_f08c_, pmpi_type_indexed_c_)
+FMPL_F_ALIAS(pmpi_type_indexed_f08c_, pmpi_type_indexed_c_)
 
 void pmpi_type_create_hindexed_(const int *count, const int *array_of_blocklengths,
                                 const MPI_Aint *array_of_displacements, const MPI_Datatype *oldtype,
@@ -797,6 +877,7 @@ void pmpi_type_create_hindexed_(const int *count, const int *array_of_blocklengt
 }
 FMPL_F_NAMES(type_create_hindexed, TYPE_CREATE_HINDEXED)
 FMPL_F_ALIAS(mpi_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
+FMPL_F_ALIAS(pmpi_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
 
 void pmpi_type_create_hindexed_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                                   const MPI_Count *array_of_displacements,
@@ -809,6 +890,7 @@ void pmpi_type_create_hindexed_c_(const MPI_Count *count, const MPI_Count *array
 }
 FMPL_F_ALIAS(mpi_type_create_hindexed_c_, pmpi_type_create_hindexed_c_)
 FMPL_F_ALIAS(mpi_type_create_hindexed_f08c_, pmpi_type_create_hindexed_c_)
+FMPL_F_ALIAS(pmpi_type_create_hindexed_f08c_, pmpi_type_create_hindexed_c_)
 
 void pmpi_type_create_indexed_block_(const int *count, const int *blocklength,
                                      const int *array_of_displacements, const MPI_Datatype *oldtype,
@@ -820,6 +902,7 @@ void pmpi_type_create_indexed_block_(const int *count, const int *blocklength,
 }
 FMPL_F_NAMES(type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
 FMPL_F_ALIAS(mpi_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
+FMPL_F_ALIAS(pmpi_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
 
 void pmpi_type_create_indexed_block_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                        const MPI_Count *array_of_displacements,
@@ -832,6 +915,7 @@ void pmpi_type_create_indexed_block_c_(const MPI_Count *count, const MPI_Count *
 }
 FMPL_F_ALIAS(mpi_type_create_indexed_block_c_, pmpi_type_create_indexed_block_c_)
 FMPL_F_ALIAS(mpi_type_create_indexed_block_f08c_, pmpi_type_create_indexed_block_c_)
+FMPL_F_ALIAS(pmpi_type_create_indexed_block_f08c_, pmpi_type_create_indexed_block_c_)
 
 void pmpi_type_create_hindexed_block_(const int *count, const int *blocklength,
                                       const MPI_Aint *array_of_displacements,
@@ -844,6 +928,7 @@ void pmpi_type_create_hindexed_block_(const int *count, const int *blocklength,
 }
 FMPL_F_NAMES(type_create_hindexed_block, TYPE_CREATE_HINDEXED_BLOCK)
 FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
+FMPL_F_ALIAS(pmpi_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
 
 void pmpi_type_create_hindexed_block_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                         const MPI_Count *array_of_displacements,
@@ -856,6 +941,7 @@ void pmpi_type_create_hindexed_block_c_(const MPI_Count *count, const MPI_Count 
 }
 FMPL_F_ALIAS(mpi_type_create_hindexed_block_c_, pmpi_type_create_hindexed_block_c_)
 FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08c_, pmpi_type_create_hindexed_block_c_)
+FMPL_F_ALIAS(pmpi_type_create_hindexed_block_f08c_, pmpi_type_create_hindexed_block_c_)
 
 void pmpi_type_create_struct_(const int *count, const int *array_of_blocklengths,
                               const MPI_Aint *array_of_displacements,
@@ -868,6 +954,7 @@ void pmpi_type_create_struct_(const int *count, const int *array_of_blocklengths
 }
 FMPL_F_NAMES(type_create_struct, TYPE_CREATE_STRUCT)
 FMPL_F_ALIAS(mpi_type_create_struct_f08_, pmpi_type_create_struct_)
+FMPL_F_ALIAS(pmpi_type_create_struct_f08_, pmpi_type_create_struct_)
 
 void pmpi_type_create_struct_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                                 const MPI_Count *array_of_displacements,
@@ -880,6 +967,7 @@ void pmpi_type_create_struct_c_(const MPI_Count *count, const MPI_Count *array_o
 }
 FMPL_F_ALIAS(mpi_type_create_struct_c_, pmpi_type_create_struct_c_)
 FMPL_F_ALIAS(mpi_type_create_struct_f08c_, pmpi_type_create_struct_c_)
+FMPL_F_ALIAS(pmpi_type_create_struct_f08c_, pmpi_type_create_struct_c_)
 
 void pmpi_type_create_subarray_(const int *ndims, const int *array_of_sizes,
                                 const int *array_of_subsizes, const int *array_of_starts,
@@ -892,6 +980,7 @@ void pmpi_type_create_subarray_(const int *ndims, const int *array_of_sizes,
 }
 FMPL_F_NAMES(type_create_subarray, TYPE_CREATE_SUBARRAY)
 FMPL_F_ALIAS(mpi_type_create_subarray_f08_, pmpi_type_create_subarray_)
+FMPL_F_ALIAS(pmpi_type_create_subarray_f08_, pmpi_type_create_subarray_)
 
 void pmpi_type_create_subarray_c_(const int *ndims, const MPI_Count *array_of_sizes,
                                   const MPI_Count *array_of_subsizes,
@@ -905,6 +994,7 @@ void pmpi_type_create_subarray_c_(const int *ndims, const MPI_Count *array_of_si
 }
 FMPL_F_ALIAS(mpi_type_create_subarray_c_, pmpi_type_create_subarray_c_)
 FMPL_F_ALIAS(mpi_type_create_subarray_f08c_, pmpi_type_create_subarray_c_)
+FMPL_F_ALIAS(pmpi_type_create_subarray_f08c_, pmpi_type_create_subarray_c_)
 
 void pmpi_type_create_darray_(const int *size, const int *rank, const int *ndims,
                               const int *array_of_gsizes, const int *array_of_distribs,
@@ -918,6 +1008,7 @@ void pmpi_type_create_darray_(const int *size, const int *rank, const int *ndims
 }
 FMPL_F_NAMES(type_create_darray, TYPE_CREATE_DARRAY)
 FMPL_F_ALIAS(mpi_type_create_darray_f08_, pmpi_type_create_darray_)
+FMPL_F_ALIAS(pmpi_type_create_darray_f08_, pmpi_type_create_darray_)
 
 void pmpi_type_create_darray_c_(const int *size, const int *rank, const int *ndims,
                                 const MPI_Count *array_of_gsizes, const int *array_of_distribs,
@@ -931,6 +1022,7 @@ void pmpi_type_create_darray_c_(const int *size, const int *rank, const int *ndi
 }
 FMPL_F_ALIAS(mpi_type_create_darray_c_, pmpi_type_create_darray_c_)
 FMPL_F_ALIAS(mpi_type_create_darray_f08c_, pmpi_type_create_darray_c_)
+FMPL_F_ALIAS(pmpi_type_create_darray_f08c_, pmpi_type_create_darray_c_)
 
 void pmpi_type_create_resized_(const MPI_Datatype *oldtype, const MPI_Aint *lb,
                                const MPI_Aint *extent, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -940,6 +1032,7 @@ void pmpi_type_create_resized_(const MPI_Datatype *oldtype, const MPI_Aint *lb,
 }
 FMPL_F_NAMES(type_create_resized, TYPE_CREATE_RESIZED)
 FMPL_F_ALIAS(mpi_type_create_resized_f08_, pmpi_type_create_resized_)
+FMPL_F_ALIAS(pmpi_type_create_resized_f08_, pmpi_type_create_resized_)
 
 void pmpi_type_create_resized_c_(const MPI_Datatype *oldtype, const MPI_Count *lb,
                                  const MPI_Count *extent, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -949,6 +1042,7 @@ void pmpi_type_create_resized_c_(const MPI_Datatype *oldtype, const MPI_Count *l
 }
 FMPL_F_ALIAS(mpi_type_create_resized_c_, pmpi_type_create_resized_c_)
 FMPL_F_ALIAS(mpi_type_create_resized_f08c_, pmpi_type_create_resized_c_)
+FMPL_F_ALIAS(pmpi_type_create_resized_f08c_, pmpi_type_create_resized_c_)
 
 void pmpi_type_dup_(const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -957,6 +1051,7 @@ void pmpi_type_dup_(const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint
 }
 FMPL_F_NAMES(type_dup, TYPE_DUP)
 FMPL_F_ALIAS(mpi_type_dup_f08_, pmpi_type_dup_)
+FMPL_F_ALIAS(pmpi_type_dup_f08_, pmpi_type_dup_)
 
 /* ---- Derived datatypes: commit, free, queries, decoding ---- */
 
@@ -967,6 +1062,7 @@ void pmpi_type_commit_(MPI_Datatype *datatype, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(type_commit, TYPE_COMMIT)
 FMPL_F_ALIAS(mpi_type_commit_f08_, pmpi_type_commit_)
+FMPL_F_ALIAS(pmpi_type_commit_f08_, pmpi_type_commit_)
 
 void pmpi_type_free_(MPI_Datatype *datatype, MPI_Fint *ierror)
 {
@@ -975,6 +1071,7 @@ void pmpi_type_free_(MPI_Datatype *datatype, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(type_free, TYPE_FREE)
 FMPL_F_ALIAS(mpi_type_free_f08_, pmpi_type_free_)
+FMPL_F_ALIAS(pmpi_type_free_f08_, pmpi_type_free_)
 
 void pmpi_type_size_(const MPI_Datatype *datatype, int *size, MPI_Fint *ierror)
 {
@@ -983,6 +1080,7 @@ void pmpi_type_size_(const MPI_Datatype *datatype, int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(type_size, TYPE_SIZE)
 FMPL_F_ALIAS(mpi_type_size_f08_, pmpi_type_size_)
+FMPL_F_ALIAS(pmpi_type_size_f08_, pmpi_type_size_)
 
 void pmpi_type_size_c_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -991,6 +1089,7 @@ void pmpi_type_size_c_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *
 }
 FMPL_F_ALIAS(mpi_type_size_c_, pmpi_type_size_c_)
 FMPL_F_ALIAS(mpi_type_size_f08c_, pmpi_type_size_c_)
+FMPL_F_ALIAS(pmpi_type_size_f08c_, pmpi_type_size_c_)
 
 void pmpi_type_size_x_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -999,6 +1098,7 @@ void pmpi_type_size_x_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *
 }
 FMPL_F_NAMES(type_size_x, TYPE_SIZE_X)
 FMPL_F_ALIAS(mpi_type_size_x_f08_, pmpi_type_size_x_)
+FMPL_F_ALIAS(pmpi_type_size_x_f08_, pmpi_type_size_x_)
 
 void pmpi_type_get_extent_(const MPI_Datatype *datatype, MPI_Aint *lb, MPI_Aint *extent,
                            MPI_Fint *ierror)
@@ -1008,6 +1108,7 @@ void pmpi_type_get_extent_(const MPI_Datatype *datatype, MPI_Aint *lb, MPI_Aint 
 }
 FMPL_F_NAMES(type_get_extent, TYPE_GET_EXTENT)
 FMPL_F_ALIAS(mpi_type_get_extent_f08_, pmpi_type_get_extent_)
+FMPL_F_ALIAS(pmpi_type_get_extent_f08_, pmpi_type_get_extent_)
 
 void pmpi_type_get_extent_c_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Count *extent,
                              MPI_Fint *ierror)
@@ -1017,6 +1118,7 @@ void pmpi_type_get_extent_c_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Co
 }
 FMPL_F_ALIAS(mpi_type_get_extent_c_, pmpi_type_get_extent_c_)
 FMPL_F_ALIAS(mpi_type_get_extent_f08c_, pmpi_type_get_extent_c_)
+FMPL_F_ALIAS(pmpi_type_get_extent_f08c_, pmpi_type_get_extent_c_)
 
 void pmpi_type_get_extent_x_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Count *extent,
                              MPI_Fint *ierror)
@@ -1026,6 +1128,7 @@ void pmpi_type_get_extent_x_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Co
 }
 FMPL_F_NAMES(type_get_extent_x, TYPE_GET_EXTENT_X)
 FMPL_F_ALIAS(mpi_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
+FMPL_F_ALIAS(pmpi_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
 
 void pmpi_type_get_true_extent_(const MPI_Datatype *datatype, MPI_Aint *true_lb,
                                 MPI_Aint *true_extent, MPI_Fint *ierror)
@@ -1035,6 +1138,7 @@ void pmpi_type_get_true_extent_(const MPI_Datatype *datatype, MPI_Aint *true_lb,
 }
 FMPL_F_NAMES(type_get_true_extent, TYPE_GET_TRUE_EXTENT)
 FMPL_F_ALIAS(mpi_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
+FMPL_F_ALIAS(pmpi_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
 
 void pmpi_type_get_true_extent_c_(const MPI_Datatype *datatype, MPI_Count *true_lb,
                                   MPI_Count *true_extent, MPI_Fint *ierror)
@@ -1044,6 +1148,7 @@ void pmpi_type_get_true_extent_c_(const MPI_Datatype *datatype, MPI_Count *true_
 }
 FMPL_F_ALIAS(mpi_type_get_true_extent_c_, pmpi_type_get_true_extent_c_)
 FMPL_F_ALIAS(mpi_type_get_true_extent_f08c_, pmpi_type_get_true_extent_c_)
+FMPL_F_ALIAS(pmpi_type_get_true_extent_f08c_, pmpi_type_get_true_extent_c_)
 
 void pmpi_type_get_true_extent_x_(const MPI_Datatype *datatype, MPI_Count *true_lb,
                                   MPI_Count *true_extent, MPI_Fint *ierror)
@@ -1053,6 +1158,7 @@ void pmpi_type_get_true_extent_x_(const MPI_Datatype *datatype, MPI_Count *true_
 }
 FMPL_F_NAMES(type_get_true_extent_x, TYPE_GET_TRUE_EXTENT_X)
 FMPL_F_ALIAS(mpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
+FMPL_F_ALIAS(pmpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
 
 void pmpi_get_elements_(MPI_Fint *status, const MPI_Datatype *datatype, int *count,
                         MPI_Fint *ierror)
@@ -1062,6 +1168,7 @@ void pmpi_get_elements_(MPI_Fint *status, const MPI_Datatype *datatype, int *cou
 }
 FMPL_F_NAMES(get_elements, GET_ELEMENTS)
 FMPL_F_ALIAS(mpi_get_elements_f08_, pmpi_get_elements_)
+FMPL_F_ALIAS(pmpi_get_elements_f08_, pmpi_get_elements_)
 
 void pmpi_get_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                           MPI_Fint *ierror)
@@ -1071,6 +1178,7 @@ void pmpi_get_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Co
 }
 FMPL_F_ALIAS(mpi_get_elements_c_, pmpi_get_elements_c_)
 FMPL_F_ALIAS(mpi_get_elements_f08c_, pmpi_get_elements_c_)
+FMPL_F_ALIAS(pmpi_get_elements_f08c_, pmpi_get_elements_c_)
 
 void pmpi_get_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                           MPI_Fint *ierror)
@@ -1080,6 +1188,7 @@ void pmpi_get_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Co
 }
 FMPL_F_NAMES(get_elements_x, GET_ELEMENTS_X)
 FMPL_F_ALIAS(mpi_get_elements_x_f08_, pmpi_get_elements_x_)
+FMPL_F_ALIAS(pmpi_get_elements_x_f08_, pmpi_get_elements_x_)
 
 void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
@@ -1088,6 +1197,7 @@ void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(get_address, GET_ADDRESS)
 FMPL_F_ALIAS(mpi_get_address_f08_, pmpi_get_address_)
+FMPL_F_ALIAS(pmpi_get_address_f08_, pmpi_get_address_)
 
 MPI_Aint pmpi_aint_add_(const MPI_Aint *base, const MPI_Aint *disp)
 {
@@ -1110,6 +1220,7 @@ void pmpi_type_get_envelope_(const MPI_Datatype *datatype, int *num_integers, in
 }
 FMPL_F_NAMES(type_get_envelope, TYPE_GET_ENVELOPE)
 FMPL_F_ALIAS(mpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
+FMPL_F_ALIAS(pmpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
 
 void pmpi_type_get_envelope_c_(const MPI_Datatype *datatype, MPI_Count *num_integers,
                                MPI_Count *num_addresses, MPI_Count *num_large_counts,
@@ -1121,6 +1232,7 @@ void pmpi_type_get_envelope_c_(const MPI_Datatype *datatype, MPI_Count *num_inte
 }
 FMPL_F_ALIAS(mpi_type_get_envelope_c_, pmpi_type_get_envelope_c_)
 FMPL_F_ALIAS(mpi_type_get_envelope_f08c_, pmpi_type_get_envelope_c_)
+FMPL_F_ALIAS(pmpi_type_get_envelope_f08c_, pmpi_type_get_envelope_c_)
 
 void pmpi_type_get_contents_(const MPI_Datatype *datatype, const int *max_integers,
                              const int *max_addresses, const int *max_datatypes,
@@ -1133,6 +1245,7 @@ void pmpi_type_get_contents_(const MPI_Datatype *datatype, const int *max_intege
 }
 FMPL_F_NAMES(type_get_contents, TYPE_GET_CONTENTS)
 FMPL_F_ALIAS(mpi_type_get_contents_f08_, pmpi_type_get_contents_)
+FMPL_F_ALIAS(pmpi_type_get_contents_f08_, pmpi_type_get_contents_)
 
 void pmpi_type_get_contents_c_(const MPI_Datatype *datatype, const MPI_Count *max_integers,
                                const MPI_Count *max_addresses, const MPI_Count *max_large_counts,
@@ -1147,6 +1260,7 @@ void pmpi_type_get_contents_c_(const MPI_Datatype *datatype, const MPI_Count *ma
 }
 FMPL_F_ALIAS(mpi_type_get_contents_c_, pmpi_type_get_contents_c_)
 FMPL_F_ALIAS(mpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
+FMPL_F_ALIAS(pmpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
 
 /* ---- Pack and unpack ---- */
 
@@ -1159,6 +1273,7 @@ void pmpi_pack_(void *inbuf, const int *incount, const MPI_Datatype *datatype, v
 }
 FMPL_F_NAMES(pack, PACK)
 FMPL_F_ALIAS(mpi_pack_f08_, pmpi_pack_)
+FMPL_F_ALIAS(pmpi_pack_f08_, pmpi_pack_)
 
 void pmpi_pack_c_(void *inbuf, const MPI_Count *incount, const MPI_Datatype *datatype, void *outbuf,
                   const MPI_Count *outsize, MPI_Count *position, const MPI_Comm *comm,
@@ -1170,6 +1285,7 @@ void pmpi_pack_c_(void *inbuf, const MPI_Count *incount, const MPI_Datatype *dat
 }
 FMPL_F_ALIAS(mpi_pack_c_, pmpi_pack_c_)
 FMPL_F_ALIAS(mpi_pack_f08c_, pmpi_pack_c_)
+FMPL_F_ALIAS(pmpi_pack_f08c_, pmpi_pack_c_)
 
 void pmpi_unpack_(void *inbuf, const int *insize, int *position, void *outbuf, const int *outcount,
                   const MPI_Datatype *datatype, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1180,6 +1296,7 @@ void pmpi_unpack_(void *inbuf, const int *insize, int *position, void *outbuf, c
 }
 FMPL_F_NAMES(unpack, UNPACK)
 FMPL_F_ALIAS(mpi_unpack_f08_, pmpi_unpack_)
+FMPL_F_ALIAS(pmpi_unpack_f08_, pmpi_unpack_)
 
 void pmpi_unpack_c_(void *inbuf, const MPI_Count *insize, MPI_Count *position, void *outbuf,
                     const MPI_Count *outcount, const MPI_Datatype *datatype, const MPI_Comm *comm,
@@ -1191,6 +1308,7 @@ void pmpi_unpack_c_(void *inbuf, const MPI_Count *insize, MPI_Count *position, v
 }
 FMPL_F_ALIAS(mpi_unpack_c_, pmpi_unpack_c_)
 FMPL_F_ALIAS(mpi_unpack_f08c_, pmpi_unpack_c_)
+FMPL_F_ALIAS(pmpi_unpack_f08c_, pmpi_unpack_c_)
 
 void pmpi_pack_size_(const int *incount, const MPI_Datatype *datatype, const MPI_Comm *comm,
                      int *size, MPI_Fint *ierror)
@@ -1200,6 +1318,7 @@ void pmpi_pack_size_(const int *incount, const MPI_Datatype *datatype, const MPI
 }
 FMPL_F_NAMES(pack_size, PACK_SIZE)
 FMPL_F_ALIAS(mpi_pack_size_f08_, pmpi_pack_size_)
+FMPL_F_ALIAS(pmpi_pack_size_f08_, pmpi_pack_size_)
 
 void pmpi_pack_size_c_(const MPI_Count *incount, const MPI_Datatype *datatype, const MPI_Comm *comm,
                        MPI_Count *size, MPI_Fint *ierror)
@@ -1209,6 +1328,7 @@ void pmpi_pack_size_c_(const MPI_Count *incount, const MPI_Datatype *datatype, c
 }
 FMPL_F_ALIAS(mpi_pack_size_c_, pmpi_pack_size_c_)
 FMPL_F_ALIAS(mpi_pack_size_f08c_, pmpi_pack_size_c_)
+FMPL_F_ALIAS(pmpi_pack_size_f08c_, pmpi_pack_size_c_)
 
 void pmpi_pack_external_(char *datarep, void *inbuf, const int *incount,
                          const MPI_Datatype *datatype, void *outbuf, const MPI_Aint *outsize,
@@ -1223,6 +1343,7 @@ void pmpi_pack_external_(char *datarep, void *inbuf, const int *incount,
 }
 FMPL_F_NAMES(pack_external, PACK_EXTERNAL)
 FMPL_F_ALIAS(mpi_pack_external_f08_, pmpi_pack_external_)
+FMPL_F_ALIAS(pmpi_pack_external_f08_, pmpi_pack_external_)
 
 void pmpi_pack_external_c_(char *datarep, void *inbuf, const MPI_Count *incount,
                            const MPI_Datatype *datatype, void *outbuf, const MPI_Count *outsize,
@@ -1237,6 +1358,7 @@ void pmpi_pack_external_c_(char *datarep, void *inbuf, const MPI_Count *incount,
 }
 FMPL_F_ALIAS(mpi_pack_external_c_, pmpi_pack_external_c_)
 FMPL_F_ALIAS(mpi_pack_external_f08c_, pmpi_pack_external_c_)
+FMPL_F_ALIAS(pmpi_pack_external_f08c_, pmpi_pack_external_c_)
 
 void pmpi_unpack_external_(char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position,
                            void *outbuf, const int *outcount, const MPI_Datatype *datatype,
@@ -1251,6 +1373,7 @@ void pmpi_unpack_external_(char *datarep, void *inbuf, const MPI_Aint *insize, M
 }
 FMPL_F_NAMES(unpack_external, UNPACK_EXTERNAL)
 FMPL_F_ALIAS(mpi_unpack_external_f08_, pmpi_unpack_external_)
+FMPL_F_ALIAS(pmpi_unpack_external_f08_, pmpi_unpack_external_)
 
 void pmpi_unpack_external_c_(char *datarep, void *inbuf, const MPI_Count *insize,
                              MPI_Count *position, void *outbuf, const MPI_Count *outcount,
@@ -1265,6 +1388,7 @@ void pmpi_unpack_external_c_(char *datarep, void *inbuf, const MPI_Count *insize
 }
 FMPL_F_ALIAS(mpi_unpack_external_c_, pmpi_unpack_external_c_)
 FMPL_F_ALIAS(mpi_unpack_external_f08c_, pmpi_unpack_external_c_)
+FMPL_F_ALIAS(pmpi_unpack_external_f08c_, pmpi_unpack_external_c_)
 
 void pmpi_pack_external_size_(char *datarep, const int *incount, const MPI_Datatype *datatype,
                               MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
@@ -1277,6 +1401,7 @@ void pmpi_pack_external_size_(char *datarep, const int *incount, const MPI_Datat
 }
 FMPL_F_NAMES(pack_external_size, PACK_EXTERNAL_SIZE)
 FMPL_F_ALIAS(mpi_pack_external_size_f08_, pmpi_pack_external_size_)
+FMPL_F_ALIAS(pmpi_pack_external_size_f08_, pmpi_pack_external_size_)
 
 void pmpi_pack_external_size_c_(char *datarep, const MPI_Count *incount,
                                 const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror,
@@ -1290,6 +1415,7 @@ void pmpi_pack_external_size_c_(char *datarep, const MPI_Count *incount,
 }
 FMPL_F_ALIAS(mpi_pack_external_size_c_, pmpi_pack_external_size_c_)
 FMPL_F_ALIAS(mpi_pack_external_size_f08c_, pmpi_pack_external_size_c_)
+FMPL_F_ALIAS(pmpi_pack_external_size_f08c_, pmpi_pack_external_size_c_)
 
 /* ---- Collectives: blocking ---- */
 
@@ -1300,6 +1426,7 @@ void pmpi_barrier_(const MPI_Comm *comm, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(barrier, BARRIER)
 FMPL_F_ALIAS(mpi_barrier_f08_, pmpi_barrier_)
+FMPL_F_ALIAS(pmpi_barrier_f08_, pmpi_barrier_)
 
 void pmpi_bcast_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                  const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1309,6 +1436,7 @@ void pmpi_bcast_(void *buffer, const int *count, const MPI_Datatype *datatype, c
 }
 FMPL_F_NAMES(bcast, BCAST)
 FMPL_F_ALIAS(mpi_bcast_f08_, pmpi_bcast_)
+FMPL_F_ALIAS(pmpi_bcast_f08_, pmpi_bcast_)
 
 void pmpi_bcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                    const int *root, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1318,6 +1446,7 @@ void pmpi_bcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *dat
 }
 FMPL_F_ALIAS(mpi_bcast_c_, pmpi_bcast_c_)
 FMPL_F_ALIAS(mpi_bcast_f08c_, pmpi_bcast_c_)
+FMPL_F_ALIAS(pmpi_bcast_f08c_, pmpi_bcast_c_)
 
 void pmpi_gather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                   const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -1329,6 +1458,7 @@ void pmpi_gather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendt
 }
 FMPL_F_NAMES(gather, GATHER)
 FMPL_F_ALIAS(mpi_gather_f08_, pmpi_gather_)
+FMPL_F_ALIAS(pmpi_gather_f08_, pmpi_gather_)
 
 void pmpi_gather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1340,6 +1470,7 @@ void pmpi_gather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatyp
 }
 FMPL_F_ALIAS(mpi_gather_c_, pmpi_gather_c_)
 FMPL_F_ALIAS(mpi_gather_f08c_, pmpi_gather_c_)
+FMPL_F_ALIAS(pmpi_gather_f08c_, pmpi_gather_c_)
 
 void pmpi_gatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcounts, const int *displs, const MPI_Datatype *recvtype,
@@ -1351,6 +1482,7 @@ void pmpi_gatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
 }
 FMPL_F_NAMES(gatherv, GATHERV)
 FMPL_F_ALIAS(mpi_gatherv_f08_, pmpi_gatherv_)
+FMPL_F_ALIAS(pmpi_gatherv_f08_, pmpi_gatherv_)
 
 void pmpi_gatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1363,6 +1495,7 @@ void pmpi_gatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
 }
 FMPL_F_ALIAS(mpi_gatherv_c_, pmpi_gatherv_c_)
 FMPL_F_ALIAS(mpi_gatherv_f08c_, pmpi_gatherv_c_)
+FMPL_F_ALIAS(pmpi_gatherv_f08c_, pmpi_gatherv_c_)
 
 void pmpi_scatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -1374,6 +1507,7 @@ void pmpi_scatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
 }
 FMPL_F_NAMES(scatter, SCATTER)
 FMPL_F_ALIAS(mpi_scatter_f08_, pmpi_scatter_)
+FMPL_F_ALIAS(pmpi_scatter_f08_, pmpi_scatter_)
 
 void pmpi_scatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1385,6 +1519,7 @@ void pmpi_scatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
 }
 FMPL_F_ALIAS(mpi_scatter_c_, pmpi_scatter_c_)
 FMPL_F_ALIAS(mpi_scatter_f08c_, pmpi_scatter_c_)
+FMPL_F_ALIAS(pmpi_scatter_f08c_, pmpi_scatter_c_)
 
 void pmpi_scatterv_(void *sendbuf, const int *sendcounts, const int *displs,
                     const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -1397,6 +1532,7 @@ void pmpi_scatterv_(void *sendbuf, const int *sendcounts, const int *displs,
 }
 FMPL_F_NAMES(scatterv, SCATTERV)
 FMPL_F_ALIAS(mpi_scatterv_f08_, pmpi_scatterv_)
+FMPL_F_ALIAS(pmpi_scatterv_f08_, pmpi_scatterv_)
 
 void pmpi_scatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                       const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -1409,6 +1545,7 @@ void pmpi_scatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint
 }
 FMPL_F_ALIAS(mpi_scatterv_c_, pmpi_scatterv_c_)
 FMPL_F_ALIAS(mpi_scatterv_f08c_, pmpi_scatterv_c_)
+FMPL_F_ALIAS(pmpi_scatterv_f08c_, pmpi_scatterv_c_)
 
 void pmpi_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1420,6 +1557,7 @@ void pmpi_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
 }
 FMPL_F_NAMES(allgather, ALLGATHER)
 FMPL_F_ALIAS(mpi_allgather_f08_, pmpi_allgather_)
+FMPL_F_ALIAS(pmpi_allgather_f08_, pmpi_allgather_)
 
 void pmpi_allgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1431,6 +1569,7 @@ void pmpi_allgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
 }
 FMPL_F_ALIAS(mpi_allgather_c_, pmpi_allgather_c_)
 FMPL_F_ALIAS(mpi_allgather_f08c_, pmpi_allgather_c_)
+FMPL_F_ALIAS(pmpi_allgather_f08c_, pmpi_allgather_c_)
 
 void pmpi_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const int *recvcounts, const int *displs,
@@ -1442,6 +1581,7 @@ void pmpi_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *s
 }
 FMPL_F_NAMES(allgatherv, ALLGATHERV)
 FMPL_F_ALIAS(mpi_allgatherv_f08_, pmpi_allgatherv_)
+FMPL_F_ALIAS(pmpi_allgatherv_f08_, pmpi_allgatherv_)
 
 void pmpi_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1453,6 +1593,7 @@ void pmpi_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dat
 }
 FMPL_F_ALIAS(mpi_allgatherv_c_, pmpi_allgatherv_c_)
 FMPL_F_ALIAS(mpi_allgatherv_f08c_, pmpi_allgatherv_c_)
+FMPL_F_ALIAS(pmpi_allgatherv_f08c_, pmpi_allgatherv_c_)
 
 void pmpi_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1464,6 +1605,7 @@ void pmpi_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
 }
 FMPL_F_NAMES(alltoall, ALLTOALL)
 FMPL_F_ALIAS(mpi_alltoall_f08_, pmpi_alltoall_)
+FMPL_F_ALIAS(pmpi_alltoall_f08_, pmpi_alltoall_)
 
 void pmpi_alltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1475,6 +1617,7 @@ void pmpi_alltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
 }
 FMPL_F_ALIAS(mpi_alltoall_c_, pmpi_alltoall_c_)
 FMPL_F_ALIAS(mpi_alltoall_f08c_, pmpi_alltoall_c_)
+FMPL_F_ALIAS(pmpi_alltoall_f08c_, pmpi_alltoall_c_)
 
 void pmpi_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                      const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -1487,6 +1630,7 @@ void pmpi_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
 }
 FMPL_F_NAMES(alltoallv, ALLTOALLV)
 FMPL_F_ALIAS(mpi_alltoallv_f08_, pmpi_alltoallv_)
+FMPL_F_ALIAS(pmpi_alltoallv_f08_, pmpi_alltoallv_)
 
 void pmpi_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                        const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcounts,
@@ -1499,6 +1643,7 @@ void pmpi_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
 }
 FMPL_F_ALIAS(mpi_alltoallv_c_, pmpi_alltoallv_c_)
 FMPL_F_ALIAS(mpi_alltoallv_f08c_, pmpi_alltoallv_c_)
+FMPL_F_ALIAS(pmpi_alltoallv_f08c_, pmpi_alltoallv_c_)
 
 void pmpi_alltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
                      const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -1511,6 +1656,7 @@ void pmpi_alltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
 }
 FMPL_F_NAMES(alltoallw, ALLTOALLW)
 FMPL_F_ALIAS(mpi_alltoallw_f08_, pmpi_alltoallw_)
+FMPL_F_ALIAS(pmpi_alltoallw_f08_, pmpi_alltoallw_)
 
 void pmpi_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                        const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
@@ -1523,6 +1669,7 @@ void pmpi_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
 }
 FMPL_F_ALIAS(mpi_alltoallw_c_, pmpi_alltoallw_c_)
 FMPL_F_ALIAS(mpi_alltoallw_f08c_, pmpi_alltoallw_c_)
+FMPL_F_ALIAS(pmpi_alltoallw_f08c_, pmpi_alltoallw_c_)
 
 void pmpi_reduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                   const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1533,6 +1680,7 @@ void pmpi_reduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Data
 }
 FMPL_F_NAMES(reduce, REDUCE)
 FMPL_F_ALIAS(mpi_reduce_f08_, pmpi_reduce_)
+FMPL_F_ALIAS(pmpi_reduce_f08_, pmpi_reduce_)
 
 void pmpi_reduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                     const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -1544,6 +1692,7 @@ void pmpi_reduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_reduce_c_, pmpi_reduce_c_)
 FMPL_F_ALIAS(mpi_reduce_f08c_, pmpi_reduce_c_)
+FMPL_F_ALIAS(pmpi_reduce_f08c_, pmpi_reduce_c_)
 
 void pmpi_allreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                      const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1554,6 +1703,7 @@ void pmpi_allreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_D
 }
 FMPL_F_NAMES(allreduce, ALLREDUCE)
 FMPL_F_ALIAS(mpi_allreduce_f08_, pmpi_allreduce_)
+FMPL_F_ALIAS(pmpi_allreduce_f08_, pmpi_allreduce_)
 
 void pmpi_allreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                        const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1565,6 +1715,7 @@ void pmpi_allreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_allreduce_c_, pmpi_allreduce_c_)
 FMPL_F_ALIAS(mpi_allreduce_f08c_, pmpi_allreduce_c_)
+FMPL_F_ALIAS(pmpi_allreduce_f08c_, pmpi_allreduce_c_)
 
 void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const int *count, const MPI_Datatype *datatype,
                         const MPI_Op *op, MPI_Fint *ierror)
@@ -1575,6 +1726,7 @@ void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const int *count, const MPI
 }
 FMPL_F_NAMES(reduce_local, REDUCE_LOCAL)
 FMPL_F_ALIAS(mpi_reduce_local_f08_, pmpi_reduce_local_)
+FMPL_F_ALIAS(pmpi_reduce_local_f08_, pmpi_reduce_local_)
 
 void pmpi_reduce_local_c_(void *inbuf, void *inoutbuf, const MPI_Count *count,
                           const MPI_Datatype *datatype, const MPI_Op *op, MPI_Fint *ierror)
@@ -1585,6 +1737,7 @@ void pmpi_reduce_local_c_(void *inbuf, void *inoutbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_reduce_local_c_, pmpi_reduce_local_c_)
 FMPL_F_ALIAS(mpi_reduce_local_f08c_, pmpi_reduce_local_c_)
+FMPL_F_ALIAS(pmpi_reduce_local_f08c_, pmpi_reduce_local_c_)
 
 void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcount,
                                 const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1596,6 +1749,7 @@ void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcou
 }
 FMPL_F_NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
 FMPL_F_ALIAS(mpi_reduce_scatter_block_f08_, pmpi_reduce_scatter_block_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_block_f08_, pmpi_reduce_scatter_block_)
 
 void pmpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                   const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1607,6 +1761,7 @@ void pmpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count 
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_c_, pmpi_reduce_scatter_block_c_)
 FMPL_F_ALIAS(mpi_reduce_scatter_block_f08c_, pmpi_reduce_scatter_block_c_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_block_f08c_, pmpi_reduce_scatter_block_c_)
 
 void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
                           const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1618,6 +1773,7 @@ void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
 }
 FMPL_F_NAMES(reduce_scatter, REDUCE_SCATTER)
 FMPL_F_ALIAS(mpi_reduce_scatter_f08_, pmpi_reduce_scatter_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_f08_, pmpi_reduce_scatter_)
 
 void pmpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                             const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1629,6 +1785,7 @@ void pmpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvc
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_c_, pmpi_reduce_scatter_c_)
 FMPL_F_ALIAS(mpi_reduce_scatter_f08c_, pmpi_reduce_scatter_c_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_f08c_, pmpi_reduce_scatter_c_)
 
 void pmpi_scan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                 const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1639,6 +1796,7 @@ void pmpi_scan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dataty
 }
 FMPL_F_NAMES(scan, SCAN)
 FMPL_F_ALIAS(mpi_scan_f08_, pmpi_scan_)
+FMPL_F_ALIAS(pmpi_scan_f08_, pmpi_scan_)
 
 void pmpi_scan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                   const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1650,6 +1808,7 @@ void pmpi_scan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_scan_c_, pmpi_scan_c_)
 FMPL_F_ALIAS(mpi_scan_f08c_, pmpi_scan_c_)
+FMPL_F_ALIAS(pmpi_scan_f08c_, pmpi_scan_c_)
 
 void pmpi_exscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                   const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1660,6 +1819,7 @@ void pmpi_exscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Data
 }
 FMPL_F_NAMES(exscan, EXSCAN)
 FMPL_F_ALIAS(mpi_exscan_f08_, pmpi_exscan_)
+FMPL_F_ALIAS(pmpi_exscan_f08_, pmpi_exscan_)
 
 void pmpi_exscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                     const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1671,6 +1831,7 @@ void pmpi_exscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_exscan_c_, pmpi_exscan_c_)
 FMPL_F_ALIAS(mpi_exscan_f08c_, pmpi_exscan_c_)
+FMPL_F_ALIAS(pmpi_exscan_f08c_, pmpi_exscan_c_)
 
 /* ---- Collectives: nonblocking ---- */
 
@@ -1681,6 +1842,7 @@ void pmpi_ibarrier_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror
 }
 FMPL_F_NAMES(ibarrier, IBARRIER)
 FMPL_F_ALIAS(mpi_ibarrier_f08_, pmpi_ibarrier_)
+FMPL_F_ALIAS(pmpi_ibarrier_f08_, pmpi_ibarrier_)
 
 void pmpi_ibcast_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                   const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -1690,6 +1852,7 @@ void pmpi_ibcast_(void *buffer, const int *count, const MPI_Datatype *datatype, 
 }
 FMPL_F_NAMES(ibcast, IBCAST)
 FMPL_F_ALIAS(mpi_ibcast_f08_, pmpi_ibcast_)
+FMPL_F_ALIAS(pmpi_ibcast_f08_, pmpi_ibcast_)
 
 void pmpi_ibcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -1699,6 +1862,7 @@ void pmpi_ibcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *da
 }
 FMPL_F_ALIAS(mpi_ibcast_c_, pmpi_ibcast_c_)
 FMPL_F_ALIAS(mpi_ibcast_f08c_, pmpi_ibcast_c_)
+FMPL_F_ALIAS(pmpi_ibcast_f08c_, pmpi_ibcast_c_)
 
 void pmpi_igather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -1710,6 +1874,7 @@ void pmpi_igather_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
 }
 FMPL_F_NAMES(igather, IGATHER)
 FMPL_F_ALIAS(mpi_igather_f08_, pmpi_igather_)
+FMPL_F_ALIAS(pmpi_igather_f08_, pmpi_igather_)
 
 void pmpi_igather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1721,6 +1886,7 @@ void pmpi_igather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
 }
 FMPL_F_ALIAS(mpi_igather_c_, pmpi_igather_c_)
 FMPL_F_ALIAS(mpi_igather_f08c_, pmpi_igather_c_)
+FMPL_F_ALIAS(pmpi_igather_f08c_, pmpi_igather_c_)
 
 void pmpi_igatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcounts, const int *displs,
@@ -1733,6 +1899,7 @@ void pmpi_igatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
 }
 FMPL_F_NAMES(igatherv, IGATHERV)
 FMPL_F_ALIAS(mpi_igatherv_f08_, pmpi_igatherv_)
+FMPL_F_ALIAS(pmpi_igatherv_f08_, pmpi_igatherv_)
 
 void pmpi_igatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1745,6 +1912,7 @@ void pmpi_igatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
 }
 FMPL_F_ALIAS(mpi_igatherv_c_, pmpi_igatherv_c_)
 FMPL_F_ALIAS(mpi_igatherv_f08c_, pmpi_igatherv_c_)
+FMPL_F_ALIAS(pmpi_igatherv_f08c_, pmpi_igatherv_c_)
 
 void pmpi_iscatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1756,6 +1924,7 @@ void pmpi_iscatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
 }
 FMPL_F_NAMES(iscatter, ISCATTER)
 FMPL_F_ALIAS(mpi_iscatter_f08_, pmpi_iscatter_)
+FMPL_F_ALIAS(pmpi_iscatter_f08_, pmpi_iscatter_)
 
 void pmpi_iscatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1767,6 +1936,7 @@ void pmpi_iscatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
 }
 FMPL_F_ALIAS(mpi_iscatter_c_, pmpi_iscatter_c_)
 FMPL_F_ALIAS(mpi_iscatter_f08c_, pmpi_iscatter_c_)
+FMPL_F_ALIAS(pmpi_iscatter_f08c_, pmpi_iscatter_c_)
 
 void pmpi_iscatterv_(void *sendbuf, const int *sendcounts, const int *displs,
                      const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -1779,6 +1949,7 @@ void pmpi_iscatterv_(void *sendbuf, const int *sendcounts, const int *displs,
 }
 FMPL_F_NAMES(iscatterv, ISCATTERV)
 FMPL_F_ALIAS(mpi_iscatterv_f08_, pmpi_iscatterv_)
+FMPL_F_ALIAS(pmpi_iscatterv_f08_, pmpi_iscatterv_)
 
 void pmpi_iscatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                        const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -1791,6 +1962,7 @@ void pmpi_iscatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
 }
 FMPL_F_ALIAS(mpi_iscatterv_c_, pmpi_iscatterv_c_)
 FMPL_F_ALIAS(mpi_iscatterv_f08c_, pmpi_iscatterv_c_)
+FMPL_F_ALIAS(pmpi_iscatterv_f08c_, pmpi_iscatterv_c_)
 
 void pmpi_iallgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1802,6 +1974,7 @@ void pmpi_iallgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *s
 }
 FMPL_F_NAMES(iallgather, IALLGATHER)
 FMPL_F_ALIAS(mpi_iallgather_f08_, pmpi_iallgather_)
+FMPL_F_ALIAS(pmpi_iallgather_f08_, pmpi_iallgather_)
 
 void pmpi_iallgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1813,6 +1986,7 @@ void pmpi_iallgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dat
 }
 FMPL_F_ALIAS(mpi_iallgather_c_, pmpi_iallgather_c_)
 FMPL_F_ALIAS(mpi_iallgather_f08c_, pmpi_iallgather_c_)
+FMPL_F_ALIAS(pmpi_iallgather_f08c_, pmpi_iallgather_c_)
 
 void pmpi_iallgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const int *recvcounts, const int *displs,
@@ -1825,6 +1999,7 @@ void pmpi_iallgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *
 }
 FMPL_F_NAMES(iallgatherv, IALLGATHERV)
 FMPL_F_ALIAS(mpi_iallgatherv_f08_, pmpi_iallgatherv_)
+FMPL_F_ALIAS(pmpi_iallgatherv_f08_, pmpi_iallgatherv_)
 
 void pmpi_iallgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1838,6 +2013,7 @@ void pmpi_iallgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Da
 }
 FMPL_F_ALIAS(mpi_iallgatherv_c_, pmpi_iallgatherv_c_)
 FMPL_F_ALIAS(mpi_iallgatherv_f08c_, pmpi_iallgatherv_c_)
+FMPL_F_ALIAS(pmpi_iallgatherv_f08c_, pmpi_iallgatherv_c_)
 
 void pmpi_ialltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1849,6 +2025,7 @@ void pmpi_ialltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
 }
 FMPL_F_NAMES(ialltoall, IALLTOALL)
 FMPL_F_ALIAS(mpi_ialltoall_f08_, pmpi_ialltoall_)
+FMPL_F_ALIAS(pmpi_ialltoall_f08_, pmpi_ialltoall_)
 
 void pmpi_ialltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1860,6 +2037,7 @@ void pmpi_ialltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
 }
 FMPL_F_ALIAS(mpi_ialltoall_c_, pmpi_ialltoall_c_)
 FMPL_F_ALIAS(mpi_ialltoall_f08c_, pmpi_ialltoall_c_)
+FMPL_F_ALIAS(pmpi_ialltoall_f08c_, pmpi_ialltoall_c_)
 
 void pmpi_ialltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                       const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -1873,6 +2051,7 @@ void pmpi_ialltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
 }
 FMPL_F_NAMES(ialltoallv, IALLTOALLV)
 FMPL_F_ALIAS(mpi_ialltoallv_f08_, pmpi_ialltoallv_)
+FMPL_F_ALIAS(pmpi_ialltoallv_f08_, pmpi_ialltoallv_)
 
 void pmpi_ialltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                         const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcounts,
@@ -1886,6 +2065,7 @@ void pmpi_ialltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ai
 }
 FMPL_F_ALIAS(mpi_ialltoallv_c_, pmpi_ialltoallv_c_)
 FMPL_F_ALIAS(mpi_ialltoallv_f08c_, pmpi_ialltoallv_c_)
+FMPL_F_ALIAS(pmpi_ialltoallv_f08c_, pmpi_ialltoallv_c_)
 
 void pmpi_ialltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
                       const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -1899,6 +2079,7 @@ void pmpi_ialltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
 }
 FMPL_F_NAMES(ialltoallw, IALLTOALLW)
 FMPL_F_ALIAS(mpi_ialltoallw_f08_, pmpi_ialltoallw_)
+FMPL_F_ALIAS(pmpi_ialltoallw_f08_, pmpi_ialltoallw_)
 
 void pmpi_ialltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                         const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
@@ -1912,6 +2093,7 @@ void pmpi_ialltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ai
 }
 FMPL_F_ALIAS(mpi_ialltoallw_c_, pmpi_ialltoallw_c_)
 FMPL_F_ALIAS(mpi_ialltoallw_f08c_, pmpi_ialltoallw_c_)
+FMPL_F_ALIAS(pmpi_ialltoallw_f08c_, pmpi_ialltoallw_c_)
 
 void pmpi_ireduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                    const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request,
@@ -1923,6 +2105,7 @@ void pmpi_ireduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dat
 }
 FMPL_F_NAMES(ireduce, IREDUCE)
 FMPL_F_ALIAS(mpi_ireduce_f08_, pmpi_ireduce_)
+FMPL_F_ALIAS(pmpi_ireduce_f08_, pmpi_ireduce_)
 
 void pmpi_ireduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                      const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -1934,6 +2117,7 @@ void pmpi_ireduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_ireduce_c_, pmpi_ireduce_c_)
 FMPL_F_ALIAS(mpi_ireduce_f08c_, pmpi_ireduce_c_)
+FMPL_F_ALIAS(pmpi_ireduce_f08c_, pmpi_ireduce_c_)
 
 void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                       const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request,
@@ -1945,6 +2129,7 @@ void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_
 }
 FMPL_F_NAMES(iallreduce, IALLREDUCE)
 FMPL_F_ALIAS(mpi_iallreduce_f08_, pmpi_iallreduce_)
+FMPL_F_ALIAS(pmpi_iallreduce_f08_, pmpi_iallreduce_)
 
 void pmpi_iallreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                         const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1956,6 +2141,7 @@ void pmpi_iallreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_iallreduce_c_, pmpi_iallreduce_c_)
 FMPL_F_ALIAS(mpi_iallreduce_f08c_, pmpi_iallreduce_c_)
+FMPL_F_ALIAS(pmpi_iallreduce_f08c_, pmpi_iallreduce_c_)
 
 void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcount,
                                  const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1967,6 +2153,7 @@ void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvco
 }
 FMPL_F_NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08_, pmpi_ireduce_scatter_block_)
+FMPL_F_ALIAS(pmpi_ireduce_scatter_block_f08_, pmpi_ireduce_scatter_block_)
 
 void pmpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                    const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1978,6 +2165,7 @@ void pmpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_c_, pmpi_ireduce_scatter_block_c_)
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08c_, pmpi_ireduce_scatter_block_c_)
+FMPL_F_ALIAS(pmpi_ireduce_scatter_block_f08c_, pmpi_ireduce_scatter_block_c_)
 
 void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
                            const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1989,6 +2177,7 @@ void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
 }
 FMPL_F_NAMES(ireduce_scatter, IREDUCE_SCATTER)
 FMPL_F_ALIAS(mpi_ireduce_scatter_f08_, pmpi_ireduce_scatter_)
+FMPL_F_ALIAS(pmpi_ireduce_scatter_f08_, pmpi_ireduce_scatter_)
 
 void pmpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                              const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2000,6 +2189,7 @@ void pmpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recv
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_c_, pmpi_ireduce_scatter_c_)
 FMPL_F_ALIAS(mpi_ireduce_scatter_f08c_, pmpi_ireduce_scatter_c_)
+FMPL_F_ALIAS(pmpi_ireduce_scatter_f08c_, pmpi_ireduce_scatter_c_)
 
 void pmpi_iscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                  const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2010,6 +2200,7 @@ void pmpi_iscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datat
 }
 FMPL_F_NAMES(iscan, ISCAN)
 FMPL_F_ALIAS(mpi_iscan_f08_, pmpi_iscan_)
+FMPL_F_ALIAS(pmpi_iscan_f08_, pmpi_iscan_)
 
 void pmpi_iscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                    const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2021,6 +2212,7 @@ void pmpi_iscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_iscan_c_, pmpi_iscan_c_)
 FMPL_F_ALIAS(mpi_iscan_f08c_, pmpi_iscan_c_)
+FMPL_F_ALIAS(pmpi_iscan_f08c_, pmpi_iscan_c_)
 
 void pmpi_iexscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                    const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2031,6 +2223,7 @@ void pmpi_iexscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dat
 }
 FMPL_F_NAMES(iexscan, IEXSCAN)
 FMPL_F_ALIAS(mpi_iexscan_f08_, pmpi_iexscan_)
+FMPL_F_ALIAS(pmpi_iexscan_f08_, pmpi_iexscan_)
 
 void pmpi_iexscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                      const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2042,6 +2235,7 @@ void pmpi_iexscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_iexscan_c_, pmpi_iexscan_c_)
 FMPL_F_ALIAS(mpi_iexscan_f08c_, pmpi_iexscan_c_)
+FMPL_F_ALIAS(pmpi_iexscan_f08c_, pmpi_iexscan_c_)
 
 /* ---- Collectives: persistent ---- */
 
@@ -2053,6 +2247,7 @@ void pmpi_barrier_init_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request 
 }
 FMPL_F_NAMES(barrier_init, BARRIER_INIT)
 FMPL_F_ALIAS(mpi_barrier_init_f08_, pmpi_barrier_init_)
+FMPL_F_ALIAS(pmpi_barrier_init_f08_, pmpi_barrier_init_)
 
 void pmpi_bcast_init_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                       const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request,
@@ -2064,6 +2259,7 @@ void pmpi_bcast_init_(void *buffer, const int *count, const MPI_Datatype *dataty
 }
 FMPL_F_NAMES(bcast_init, BCAST_INIT)
 FMPL_F_ALIAS(mpi_bcast_init_f08_, pmpi_bcast_init_)
+FMPL_F_ALIAS(pmpi_bcast_init_f08_, pmpi_bcast_init_)
 
 void pmpi_bcast_init_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *root, const MPI_Comm *comm, const MPI_Info *info,
@@ -2075,6 +2271,7 @@ void pmpi_bcast_init_c_(void *buffer, const MPI_Count *count, const MPI_Datatype
 }
 FMPL_F_ALIAS(mpi_bcast_init_c_, pmpi_bcast_init_c_)
 FMPL_F_ALIAS(mpi_bcast_init_f08c_, pmpi_bcast_init_c_)
+FMPL_F_ALIAS(pmpi_bcast_init_f08c_, pmpi_bcast_init_c_)
 
 void pmpi_gather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2087,6 +2284,7 @@ void pmpi_gather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *
 }
 FMPL_F_NAMES(gather_init, GATHER_INIT)
 FMPL_F_ALIAS(mpi_gather_init_f08_, pmpi_gather_init_)
+FMPL_F_ALIAS(pmpi_gather_init_f08_, pmpi_gather_init_)
 
 void pmpi_gather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2100,6 +2298,7 @@ void pmpi_gather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Da
 }
 FMPL_F_ALIAS(mpi_gather_init_c_, pmpi_gather_init_c_)
 FMPL_F_ALIAS(mpi_gather_init_f08c_, pmpi_gather_init_c_)
+FMPL_F_ALIAS(pmpi_gather_init_f08c_, pmpi_gather_init_c_)
 
 void pmpi_gatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const int *recvcounts, const int *displs,
@@ -2113,6 +2312,7 @@ void pmpi_gatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype 
 }
 FMPL_F_NAMES(gatherv_init, GATHERV_INIT)
 FMPL_F_ALIAS(mpi_gatherv_init_f08_, pmpi_gatherv_init_)
+FMPL_F_ALIAS(pmpi_gatherv_init_f08_, pmpi_gatherv_init_)
 
 void pmpi_gatherv_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -2126,6 +2326,7 @@ void pmpi_gatherv_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_D
 }
 FMPL_F_ALIAS(mpi_gatherv_init_c_, pmpi_gatherv_init_c_)
 FMPL_F_ALIAS(mpi_gatherv_init_f08c_, pmpi_gatherv_init_c_)
+FMPL_F_ALIAS(pmpi_gatherv_init_f08c_, pmpi_gatherv_init_c_)
 
 void pmpi_scatter_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2139,6 +2340,7 @@ void pmpi_scatter_init_(void *sendbuf, const int *sendcount, const MPI_Datatype 
 }
 FMPL_F_NAMES(scatter_init, SCATTER_INIT)
 FMPL_F_ALIAS(mpi_scatter_init_f08_, pmpi_scatter_init_)
+FMPL_F_ALIAS(pmpi_scatter_init_f08_, pmpi_scatter_init_)
 
 void pmpi_scatter_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2152,6 +2354,7 @@ void pmpi_scatter_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_D
 }
 FMPL_F_ALIAS(mpi_scatter_init_c_, pmpi_scatter_init_c_)
 FMPL_F_ALIAS(mpi_scatter_init_f08c_, pmpi_scatter_init_c_)
+FMPL_F_ALIAS(pmpi_scatter_init_f08c_, pmpi_scatter_init_c_)
 
 void pmpi_scatterv_init_(void *sendbuf, const int *sendcounts, const int *displs,
                          const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -2165,6 +2368,7 @@ void pmpi_scatterv_init_(void *sendbuf, const int *sendcounts, const int *displs
 }
 FMPL_F_NAMES(scatterv_init, SCATTERV_INIT)
 FMPL_F_ALIAS(mpi_scatterv_init_f08_, pmpi_scatterv_init_)
+FMPL_F_ALIAS(pmpi_scatterv_init_f08_, pmpi_scatterv_init_)
 
 void pmpi_scatterv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                            const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -2178,6 +2382,7 @@ void pmpi_scatterv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI
 }
 FMPL_F_ALIAS(mpi_scatterv_init_c_, pmpi_scatterv_init_c_)
 FMPL_F_ALIAS(mpi_scatterv_init_f08c_, pmpi_scatterv_init_c_)
+FMPL_F_ALIAS(pmpi_scatterv_init_f08c_, pmpi_scatterv_init_c_)
 
 void pmpi_allgather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2191,6 +2396,7 @@ void pmpi_allgather_init_(void *sendbuf, const int *sendcount, const MPI_Datatyp
 }
 FMPL_F_NAMES(allgather_init, ALLGATHER_INIT)
 FMPL_F_ALIAS(mpi_allgather_init_f08_, pmpi_allgather_init_)
+FMPL_F_ALIAS(pmpi_allgather_init_f08_, pmpi_allgather_init_)
 
 void pmpi_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                             void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2204,6 +2410,7 @@ void pmpi_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI
 }
 FMPL_F_ALIAS(mpi_allgather_init_c_, pmpi_allgather_init_c_)
 FMPL_F_ALIAS(mpi_allgather_init_f08c_, pmpi_allgather_init_c_)
+FMPL_F_ALIAS(pmpi_allgather_init_f08c_, pmpi_allgather_init_c_)
 
 void pmpi_allgatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                            void *recvbuf, const int *recvcounts, const int *displs,
@@ -2217,6 +2424,7 @@ void pmpi_allgatherv_init_(void *sendbuf, const int *sendcount, const MPI_Dataty
 }
 FMPL_F_NAMES(allgatherv_init, ALLGATHERV_INIT)
 FMPL_F_ALIAS(mpi_allgatherv_init_f08_, pmpi_allgatherv_init_)
+FMPL_F_ALIAS(pmpi_allgatherv_init_f08_, pmpi_allgatherv_init_)
 
 void pmpi_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
                              const MPI_Datatype *sendtype, void *recvbuf,
@@ -2231,6 +2439,7 @@ void pmpi_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_allgatherv_init_c_, pmpi_allgatherv_init_c_)
 FMPL_F_ALIAS(mpi_allgatherv_init_f08c_, pmpi_allgatherv_init_c_)
+FMPL_F_ALIAS(pmpi_allgatherv_init_f08c_, pmpi_allgatherv_init_c_)
 
 void pmpi_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2244,6 +2453,7 @@ void pmpi_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype
 }
 FMPL_F_NAMES(alltoall_init, ALLTOALL_INIT)
 FMPL_F_ALIAS(mpi_alltoall_init_f08_, pmpi_alltoall_init_)
+FMPL_F_ALIAS(pmpi_alltoall_init_f08_, pmpi_alltoall_init_)
 
 void pmpi_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                            void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2257,6 +2467,7 @@ void pmpi_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_
 }
 FMPL_F_ALIAS(mpi_alltoall_init_c_, pmpi_alltoall_init_c_)
 FMPL_F_ALIAS(mpi_alltoall_init_f08c_, pmpi_alltoall_init_c_)
+FMPL_F_ALIAS(pmpi_alltoall_init_f08c_, pmpi_alltoall_init_c_)
 
 void pmpi_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                           const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -2270,6 +2481,7 @@ void pmpi_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdisp
 }
 FMPL_F_NAMES(alltoallv_init, ALLTOALLV_INIT)
 FMPL_F_ALIAS(mpi_alltoallv_init_f08_, pmpi_alltoallv_init_)
+FMPL_F_ALIAS(pmpi_alltoallv_init_f08_, pmpi_alltoallv_init_)
 
 void pmpi_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                             const MPI_Datatype *sendtype, void *recvbuf,
@@ -2284,6 +2496,7 @@ void pmpi_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MP
 }
 FMPL_F_ALIAS(mpi_alltoallv_init_c_, pmpi_alltoallv_init_c_)
 FMPL_F_ALIAS(mpi_alltoallv_init_f08c_, pmpi_alltoallv_init_c_)
+FMPL_F_ALIAS(pmpi_alltoallv_init_f08c_, pmpi_alltoallv_init_c_)
 
 void pmpi_alltoallw_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                           const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -2297,6 +2510,7 @@ void pmpi_alltoallw_init_(void *sendbuf, const int *sendcounts, const int *sdisp
 }
 FMPL_F_NAMES(alltoallw_init, ALLTOALLW_INIT)
 FMPL_F_ALIAS(mpi_alltoallw_init_f08_, pmpi_alltoallw_init_)
+FMPL_F_ALIAS(pmpi_alltoallw_init_f08_, pmpi_alltoallw_init_)
 
 void pmpi_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                             const MPI_Datatype *sendtypes, void *recvbuf,
@@ -2311,6 +2525,7 @@ void pmpi_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MP
 }
 FMPL_F_ALIAS(mpi_alltoallw_init_c_, pmpi_alltoallw_init_c_)
 FMPL_F_ALIAS(mpi_alltoallw_init_f08c_, pmpi_alltoallw_init_c_)
+FMPL_F_ALIAS(pmpi_alltoallw_init_f08c_, pmpi_alltoallw_init_c_)
 
 void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                        const MPI_Op *op, const int *root, const MPI_Comm *comm,
@@ -2322,6 +2537,7 @@ void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const int *count, const MPI
 }
 FMPL_F_NAMES(reduce_init, REDUCE_INIT)
 FMPL_F_ALIAS(mpi_reduce_init_f08_, pmpi_reduce_init_)
+FMPL_F_ALIAS(pmpi_reduce_init_f08_, pmpi_reduce_init_)
 
 void pmpi_reduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                          const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -2334,6 +2550,7 @@ void pmpi_reduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_reduce_init_c_, pmpi_reduce_init_c_)
 FMPL_F_ALIAS(mpi_reduce_init_f08c_, pmpi_reduce_init_c_)
+FMPL_F_ALIAS(pmpi_reduce_init_f08c_, pmpi_reduce_init_c_)
 
 void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const int *count,
                           const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2345,6 +2562,7 @@ void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const int *count,
 }
 FMPL_F_NAMES(allreduce_init, ALLREDUCE_INIT)
 FMPL_F_ALIAS(mpi_allreduce_init_f08_, pmpi_allreduce_init_)
+FMPL_F_ALIAS(pmpi_allreduce_init_f08_, pmpi_allreduce_init_)
 
 void pmpi_allreduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                             const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2356,6 +2574,7 @@ void pmpi_allreduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count
 }
 FMPL_F_ALIAS(mpi_allreduce_init_c_, pmpi_allreduce_init_c_)
 FMPL_F_ALIAS(mpi_allreduce_init_f08c_, pmpi_allreduce_init_c_)
+FMPL_F_ALIAS(pmpi_allreduce_init_f08c_, pmpi_allreduce_init_c_)
 
 void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const int *recvcount,
                                      const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2368,6 +2587,7 @@ void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const int *re
 }
 FMPL_F_NAMES(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT)
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08_, pmpi_reduce_scatter_block_init_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_block_init_f08_, pmpi_reduce_scatter_block_init_)
 
 void pmpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                        const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2380,6 +2600,7 @@ void pmpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, const MPI_C
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_c_, pmpi_reduce_scatter_block_init_c_)
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08c_, pmpi_reduce_scatter_block_init_c_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_block_init_f08c_, pmpi_reduce_scatter_block_init_c_)
 
 void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const int *recvcounts,
                                const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2391,6 +2612,7 @@ void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const int *recvcoun
 }
 FMPL_F_NAMES(reduce_scatter_init, REDUCE_SCATTER_INIT)
 FMPL_F_ALIAS(mpi_reduce_scatter_init_f08_, pmpi_reduce_scatter_init_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_init_f08_, pmpi_reduce_scatter_init_)
 
 void pmpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                                  const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2403,6 +2625,7 @@ void pmpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_init_c_, pmpi_reduce_scatter_init_c_)
 FMPL_F_ALIAS(mpi_reduce_scatter_init_f08c_, pmpi_reduce_scatter_init_c_)
+FMPL_F_ALIAS(pmpi_reduce_scatter_init_f08c_, pmpi_reduce_scatter_init_c_)
 
 void pmpi_scan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                      const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info,
@@ -2414,6 +2637,7 @@ void pmpi_scan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_D
 }
 FMPL_F_NAMES(scan_init, SCAN_INIT)
 FMPL_F_ALIAS(mpi_scan_init_f08_, pmpi_scan_init_)
+FMPL_F_ALIAS(pmpi_scan_init_f08_, pmpi_scan_init_)
 
 void pmpi_scan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                        const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2425,6 +2649,7 @@ void pmpi_scan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_scan_init_c_, pmpi_scan_init_c_)
 FMPL_F_ALIAS(mpi_scan_init_f08c_, pmpi_scan_init_c_)
+FMPL_F_ALIAS(pmpi_scan_init_f08c_, pmpi_scan_init_c_)
 
 void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                        const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info,
@@ -2436,6 +2661,7 @@ void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI
 }
 FMPL_F_NAMES(exscan_init, EXSCAN_INIT)
 FMPL_F_ALIAS(mpi_exscan_init_f08_, pmpi_exscan_init_)
+FMPL_F_ALIAS(pmpi_exscan_init_f08_, pmpi_exscan_init_)
 
 void pmpi_exscan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                          const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2447,6 +2673,7 @@ void pmpi_exscan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
 }
 FMPL_F_ALIAS(mpi_exscan_init_c_, pmpi_exscan_init_c_)
 FMPL_F_ALIAS(mpi_exscan_init_f08c_, pmpi_exscan_init_c_)
+FMPL_F_ALIAS(pmpi_exscan_init_f08c_, pmpi_exscan_init_c_)
 
 /* ---- Reduction operations ---- */
 
@@ -2458,6 +2685,7 @@ void pmpi_op_create_(MPI_User_function *user_fn, const MPI_Fint *commute, MPI_Op
 }
 FMPL_F_NAMES(op_create, OP_CREATE)
 FMPL_F_ALIAS(mpi_op_create_f08_, pmpi_op_create_)
+FMPL_F_ALIAS(pmpi_op_create_f08_, pmpi_op_create_)
 
 void pmpi_op_create_c_(MPI_User_function_c *user_fn, const MPI_Fint *commute, MPI_Op *op,
                        MPI_Fint *ierror)
@@ -2467,6 +2695,7 @@ void pmpi_op_create_c_(MPI_User_function_c *user_fn, const MPI_Fint *commute, MP
 }
 FMPL_F_ALIAS(mpi_op_create_c_, pmpi_op_create_c_)
 FMPL_F_ALIAS(mpi_op_create_f08c_, pmpi_op_create_c_)
+FMPL_F_ALIAS(pmpi_op_create_f08c_, pmpi_op_create_c_)
 
 void pmpi_op_free_(MPI_Op *op, MPI_Fint *ierror)
 {
@@ -2475,6 +2704,7 @@ void pmpi_op_free_(MPI_Op *op, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(op_free, OP_FREE)
 FMPL_F_ALIAS(mpi_op_free_f08_, pmpi_op_free_)
+FMPL_F_ALIAS(pmpi_op_free_f08_, pmpi_op_free_)
 
 void pmpi_op_commutative_(const MPI_Op *op, int *commute, MPI_Fint *ierror)
 {
@@ -2483,6 +2713,7 @@ void pmpi_op_commutative_(const MPI_Op *op, int *commute, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(op_commutative, OP_COMMUTATIVE)
 FMPL_F_ALIAS(mpi_op_commutative_f08_, pmpi_op_commutative_)
+FMPL_F_ALIAS(pmpi_op_commutative_f08_, pmpi_op_commutative_)
 
 /* ---- Groups ---- */
 
@@ -2493,6 +2724,7 @@ void pmpi_group_size_(const MPI_Group *group, int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(group_size, GROUP_SIZE)
 FMPL_F_ALIAS(mpi_group_size_f08_, pmpi_group_size_)
+FMPL_F_ALIAS(pmpi_group_size_f08_, pmpi_group_size_)
 
 void pmpi_group_rank_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
 {
@@ -2501,6 +2733,7 @@ void pmpi_group_rank_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(group_rank, GROUP_RANK)
 FMPL_F_ALIAS(mpi_group_rank_f08_, pmpi_group_rank_)
+FMPL_F_ALIAS(pmpi_group_rank_f08_, pmpi_group_rank_)
 
 void pmpi_group_translate_ranks_(const MPI_Group *group1, const int *n, const int *ranks1,
                                  const MPI_Group *group2, int *ranks2, MPI_Fint *ierror)
@@ -2510,6 +2743,7 @@ void pmpi_group_translate_ranks_(const MPI_Group *group1, const int *n, const in
 }
 FMPL_F_NAMES(group_translate_ranks, GROUP_TRANSLATE_RANKS)
 FMPL_F_ALIAS(mpi_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
+FMPL_F_ALIAS(pmpi_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
 
 void pmpi_group_compare_(const MPI_Group *group1, const MPI_Group *group2, int *result,
                          MPI_Fint *ierror)
@@ -2519,6 +2753,7 @@ void pmpi_group_compare_(const MPI_Group *group1, const MPI_Group *group2, int *
 }
 FMPL_F_NAMES(group_compare, GROUP_COMPARE)
 FMPL_F_ALIAS(mpi_group_compare_f08_, pmpi_group_compare_)
+FMPL_F_ALIAS(pmpi_group_compare_f08_, pmpi_group_compare_)
 
 void pmpi_comm_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -2527,6 +2762,7 @@ void pmpi_comm_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_group, COMM_GROUP)
 FMPL_F_ALIAS(mpi_comm_group_f08_, pmpi_comm_group_)
+FMPL_F_ALIAS(pmpi_comm_group_f08_, pmpi_comm_group_)
 
 void pmpi_group_union_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                        MPI_Fint *ierror)
@@ -2536,6 +2772,7 @@ void pmpi_group_union_(const MPI_Group *group1, const MPI_Group *group2, MPI_Gro
 }
 FMPL_F_NAMES(group_union, GROUP_UNION)
 FMPL_F_ALIAS(mpi_group_union_f08_, pmpi_group_union_)
+FMPL_F_ALIAS(pmpi_group_union_f08_, pmpi_group_union_)
 
 void pmpi_group_intersection_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                               MPI_Fint *ierror)
@@ -2545,6 +2782,7 @@ void pmpi_group_intersection_(const MPI_Group *group1, const MPI_Group *group2, 
 }
 FMPL_F_NAMES(group_intersection, GROUP_INTERSECTION)
 FMPL_F_ALIAS(mpi_group_intersection_f08_, pmpi_group_intersection_)
+FMPL_F_ALIAS(pmpi_group_intersection_f08_, pmpi_group_intersection_)
 
 void pmpi_group_difference_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -2554,6 +2792,7 @@ void pmpi_group_difference_(const MPI_Group *group1, const MPI_Group *group2, MP
 }
 FMPL_F_NAMES(group_difference, GROUP_DIFFERENCE)
 FMPL_F_ALIAS(mpi_group_difference_f08_, pmpi_group_difference_)
+FMPL_F_ALIAS(pmpi_group_difference_f08_, pmpi_group_difference_)
 
 void pmpi_group_incl_(const MPI_Group *group, const int *n, const int *ranks, MPI_Group *newgroup,
                       MPI_Fint *ierror)
@@ -2563,6 +2802,7 @@ void pmpi_group_incl_(const MPI_Group *group, const int *n, const int *ranks, MP
 }
 FMPL_F_NAMES(group_incl, GROUP_INCL)
 FMPL_F_ALIAS(mpi_group_incl_f08_, pmpi_group_incl_)
+FMPL_F_ALIAS(pmpi_group_incl_f08_, pmpi_group_incl_)
 
 void pmpi_group_excl_(const MPI_Group *group, const int *n, const int *ranks, MPI_Group *newgroup,
                       MPI_Fint *ierror)
@@ -2572,6 +2812,7 @@ void pmpi_group_excl_(const MPI_Group *group, const int *n, const int *ranks, MP
 }
 FMPL_F_NAMES(group_excl, GROUP_EXCL)
 FMPL_F_ALIAS(mpi_group_excl_f08_, pmpi_group_excl_)
+FMPL_F_ALIAS(pmpi_group_excl_f08_, pmpi_group_excl_)
 
 void pmpi_group_range_incl_(const MPI_Group *group, const int *n, int *ranges, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -2581,6 +2822,7 @@ void pmpi_group_range_incl_(const MPI_Group *group, const int *n, int *ranges, M
 }
 FMPL_F_NAMES(group_range_incl, GROUP_RANGE_INCL)
 FMPL_F_ALIAS(mpi_group_range_incl_f08_, pmpi_group_range_incl_)
+FMPL_F_ALIAS(pmpi_group_range_incl_f08_, pmpi_group_range_incl_)
 
 void pmpi_group_range_excl_(const MPI_Group *group, const int *n, int *ranges, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -2590,6 +2832,7 @@ void pmpi_group_range_excl_(const MPI_Group *group, const int *n, int *ranges, M
 }
 FMPL_F_NAMES(group_range_excl, GROUP_RANGE_EXCL)
 FMPL_F_ALIAS(mpi_group_range_excl_f08_, pmpi_group_range_excl_)
+FMPL_F_ALIAS(pmpi_group_range_excl_f08_, pmpi_group_range_excl_)
 
 void pmpi_group_free_(MPI_Group *group, MPI_Fint *ierror)
 {
@@ -2598,6 +2841,7 @@ void pmpi_group_free_(MPI_Group *group, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(group_free, GROUP_FREE)
 FMPL_F_ALIAS(mpi_group_free_f08_, pmpi_group_free_)
+FMPL_F_ALIAS(pmpi_group_free_f08_, pmpi_group_free_)
 
 /* ---- Communicators ---- */
 
@@ -2608,6 +2852,7 @@ void pmpi_comm_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_size, COMM_SIZE)
 FMPL_F_ALIAS(mpi_comm_size_f08_, pmpi_comm_size_)
+FMPL_F_ALIAS(pmpi_comm_size_f08_, pmpi_comm_size_)
 
 void pmpi_comm_rank_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
 {
@@ -2616,6 +2861,7 @@ void pmpi_comm_rank_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_rank, COMM_RANK)
 FMPL_F_ALIAS(mpi_comm_rank_f08_, pmpi_comm_rank_)
+FMPL_F_ALIAS(pmpi_comm_rank_f08_, pmpi_comm_rank_)
 
 void pmpi_comm_compare_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *result, MPI_Fint *ierror)
 {
@@ -2624,6 +2870,7 @@ void pmpi_comm_compare_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *resul
 }
 FMPL_F_NAMES(comm_compare, COMM_COMPARE)
 FMPL_F_ALIAS(mpi_comm_compare_f08_, pmpi_comm_compare_)
+FMPL_F_ALIAS(pmpi_comm_compare_f08_, pmpi_comm_compare_)
 
 void pmpi_comm_dup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
@@ -2632,6 +2879,7 @@ void pmpi_comm_dup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_dup, COMM_DUP)
 FMPL_F_ALIAS(mpi_comm_dup_f08_, pmpi_comm_dup_)
+FMPL_F_ALIAS(pmpi_comm_dup_f08_, pmpi_comm_dup_)
 
 void pmpi_comm_dup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm,
                               MPI_Fint *ierror)
@@ -2641,6 +2889,7 @@ void pmpi_comm_dup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Co
 }
 FMPL_F_NAMES(comm_dup_with_info, COMM_DUP_WITH_INFO)
 FMPL_F_ALIAS(mpi_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
+FMPL_F_ALIAS(pmpi_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
 
 void pmpi_comm_idup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *request,
                      MPI_Fint *ierror)
@@ -2650,6 +2899,7 @@ void pmpi_comm_idup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *reque
 }
 FMPL_F_NAMES(comm_idup, COMM_IDUP)
 FMPL_F_ALIAS(mpi_comm_idup_f08_, pmpi_comm_idup_)
+FMPL_F_ALIAS(pmpi_comm_idup_f08_, pmpi_comm_idup_)
 
 void pmpi_comm_idup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm,
                                MPI_Request *request, MPI_Fint *ierror)
@@ -2659,6 +2909,7 @@ void pmpi_comm_idup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_C
 }
 FMPL_F_NAMES(comm_idup_with_info, COMM_IDUP_WITH_INFO)
 FMPL_F_ALIAS(mpi_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
+FMPL_F_ALIAS(pmpi_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
 
 void pmpi_comm_create_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *newcomm,
                        MPI_Fint *ierror)
@@ -2668,6 +2919,7 @@ void pmpi_comm_create_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *n
 }
 FMPL_F_NAMES(comm_create, COMM_CREATE)
 FMPL_F_ALIAS(mpi_comm_create_f08_, pmpi_comm_create_)
+FMPL_F_ALIAS(pmpi_comm_create_f08_, pmpi_comm_create_)
 
 void pmpi_comm_create_group_(const MPI_Comm *comm, const MPI_Group *group, const int *tag,
                              MPI_Comm *newcomm, MPI_Fint *ierror)
@@ -2677,6 +2929,7 @@ void pmpi_comm_create_group_(const MPI_Comm *comm, const MPI_Group *group, const
 }
 FMPL_F_NAMES(comm_create_group, COMM_CREATE_GROUP)
 FMPL_F_ALIAS(mpi_comm_create_group_f08_, pmpi_comm_create_group_)
+FMPL_F_ALIAS(pmpi_comm_create_group_f08_, pmpi_comm_create_group_)
 
 void pmpi_comm_split_(const MPI_Comm *comm, const int *color, const int *key, MPI_Comm *newcomm,
                       MPI_Fint *ierror)
@@ -2686,6 +2939,7 @@ void pmpi_comm_split_(const MPI_Comm *comm, const int *color, const int *key, MP
 }
 FMPL_F_NAMES(comm_split, COMM_SPLIT)
 FMPL_F_ALIAS(mpi_comm_split_f08_, pmpi_comm_split_)
+FMPL_F_ALIAS(pmpi_comm_split_f08_, pmpi_comm_split_)
 
 void pmpi_comm_split_type_(const MPI_Comm *comm, const int *split_type, const int *key,
                            const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
@@ -2695,6 +2949,7 @@ void pmpi_comm_split_type_(const MPI_Comm *comm, const int *split_type, const in
 }
 FMPL_F_NAMES(comm_split_type, COMM_SPLIT_TYPE)
 FMPL_F_ALIAS(mpi_comm_split_type_f08_, pmpi_comm_split_type_)
+FMPL_F_ALIAS(pmpi_comm_split_type_f08_, pmpi_comm_split_type_)
 
 void pmpi_comm_free_(MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -2703,6 +2958,7 @@ void pmpi_comm_free_(MPI_Comm *comm, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_free, COMM_FREE)
 FMPL_F_ALIAS(mpi_comm_free_f08_, pmpi_comm_free_)
+FMPL_F_ALIAS(pmpi_comm_free_f08_, pmpi_comm_free_)
 
 void pmpi_comm_set_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *ierror)
 {
@@ -2711,6 +2967,7 @@ void pmpi_comm_set_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *i
 }
 FMPL_F_NAMES(comm_set_info, COMM_SET_INFO)
 FMPL_F_ALIAS(mpi_comm_set_info_f08_, pmpi_comm_set_info_)
+FMPL_F_ALIAS(pmpi_comm_set_info_f08_, pmpi_comm_set_info_)
 
 void pmpi_comm_get_info_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -2719,6 +2976,7 @@ void pmpi_comm_get_info_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ie
 }
 FMPL_F_NAMES(comm_get_info, COMM_GET_INFO)
 FMPL_F_ALIAS(mpi_comm_get_info_f08_, pmpi_comm_get_info_)
+FMPL_F_ALIAS(pmpi_comm_get_info_f08_, pmpi_comm_get_info_)
 
 void pmpi_comm_set_name_(const MPI_Comm *comm, char *comm_name, MPI_Fint *ierror,
                          size_t comm_name_len)
@@ -2730,6 +2988,7 @@ void pmpi_comm_set_name_(const MPI_Comm *comm, char *comm_name, MPI_Fint *ierror
 }
 FMPL_F_NAMES(comm_set_name, COMM_SET_NAME)
 FMPL_F_ALIAS(mpi_comm_set_name_f08_, pmpi_comm_set_name_)
+FMPL_F_ALIAS(pmpi_comm_set_name_f08_, pmpi_comm_set_name_)
 
 void pmpi_comm_get_name_(const MPI_Comm *comm, char *comm_name, int *resultlen, MPI_Fint *ierror,
                          size_t comm_name_len)
@@ -2743,6 +3002,7 @@ void pmpi_comm_get_name_(const MPI_Comm *comm, char *comm_name, int *resultlen, 
 }
 FMPL_F_NAMES(comm_get_name, COMM_GET_NAME)
 FMPL_F_ALIAS(mpi_comm_get_name_f08_, pmpi_comm_get_name_)
+FMPL_F_ALIAS(pmpi_comm_get_name_f08_, pmpi_comm_get_name_)
 
 /* ---- Intercommunicators ---- */
 
@@ -2753,6 +3013,7 @@ void pmpi_comm_test_inter_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_test_inter, COMM_TEST_INTER)
 FMPL_F_ALIAS(mpi_comm_test_inter_f08_, pmpi_comm_test_inter_)
+FMPL_F_ALIAS(pmpi_comm_test_inter_f08_, pmpi_comm_test_inter_)
 
 void pmpi_comm_remote_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 {
@@ -2761,6 +3022,7 @@ void pmpi_comm_remote_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_remote_size, COMM_REMOTE_SIZE)
 FMPL_F_ALIAS(mpi_comm_remote_size_f08_, pmpi_comm_remote_size_)
+FMPL_F_ALIAS(pmpi_comm_remote_size_f08_, pmpi_comm_remote_size_)
 
 void pmpi_comm_remote_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -2769,6 +3031,7 @@ void pmpi_comm_remote_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *i
 }
 FMPL_F_NAMES(comm_remote_group, COMM_REMOTE_GROUP)
 FMPL_F_ALIAS(mpi_comm_remote_group_f08_, pmpi_comm_remote_group_)
+FMPL_F_ALIAS(pmpi_comm_remote_group_f08_, pmpi_comm_remote_group_)
 
 void pmpi_intercomm_create_(const MPI_Comm *local_comm, const int *local_leader,
                             const MPI_Comm *peer_comm, const int *remote_leader, const int *tag,
@@ -2780,6 +3043,7 @@ void pmpi_intercomm_create_(const MPI_Comm *local_comm, const int *local_leader,
 }
 FMPL_F_NAMES(intercomm_create, INTERCOMM_CREATE)
 FMPL_F_ALIAS(mpi_intercomm_create_f08_, pmpi_intercomm_create_)
+FMPL_F_ALIAS(pmpi_intercomm_create_f08_, pmpi_intercomm_create_)
 
 void pmpi_intercomm_merge_(const MPI_Comm *intercomm, const MPI_Fint *high, MPI_Comm *newintracomm,
                            MPI_Fint *ierror)
@@ -2789,6 +3053,7 @@ void pmpi_intercomm_merge_(const MPI_Comm *intercomm, const MPI_Fint *high, MPI_
 }
 FMPL_F_NAMES(intercomm_merge, INTERCOMM_MERGE)
 FMPL_F_ALIAS(mpi_intercomm_merge_f08_, pmpi_intercomm_merge_)
+FMPL_F_ALIAS(pmpi_intercomm_merge_f08_, pmpi_intercomm_merge_)
 
 /* ---- Attribute caching (keyvals) ---- */
 
@@ -2799,6 +3064,7 @@ void pmpi_comm_free_keyval_(int *comm_keyval, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_free_keyval, COMM_FREE_KEYVAL)
 FMPL_F_ALIAS(mpi_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
+FMPL_F_ALIAS(pmpi_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
 
 void pmpi_comm_set_attr_(const MPI_Comm *comm, const int *comm_keyval,
                          const MPI_Aint *attribute_val, MPI_Fint *ierror)
@@ -2808,6 +3074,7 @@ void pmpi_comm_set_attr_(const MPI_Comm *comm, const int *comm_keyval,
 }
 FMPL_F_NAMES(comm_set_attr, COMM_SET_ATTR)
 FMPL_F_ALIAS(mpi_comm_set_attr_f08_, pmpi_comm_set_attr_)
+FMPL_F_ALIAS(pmpi_comm_set_attr_f08_, pmpi_comm_set_attr_)
 
 void pmpi_comm_delete_attr_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fint *ierror)
 {
@@ -2816,6 +3083,7 @@ void pmpi_comm_delete_attr_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fi
 }
 FMPL_F_NAMES(comm_delete_attr, COMM_DELETE_ATTR)
 FMPL_F_ALIAS(mpi_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
+FMPL_F_ALIAS(pmpi_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
 
 void pmpi_win_free_keyval_(int *win_keyval, MPI_Fint *ierror)
 {
@@ -2824,6 +3092,7 @@ void pmpi_win_free_keyval_(int *win_keyval, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_free_keyval, WIN_FREE_KEYVAL)
 FMPL_F_ALIAS(mpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
+FMPL_F_ALIAS(pmpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
 
 void pmpi_win_set_attr_(const MPI_Win *win, const int *win_keyval, const MPI_Aint *attribute_val,
                         MPI_Fint *ierror)
@@ -2833,6 +3102,7 @@ void pmpi_win_set_attr_(const MPI_Win *win, const int *win_keyval, const MPI_Ain
 }
 FMPL_F_NAMES(win_set_attr, WIN_SET_ATTR)
 FMPL_F_ALIAS(mpi_win_set_attr_f08_, pmpi_win_set_attr_)
+FMPL_F_ALIAS(pmpi_win_set_attr_f08_, pmpi_win_set_attr_)
 
 void pmpi_win_delete_attr_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror)
 {
@@ -2841,6 +3111,7 @@ void pmpi_win_delete_attr_(const MPI_Win *win, const int *win_keyval, MPI_Fint *
 }
 FMPL_F_NAMES(win_delete_attr, WIN_DELETE_ATTR)
 FMPL_F_ALIAS(mpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
+FMPL_F_ALIAS(pmpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
 
 void pmpi_type_free_keyval_(int *type_keyval, MPI_Fint *ierror)
 {
@@ -2849,6 +3120,7 @@ void pmpi_type_free_keyval_(int *type_keyval, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(type_free_keyval, TYPE_FREE_KEYVAL)
 FMPL_F_ALIAS(mpi_type_free_keyval_f08_, pmpi_type_free_keyval_)
+FMPL_F_ALIAS(pmpi_type_free_keyval_f08_, pmpi_type_free_keyval_)
 
 void pmpi_type_set_attr_(const MPI_Datatype *datatype, const int *type_keyval,
                          const MPI_Aint *attribute_val, MPI_Fint *ierror)
@@ -2858,6 +3130,7 @@ void pmpi_type_set_attr_(const MPI_Datatype *datatype, const int *type_keyval,
 }
 FMPL_F_NAMES(type_set_attr, TYPE_SET_ATTR)
 FMPL_F_ALIAS(mpi_type_set_attr_f08_, pmpi_type_set_attr_)
+FMPL_F_ALIAS(pmpi_type_set_attr_f08_, pmpi_type_set_attr_)
 
 void pmpi_type_delete_attr_(const MPI_Datatype *datatype, const int *type_keyval, MPI_Fint *ierror)
 {
@@ -2866,6 +3139,7 @@ void pmpi_type_delete_attr_(const MPI_Datatype *datatype, const int *type_keyval
 }
 FMPL_F_NAMES(type_delete_attr, TYPE_DELETE_ATTR)
 FMPL_F_ALIAS(mpi_type_delete_attr_f08_, pmpi_type_delete_attr_)
+FMPL_F_ALIAS(pmpi_type_delete_attr_f08_, pmpi_type_delete_attr_)
 
 void pmpi_type_set_name_(const MPI_Datatype *datatype, char *type_name, MPI_Fint *ierror,
                          size_t type_name_len)
@@ -2877,6 +3151,7 @@ void pmpi_type_set_name_(const MPI_Datatype *datatype, char *type_name, MPI_Fint
 }
 FMPL_F_NAMES(type_set_name, TYPE_SET_NAME)
 FMPL_F_ALIAS(mpi_type_set_name_f08_, pmpi_type_set_name_)
+FMPL_F_ALIAS(pmpi_type_set_name_f08_, pmpi_type_set_name_)
 
 void pmpi_type_get_name_(const MPI_Datatype *datatype, char *type_name, int *resultlen,
                          MPI_Fint *ierror, size_t type_name_len)
@@ -2890,6 +3165,7 @@ void pmpi_type_get_name_(const MPI_Datatype *datatype, char *type_name, int *res
 }
 FMPL_F_NAMES(type_get_name, TYPE_GET_NAME)
 FMPL_F_ALIAS(mpi_type_get_name_f08_, pmpi_type_get_name_)
+FMPL_F_ALIAS(pmpi_type_get_name_f08_, pmpi_type_get_name_)
 
 /* ---- Process topologies ---- */
 
@@ -2902,6 +3178,7 @@ void pmpi_cart_create_(const MPI_Comm *comm_old, const int *ndims, const int *di
 }
 FMPL_F_NAMES(cart_create, CART_CREATE)
 FMPL_F_ALIAS(mpi_cart_create_f08_, pmpi_cart_create_)
+FMPL_F_ALIAS(pmpi_cart_create_f08_, pmpi_cart_create_)
 
 void pmpi_dims_create_(const int *nnodes, const int *ndims, int *dims, MPI_Fint *ierror)
 {
@@ -2910,6 +3187,7 @@ void pmpi_dims_create_(const int *nnodes, const int *ndims, int *dims, MPI_Fint 
 }
 FMPL_F_NAMES(dims_create, DIMS_CREATE)
 FMPL_F_ALIAS(mpi_dims_create_f08_, pmpi_dims_create_)
+FMPL_F_ALIAS(pmpi_dims_create_f08_, pmpi_dims_create_)
 
 void pmpi_graph_create_(const MPI_Comm *comm_old, const int *nnodes, const int *index,
                         const int *edges, const MPI_Fint *reorder, MPI_Comm *comm_graph,
@@ -2920,6 +3198,7 @@ void pmpi_graph_create_(const MPI_Comm *comm_old, const int *nnodes, const int *
 }
 FMPL_F_NAMES(graph_create, GRAPH_CREATE)
 FMPL_F_ALIAS(mpi_graph_create_f08_, pmpi_graph_create_)
+FMPL_F_ALIAS(pmpi_graph_create_f08_, pmpi_graph_create_)
 
 void pmpi_dist_graph_create_adjacent_(const MPI_Comm *comm_old, const int *indegree,
                                       const int *sources, const int *sourceweights,
@@ -2936,6 +3215,7 @@ void pmpi_dist_graph_create_adjacent_(const MPI_Comm *comm_old, const int *indeg
 }
 FMPL_F_NAMES(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
 FMPL_F_ALIAS(mpi_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
+FMPL_F_ALIAS(pmpi_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
 
 void pmpi_dist_graph_create_(const MPI_Comm *comm_old, const int *n, const int *sources,
                              const int *degrees, const int *destinations, const int *weights,
@@ -2948,6 +3228,7 @@ void pmpi_dist_graph_create_(const MPI_Comm *comm_old, const int *n, const int *
 }
 FMPL_F_NAMES(dist_graph_create, DIST_GRAPH_CREATE)
 FMPL_F_ALIAS(mpi_dist_graph_create_f08_, pmpi_dist_graph_create_)
+FMPL_F_ALIAS(pmpi_dist_graph_create_f08_, pmpi_dist_graph_create_)
 
 void pmpi_topo_test_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
 {
@@ -2956,6 +3237,7 @@ void pmpi_topo_test_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(topo_test, TOPO_TEST)
 FMPL_F_ALIAS(mpi_topo_test_f08_, pmpi_topo_test_)
+FMPL_F_ALIAS(pmpi_topo_test_f08_, pmpi_topo_test_)
 
 void pmpi_graphdims_get_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror)
 {
@@ -2964,6 +3246,7 @@ void pmpi_graphdims_get_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fin
 }
 FMPL_F_NAMES(graphdims_get, GRAPHDIMS_GET)
 FMPL_F_ALIAS(mpi_graphdims_get_f08_, pmpi_graphdims_get_)
+FMPL_F_ALIAS(pmpi_graphdims_get_f08_, pmpi_graphdims_get_)
 
 void pmpi_graph_get_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int *index,
                      int *edges, MPI_Fint *ierror)
@@ -2973,6 +3256,7 @@ void pmpi_graph_get_(const MPI_Comm *comm, const int *maxindex, const int *maxed
 }
 FMPL_F_NAMES(graph_get, GRAPH_GET)
 FMPL_F_ALIAS(mpi_graph_get_f08_, pmpi_graph_get_)
+FMPL_F_ALIAS(pmpi_graph_get_f08_, pmpi_graph_get_)
 
 void pmpi_cartdim_get_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
 {
@@ -2981,6 +3265,7 @@ void pmpi_cartdim_get_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(cartdim_get, CARTDIM_GET)
 FMPL_F_ALIAS(mpi_cartdim_get_f08_, pmpi_cartdim_get_)
+FMPL_F_ALIAS(pmpi_cartdim_get_f08_, pmpi_cartdim_get_)
 
 void pmpi_cart_get_(const MPI_Comm *comm, const int *maxdims, int *dims, int *periods, int *coords,
                     MPI_Fint *ierror)
@@ -2990,6 +3275,7 @@ void pmpi_cart_get_(const MPI_Comm *comm, const int *maxdims, int *dims, int *pe
 }
 FMPL_F_NAMES(cart_get, CART_GET)
 FMPL_F_ALIAS(mpi_cart_get_f08_, pmpi_cart_get_)
+FMPL_F_ALIAS(pmpi_cart_get_f08_, pmpi_cart_get_)
 
 void pmpi_cart_rank_(const MPI_Comm *comm, const int *coords, int *rank, MPI_Fint *ierror)
 {
@@ -2998,6 +3284,7 @@ void pmpi_cart_rank_(const MPI_Comm *comm, const int *coords, int *rank, MPI_Fin
 }
 FMPL_F_NAMES(cart_rank, CART_RANK)
 FMPL_F_ALIAS(mpi_cart_rank_f08_, pmpi_cart_rank_)
+FMPL_F_ALIAS(pmpi_cart_rank_f08_, pmpi_cart_rank_)
 
 void pmpi_cart_coords_(const MPI_Comm *comm, const int *rank, const int *maxdims, int *coords,
                        MPI_Fint *ierror)
@@ -3007,6 +3294,7 @@ void pmpi_cart_coords_(const MPI_Comm *comm, const int *rank, const int *maxdims
 }
 FMPL_F_NAMES(cart_coords, CART_COORDS)
 FMPL_F_ALIAS(mpi_cart_coords_f08_, pmpi_cart_coords_)
+FMPL_F_ALIAS(pmpi_cart_coords_f08_, pmpi_cart_coords_)
 
 void pmpi_graph_neighbors_count_(const MPI_Comm *comm, const int *rank, int *nneighbors,
                                  MPI_Fint *ierror)
@@ -3016,6 +3304,7 @@ void pmpi_graph_neighbors_count_(const MPI_Comm *comm, const int *rank, int *nne
 }
 FMPL_F_NAMES(graph_neighbors_count, GRAPH_NEIGHBORS_COUNT)
 FMPL_F_ALIAS(mpi_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
+FMPL_F_ALIAS(pmpi_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
 
 void pmpi_graph_neighbors_(const MPI_Comm *comm, const int *rank, const int *maxneighbors,
                            int *neighbors, MPI_Fint *ierror)
@@ -3025,6 +3314,7 @@ void pmpi_graph_neighbors_(const MPI_Comm *comm, const int *rank, const int *max
 }
 FMPL_F_NAMES(graph_neighbors, GRAPH_NEIGHBORS)
 FMPL_F_ALIAS(mpi_graph_neighbors_f08_, pmpi_graph_neighbors_)
+FMPL_F_ALIAS(pmpi_graph_neighbors_f08_, pmpi_graph_neighbors_)
 
 void pmpi_dist_graph_neighbors_count_(const MPI_Comm *comm, int *indegree, int *outdegree,
                                       int *weighted, MPI_Fint *ierror)
@@ -3034,6 +3324,7 @@ void pmpi_dist_graph_neighbors_count_(const MPI_Comm *comm, int *indegree, int *
 }
 FMPL_F_NAMES(dist_graph_neighbors_count, DIST_GRAPH_NEIGHBORS_COUNT)
 FMPL_F_ALIAS(mpi_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
+FMPL_F_ALIAS(pmpi_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
 
 void pmpi_dist_graph_neighbors_(const MPI_Comm *comm, const int *maxindegree, int *sources,
                                 int *sourceweights, const int *maxoutdegree, int *destinations,
@@ -3045,6 +3336,7 @@ void pmpi_dist_graph_neighbors_(const MPI_Comm *comm, const int *maxindegree, in
 }
 FMPL_F_NAMES(dist_graph_neighbors, DIST_GRAPH_NEIGHBORS)
 FMPL_F_ALIAS(mpi_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
+FMPL_F_ALIAS(pmpi_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
 
 void pmpi_cart_shift_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source,
                       int *rank_dest, MPI_Fint *ierror)
@@ -3054,6 +3346,7 @@ void pmpi_cart_shift_(const MPI_Comm *comm, const int *direction, const int *dis
 }
 FMPL_F_NAMES(cart_shift, CART_SHIFT)
 FMPL_F_ALIAS(mpi_cart_shift_f08_, pmpi_cart_shift_)
+FMPL_F_ALIAS(pmpi_cart_shift_f08_, pmpi_cart_shift_)
 
 void pmpi_cart_sub_(const MPI_Comm *comm, const int *remain_dims, MPI_Comm *newcomm,
                     MPI_Fint *ierror)
@@ -3063,6 +3356,7 @@ void pmpi_cart_sub_(const MPI_Comm *comm, const int *remain_dims, MPI_Comm *newc
 }
 FMPL_F_NAMES(cart_sub, CART_SUB)
 FMPL_F_ALIAS(mpi_cart_sub_f08_, pmpi_cart_sub_)
+FMPL_F_ALIAS(pmpi_cart_sub_f08_, pmpi_cart_sub_)
 
 void pmpi_cart_map_(const MPI_Comm *comm, const int *ndims, const int *dims, const int *periods,
                     int *newrank, MPI_Fint *ierror)
@@ -3072,6 +3366,7 @@ void pmpi_cart_map_(const MPI_Comm *comm, const int *ndims, const int *dims, con
 }
 FMPL_F_NAMES(cart_map, CART_MAP)
 FMPL_F_ALIAS(mpi_cart_map_f08_, pmpi_cart_map_)
+FMPL_F_ALIAS(pmpi_cart_map_f08_, pmpi_cart_map_)
 
 void pmpi_graph_map_(const MPI_Comm *comm, const int *nnodes, const int *index, const int *edges,
                      int *newrank, MPI_Fint *ierror)
@@ -3081,6 +3376,7 @@ void pmpi_graph_map_(const MPI_Comm *comm, const int *nnodes, const int *index, 
 }
 FMPL_F_NAMES(graph_map, GRAPH_MAP)
 FMPL_F_ALIAS(mpi_graph_map_f08_, pmpi_graph_map_)
+FMPL_F_ALIAS(pmpi_graph_map_f08_, pmpi_graph_map_)
 
 /* ---- Neighborhood collectives ---- */
 
@@ -3094,6 +3390,7 @@ void pmpi_neighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Dat
 }
 FMPL_F_NAMES(neighbor_allgather, NEIGHBOR_ALLGATHER)
 FMPL_F_ALIAS(mpi_neighbor_allgather_f08_, pmpi_neighbor_allgather_)
+FMPL_F_ALIAS(pmpi_neighbor_allgather_f08_, pmpi_neighbor_allgather_)
 
 void pmpi_neighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3106,6 +3403,7 @@ void pmpi_neighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_c_, pmpi_neighbor_allgather_c_)
 FMPL_F_ALIAS(mpi_neighbor_allgather_f08c_, pmpi_neighbor_allgather_c_)
+FMPL_F_ALIAS(pmpi_neighbor_allgather_f08c_, pmpi_neighbor_allgather_c_)
 
 void pmpi_neighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                void *recvbuf, const int *recvcounts, const int *displs,
@@ -3117,6 +3415,7 @@ void pmpi_neighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Da
 }
 FMPL_F_NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08_, pmpi_neighbor_allgatherv_)
+FMPL_F_ALIAS(pmpi_neighbor_allgatherv_f08_, pmpi_neighbor_allgatherv_)
 
 void pmpi_neighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
                                  const MPI_Datatype *sendtype, void *recvbuf,
@@ -3131,6 +3430,7 @@ void pmpi_neighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_c_, pmpi_neighbor_allgatherv_c_)
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08c_, pmpi_neighbor_allgatherv_c_)
+FMPL_F_ALIAS(pmpi_neighbor_allgatherv_f08c_, pmpi_neighbor_allgatherv_c_)
 
 void pmpi_neighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                              void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3142,6 +3442,7 @@ void pmpi_neighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Data
 }
 FMPL_F_NAMES(neighbor_alltoall, NEIGHBOR_ALLTOALL)
 FMPL_F_ALIAS(mpi_neighbor_alltoall_f08_, pmpi_neighbor_alltoall_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoall_f08_, pmpi_neighbor_alltoall_)
 
 void pmpi_neighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
                                const MPI_Datatype *sendtype, void *recvbuf,
@@ -3154,6 +3455,7 @@ void pmpi_neighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_c_, pmpi_neighbor_alltoall_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoall_f08c_, pmpi_neighbor_alltoall_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoall_f08c_, pmpi_neighbor_alltoall_c_)
 
 void pmpi_neighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                               const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -3166,6 +3468,7 @@ void pmpi_neighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *s
 }
 FMPL_F_NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08_, pmpi_neighbor_alltoallv_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallv_f08_, pmpi_neighbor_alltoallv_)
 
 void pmpi_neighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3180,6 +3483,7 @@ void pmpi_neighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, cons
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_c_, pmpi_neighbor_alltoallv_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08c_, pmpi_neighbor_alltoallv_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallv_f08c_, pmpi_neighbor_alltoallv_c_)
 
 void pmpi_neighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                               const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -3192,6 +3496,7 @@ void pmpi_neighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Ai
 }
 FMPL_F_NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08_, pmpi_neighbor_alltoallw_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallw_f08_, pmpi_neighbor_alltoallw_)
 
 void pmpi_neighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                                 const MPI_Datatype *sendtypes, void *recvbuf,
@@ -3206,6 +3511,7 @@ void pmpi_neighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, cons
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_c_, pmpi_neighbor_alltoallw_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08c_, pmpi_neighbor_alltoallw_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallw_f08c_, pmpi_neighbor_alltoallw_c_)
 
 void pmpi_ineighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3218,6 +3524,7 @@ void pmpi_ineighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Da
 }
 FMPL_F_NAMES(ineighbor_allgather, INEIGHBOR_ALLGATHER)
 FMPL_F_ALIAS(mpi_ineighbor_allgather_f08_, pmpi_ineighbor_allgather_)
+FMPL_F_ALIAS(pmpi_ineighbor_allgather_f08_, pmpi_ineighbor_allgather_)
 
 void pmpi_ineighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
                                  const MPI_Datatype *sendtype, void *recvbuf,
@@ -3231,6 +3538,7 @@ void pmpi_ineighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgather_c_, pmpi_ineighbor_allgather_c_)
 FMPL_F_ALIAS(mpi_ineighbor_allgather_f08c_, pmpi_ineighbor_allgather_c_)
+FMPL_F_ALIAS(pmpi_ineighbor_allgather_f08c_, pmpi_ineighbor_allgather_c_)
 
 void pmpi_ineighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                 void *recvbuf, const int *recvcounts, const int *displs,
@@ -3244,6 +3552,7 @@ void pmpi_ineighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_D
 }
 FMPL_F_NAMES(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV)
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08_, pmpi_ineighbor_allgatherv_)
+FMPL_F_ALIAS(pmpi_ineighbor_allgatherv_f08_, pmpi_ineighbor_allgatherv_)
 
 void pmpi_ineighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
                                   const MPI_Datatype *sendtype, void *recvbuf,
@@ -3258,6 +3567,7 @@ void pmpi_ineighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_c_, pmpi_ineighbor_allgatherv_c_)
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08c_, pmpi_ineighbor_allgatherv_c_)
+FMPL_F_ALIAS(pmpi_ineighbor_allgatherv_f08c_, pmpi_ineighbor_allgatherv_c_)
 
 void pmpi_ineighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                               void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3269,6 +3579,7 @@ void pmpi_ineighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Dat
 }
 FMPL_F_NAMES(ineighbor_alltoall, INEIGHBOR_ALLTOALL)
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08_, pmpi_ineighbor_alltoall_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoall_f08_, pmpi_ineighbor_alltoall_)
 
 void pmpi_ineighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3282,6 +3593,7 @@ void pmpi_ineighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_c_, pmpi_ineighbor_alltoall_c_)
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08c_, pmpi_ineighbor_alltoall_c_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoall_f08c_, pmpi_ineighbor_alltoall_c_)
 
 void pmpi_ineighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                                const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -3295,6 +3607,7 @@ void pmpi_ineighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *
 }
 FMPL_F_NAMES(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV)
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08_, pmpi_ineighbor_alltoallv_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoallv_f08_, pmpi_ineighbor_alltoallv_)
 
 void pmpi_ineighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts,
                                  const MPI_Aint *sdispls, const MPI_Datatype *sendtype,
@@ -3309,6 +3622,7 @@ void pmpi_ineighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts,
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_c_, pmpi_ineighbor_alltoallv_c_)
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08c_, pmpi_ineighbor_alltoallv_c_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoallv_f08c_, pmpi_ineighbor_alltoallv_c_)
 
 void pmpi_ineighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                                const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -3322,6 +3636,7 @@ void pmpi_ineighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_A
 }
 FMPL_F_NAMES(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08_, pmpi_ineighbor_alltoallw_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoallw_f08_, pmpi_ineighbor_alltoallw_)
 
 void pmpi_ineighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts,
                                  const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
@@ -3336,6 +3651,7 @@ void pmpi_ineighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts,
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_c_, pmpi_ineighbor_alltoallw_c_)
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08c_, pmpi_ineighbor_alltoallw_c_)
+FMPL_F_ALIAS(pmpi_ineighbor_alltoallw_f08c_, pmpi_ineighbor_alltoallw_c_)
 
 void pmpi_neighbor_allgather_init_(void *sendbuf, const int *sendcount,
                                    const MPI_Datatype *sendtype, void *recvbuf,
@@ -3350,6 +3666,7 @@ void pmpi_neighbor_allgather_init_(void *sendbuf, const int *sendcount,
 }
 FMPL_F_NAMES(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT)
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08_, pmpi_neighbor_allgather_init_)
+FMPL_F_ALIAS(pmpi_neighbor_allgather_init_f08_, pmpi_neighbor_allgather_init_)
 
 void pmpi_neighbor_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                      const MPI_Datatype *sendtype, void *recvbuf,
@@ -3364,6 +3681,7 @@ void pmpi_neighbor_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_c_, pmpi_neighbor_allgather_init_c_)
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08c_, pmpi_neighbor_allgather_init_c_)
+FMPL_F_ALIAS(pmpi_neighbor_allgather_init_f08c_, pmpi_neighbor_allgather_init_c_)
 
 void pmpi_neighbor_allgatherv_init_(void *sendbuf, const int *sendcount,
                                     const MPI_Datatype *sendtype, void *recvbuf,
@@ -3378,6 +3696,7 @@ void pmpi_neighbor_allgatherv_init_(void *sendbuf, const int *sendcount,
 }
 FMPL_F_NAMES(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT)
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08_, pmpi_neighbor_allgatherv_init_)
+FMPL_F_ALIAS(pmpi_neighbor_allgatherv_init_f08_, pmpi_neighbor_allgatherv_init_)
 
 void pmpi_neighbor_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                       const MPI_Datatype *sendtype, void *recvbuf,
@@ -3392,6 +3711,7 @@ void pmpi_neighbor_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_c_, pmpi_neighbor_allgatherv_init_c_)
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08c_, pmpi_neighbor_allgatherv_init_c_)
+FMPL_F_ALIAS(pmpi_neighbor_allgatherv_init_f08c_, pmpi_neighbor_allgatherv_init_c_)
 
 void pmpi_neighbor_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                   void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3405,6 +3725,7 @@ void pmpi_neighbor_alltoall_init_(void *sendbuf, const int *sendcount, const MPI
 }
 FMPL_F_NAMES(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT)
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08_, pmpi_neighbor_alltoall_init_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoall_init_f08_, pmpi_neighbor_alltoall_init_)
 
 void pmpi_neighbor_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                     const MPI_Datatype *sendtype, void *recvbuf,
@@ -3419,6 +3740,7 @@ void pmpi_neighbor_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount,
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_c_, pmpi_neighbor_alltoall_init_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08c_, pmpi_neighbor_alltoall_init_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoall_init_f08c_, pmpi_neighbor_alltoall_init_c_)
 
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                                    const MPI_Datatype *sendtype, void *recvbuf,
@@ -3433,6 +3755,7 @@ void pmpi_neighbor_alltoallv_init_(void *sendbuf, const int *sendcounts, const i
 }
 FMPL_F_NAMES(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT)
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08_, pmpi_neighbor_alltoallv_init_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallv_init_f08_, pmpi_neighbor_alltoallv_init_)
 
 void pmpi_neighbor_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts,
                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtype,
@@ -3448,6 +3771,7 @@ void pmpi_neighbor_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts,
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_c_, pmpi_neighbor_alltoallv_init_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08c_, pmpi_neighbor_alltoallv_init_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallv_init_f08c_, pmpi_neighbor_alltoallv_init_c_)
 
 void pmpi_neighbor_alltoallw_init_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                                    const MPI_Datatype *sendtypes, void *recvbuf,
@@ -3462,6 +3786,7 @@ void pmpi_neighbor_alltoallw_init_(void *sendbuf, const int *sendcounts, const M
 }
 FMPL_F_NAMES(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT)
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08_, pmpi_neighbor_alltoallw_init_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallw_init_f08_, pmpi_neighbor_alltoallw_init_)
 
 void pmpi_neighbor_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts,
                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
@@ -3477,6 +3802,7 @@ void pmpi_neighbor_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts,
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_c_, pmpi_neighbor_alltoallw_init_c_)
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08c_, pmpi_neighbor_alltoallw_init_c_)
+FMPL_F_ALIAS(pmpi_neighbor_alltoallw_init_f08c_, pmpi_neighbor_alltoallw_init_c_)
 
 /* ---- Environment: version, processor, memory, timers ---- */
 
@@ -3487,6 +3813,7 @@ void pmpi_get_version_(int *version, int *subversion, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(get_version, GET_VERSION)
 FMPL_F_ALIAS(mpi_get_version_f08_, pmpi_get_version_)
+FMPL_F_ALIAS(pmpi_get_version_f08_, pmpi_get_version_)
 
 void pmpi_get_library_version_(char *version, int *resultlen, MPI_Fint *ierror, size_t version_len)
 {
@@ -3499,6 +3826,7 @@ void pmpi_get_library_version_(char *version, int *resultlen, MPI_Fint *ierror, 
 }
 FMPL_F_NAMES(get_library_version, GET_LIBRARY_VERSION)
 FMPL_F_ALIAS(mpi_get_library_version_f08_, pmpi_get_library_version_)
+FMPL_F_ALIAS(pmpi_get_library_version_f08_, pmpi_get_library_version_)
 
 void pmpi_get_processor_name_(char *name, int *resultlen, MPI_Fint *ierror, size_t name_len)
 {
@@ -3511,6 +3839,7 @@ void pmpi_get_processor_name_(char *name, int *resultlen, MPI_Fint *ierror, size
 }
 FMPL_F_NAMES(get_processor_name, GET_PROCESSOR_NAME)
 FMPL_F_ALIAS(mpi_get_processor_name_f08_, pmpi_get_processor_name_)
+FMPL_F_ALIAS(pmpi_get_processor_name_f08_, pmpi_get_processor_name_)
 
 void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Info *info, void *baseptr, MPI_Fint *ierror)
 {
@@ -3519,6 +3848,7 @@ void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Info *info, void *baseptr, 
 }
 FMPL_F_NAMES(alloc_mem, ALLOC_MEM)
 FMPL_F_ALIAS(mpi_alloc_mem_f08_, pmpi_alloc_mem_)
+FMPL_F_ALIAS(pmpi_alloc_mem_f08_, pmpi_alloc_mem_)
 
 void pmpi_free_mem_(void *base, MPI_Fint *ierror)
 {
@@ -3527,6 +3857,7 @@ void pmpi_free_mem_(void *base, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(free_mem, FREE_MEM)
 FMPL_F_ALIAS(mpi_free_mem_f08_, pmpi_free_mem_)
+FMPL_F_ALIAS(pmpi_free_mem_f08_, pmpi_free_mem_)
 
 double pmpi_wtime_(void)
 {
@@ -3550,6 +3881,7 @@ void pmpi_comm_create_errhandler_(MPI_Comm_errhandler_function *comm_errhandler_
 }
 FMPL_F_NAMES(comm_create_errhandler, COMM_CREATE_ERRHANDLER)
 FMPL_F_ALIAS(mpi_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
+FMPL_F_ALIAS(pmpi_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
 
 void pmpi_comm_set_errhandler_(const MPI_Comm *comm, const MPI_Errhandler *errhandler,
                                MPI_Fint *ierror)
@@ -3559,6 +3891,7 @@ void pmpi_comm_set_errhandler_(const MPI_Comm *comm, const MPI_Errhandler *errha
 }
 FMPL_F_NAMES(comm_set_errhandler, COMM_SET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
+FMPL_F_ALIAS(pmpi_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
 
 void pmpi_comm_get_errhandler_(const MPI_Comm *comm, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -3567,6 +3900,7 @@ void pmpi_comm_get_errhandler_(const MPI_Comm *comm, MPI_Errhandler *errhandler,
 }
 FMPL_F_NAMES(comm_get_errhandler, COMM_GET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
+FMPL_F_ALIAS(pmpi_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
 
 void pmpi_win_create_errhandler_(MPI_Win_errhandler_function *win_errhandler_fn,
                                  MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -3576,6 +3910,7 @@ void pmpi_win_create_errhandler_(MPI_Win_errhandler_function *win_errhandler_fn,
 }
 FMPL_F_NAMES(win_create_errhandler, WIN_CREATE_ERRHANDLER)
 FMPL_F_ALIAS(mpi_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
+FMPL_F_ALIAS(pmpi_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
 
 void pmpi_win_set_errhandler_(const MPI_Win *win, const MPI_Errhandler *errhandler,
                               MPI_Fint *ierror)
@@ -3585,6 +3920,7 @@ void pmpi_win_set_errhandler_(const MPI_Win *win, const MPI_Errhandler *errhandl
 }
 FMPL_F_NAMES(win_set_errhandler, WIN_SET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
+FMPL_F_ALIAS(pmpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
 
 void pmpi_win_get_errhandler_(const MPI_Win *win, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -3593,6 +3929,7 @@ void pmpi_win_get_errhandler_(const MPI_Win *win, MPI_Errhandler *errhandler, MP
 }
 FMPL_F_NAMES(win_get_errhandler, WIN_GET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
+FMPL_F_ALIAS(pmpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
 
 void pmpi_session_create_errhandler_(MPI_Session_errhandler_function *session_errhandler_fn,
                                      MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -3602,6 +3939,7 @@ void pmpi_session_create_errhandler_(MPI_Session_errhandler_function *session_er
 }
 FMPL_F_NAMES(session_create_errhandler, SESSION_CREATE_ERRHANDLER)
 FMPL_F_ALIAS(mpi_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
+FMPL_F_ALIAS(pmpi_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
 
 void pmpi_session_set_errhandler_(const MPI_Session *session, const MPI_Errhandler *errhandler,
                                   MPI_Fint *ierror)
@@ -3611,6 +3949,7 @@ void pmpi_session_set_errhandler_(const MPI_Session *session, const MPI_Errhandl
 }
 FMPL_F_NAMES(session_set_errhandler, SESSION_SET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
+FMPL_F_ALIAS(pmpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
 
 void pmpi_session_get_errhandler_(const MPI_Session *session, MPI_Errhandler *errhandler,
                                   MPI_Fint *ierror)
@@ -3620,6 +3959,7 @@ void pmpi_session_get_errhandler_(const MPI_Session *session, MPI_Errhandler *er
 }
 FMPL_F_NAMES(session_get_errhandler, SESSION_GET_ERRHANDLER)
 FMPL_F_ALIAS(mpi_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
+FMPL_F_ALIAS(pmpi_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
 
 void pmpi_errhandler_free_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -3628,6 +3968,7 @@ void pmpi_errhandler_free_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(errhandler_free, ERRHANDLER_FREE)
 FMPL_F_ALIAS(mpi_errhandler_free_f08_, pmpi_errhandler_free_)
+FMPL_F_ALIAS(pmpi_errhandler_free_f08_, pmpi_errhandler_free_)
 
 void pmpi_error_string_(const int *errorcode, char *string, int *resultlen, MPI_Fint *ierror,
                         size_t string_len)
@@ -3641,6 +3982,7 @@ void pmpi_error_string_(const int *errorcode, char *string, int *resultlen, MPI_
 }
 FMPL_F_NAMES(error_string, ERROR_STRING)
 FMPL_F_ALIAS(mpi_error_string_f08_, pmpi_error_string_)
+FMPL_F_ALIAS(pmpi_error_string_f08_, pmpi_error_string_)
 
 void pmpi_error_class_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
 {
@@ -3649,6 +3991,7 @@ void pmpi_error_class_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(error_class, ERROR_CLASS)
 FMPL_F_ALIAS(mpi_error_class_f08_, pmpi_error_class_)
+FMPL_F_ALIAS(pmpi_error_class_f08_, pmpi_error_class_)
 
 void pmpi_add_error_class_(int *errorclass, MPI_Fint *ierror)
 {
@@ -3657,6 +4000,7 @@ void pmpi_add_error_class_(int *errorclass, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(add_error_class, ADD_ERROR_CLASS)
 FMPL_F_ALIAS(mpi_add_error_class_f08_, pmpi_add_error_class_)
+FMPL_F_ALIAS(pmpi_add_error_class_f08_, pmpi_add_error_class_)
 
 void pmpi_add_error_code_(const int *errorclass, int *errorcode, MPI_Fint *ierror)
 {
@@ -3665,6 +4009,7 @@ void pmpi_add_error_code_(const int *errorclass, int *errorcode, MPI_Fint *ierro
 }
 FMPL_F_NAMES(add_error_code, ADD_ERROR_CODE)
 FMPL_F_ALIAS(mpi_add_error_code_f08_, pmpi_add_error_code_)
+FMPL_F_ALIAS(pmpi_add_error_code_f08_, pmpi_add_error_code_)
 
 void pmpi_add_error_string_(const int *errorcode, char *string, MPI_Fint *ierror, size_t string_len)
 {
@@ -3675,6 +4020,7 @@ void pmpi_add_error_string_(const int *errorcode, char *string, MPI_Fint *ierror
 }
 FMPL_F_NAMES(add_error_string, ADD_ERROR_STRING)
 FMPL_F_ALIAS(mpi_add_error_string_f08_, pmpi_add_error_string_)
+FMPL_F_ALIAS(pmpi_add_error_string_f08_, pmpi_add_error_string_)
 
 void pmpi_comm_call_errhandler_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
@@ -3683,6 +4029,7 @@ void pmpi_comm_call_errhandler_(const MPI_Comm *comm, const int *errorcode, MPI_
 }
 FMPL_F_NAMES(comm_call_errhandler, COMM_CALL_ERRHANDLER)
 FMPL_F_ALIAS(mpi_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
+FMPL_F_ALIAS(pmpi_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
 
 void pmpi_win_call_errhandler_(const MPI_Win *win, const int *errorcode, MPI_Fint *ierror)
 {
@@ -3691,6 +4038,7 @@ void pmpi_win_call_errhandler_(const MPI_Win *win, const int *errorcode, MPI_Fin
 }
 FMPL_F_NAMES(win_call_errhandler, WIN_CALL_ERRHANDLER)
 FMPL_F_ALIAS(mpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
+FMPL_F_ALIAS(pmpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
 
 void pmpi_session_call_errhandler_(const MPI_Session *session, const int *errorcode,
                                    MPI_Fint *ierror)
@@ -3700,6 +4048,7 @@ void pmpi_session_call_errhandler_(const MPI_Session *session, const int *errorc
 }
 FMPL_F_NAMES(session_call_errhandler, SESSION_CALL_ERRHANDLER)
 FMPL_F_ALIAS(mpi_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
+FMPL_F_ALIAS(pmpi_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
 
 /* ---- Info objects ---- */
 
@@ -3710,6 +4059,7 @@ void pmpi_info_create_(MPI_Info *info, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(info_create, INFO_CREATE)
 FMPL_F_ALIAS(mpi_info_create_f08_, pmpi_info_create_)
+FMPL_F_ALIAS(pmpi_info_create_f08_, pmpi_info_create_)
 
 void pmpi_info_create_env_(MPI_Info *info, MPI_Fint *ierror)
 {
@@ -3718,6 +4068,7 @@ void pmpi_info_create_env_(MPI_Info *info, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(info_create_env, INFO_CREATE_ENV)
 FMPL_F_ALIAS(mpi_info_create_env_f08_, pmpi_info_create_env_)
+FMPL_F_ALIAS(pmpi_info_create_env_f08_, pmpi_info_create_env_)
 
 void pmpi_info_set_(const MPI_Info *info, char *key, char *value, MPI_Fint *ierror, size_t key_len,
                     size_t value_len)
@@ -3730,6 +4081,7 @@ void pmpi_info_set_(const MPI_Info *info, char *key, char *value, MPI_Fint *ierr
 }
 FMPL_F_NAMES(info_set, INFO_SET)
 FMPL_F_ALIAS(mpi_info_set_f08_, pmpi_info_set_)
+FMPL_F_ALIAS(pmpi_info_set_f08_, pmpi_info_set_)
 
 void pmpi_info_delete_(const MPI_Info *info, char *key, MPI_Fint *ierror, size_t key_len)
 {
@@ -3740,6 +4092,7 @@ void pmpi_info_delete_(const MPI_Info *info, char *key, MPI_Fint *ierror, size_t
 }
 FMPL_F_NAMES(info_delete, INFO_DELETE)
 FMPL_F_ALIAS(mpi_info_delete_f08_, pmpi_info_delete_)
+FMPL_F_ALIAS(pmpi_info_delete_f08_, pmpi_info_delete_)
 
 void pmpi_info_get_(const MPI_Info *info, char *key, const int *valuelen, char *value, int *flag,
                     MPI_Fint *ierror, size_t key_len, size_t value_len)
@@ -3754,6 +4107,7 @@ void pmpi_info_get_(const MPI_Info *info, char *key, const int *valuelen, char *
 }
 FMPL_F_NAMES(info_get, INFO_GET)
 FMPL_F_ALIAS(mpi_info_get_f08_, pmpi_info_get_)
+FMPL_F_ALIAS(pmpi_info_get_f08_, pmpi_info_get_)
 
 void pmpi_info_get_string_(const MPI_Info *info, char *key, int *buflen, char *value, int *flag,
                            MPI_Fint *ierror, size_t key_len, size_t value_len)
@@ -3768,6 +4122,7 @@ void pmpi_info_get_string_(const MPI_Info *info, char *key, int *buflen, char *v
 }
 FMPL_F_NAMES(info_get_string, INFO_GET_STRING)
 FMPL_F_ALIAS(mpi_info_get_string_f08_, pmpi_info_get_string_)
+FMPL_F_ALIAS(pmpi_info_get_string_f08_, pmpi_info_get_string_)
 
 void pmpi_info_get_valuelen_(const MPI_Info *info, char *key, int *valuelen, int *flag,
                              MPI_Fint *ierror, size_t key_len)
@@ -3780,6 +4135,7 @@ void pmpi_info_get_valuelen_(const MPI_Info *info, char *key, int *valuelen, int
 }
 FMPL_F_NAMES(info_get_valuelen, INFO_GET_VALUELEN)
 FMPL_F_ALIAS(mpi_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
+FMPL_F_ALIAS(pmpi_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
 
 void pmpi_info_get_nkeys_(const MPI_Info *info, int *nkeys, MPI_Fint *ierror)
 {
@@ -3788,6 +4144,7 @@ void pmpi_info_get_nkeys_(const MPI_Info *info, int *nkeys, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(info_get_nkeys, INFO_GET_NKEYS)
 FMPL_F_ALIAS(mpi_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
+FMPL_F_ALIAS(pmpi_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
 
 void pmpi_info_get_nthkey_(const MPI_Info *info, const int *n, char *key, MPI_Fint *ierror,
                            size_t key_len)
@@ -3801,6 +4158,7 @@ void pmpi_info_get_nthkey_(const MPI_Info *info, const int *n, char *key, MPI_Fi
 }
 FMPL_F_NAMES(info_get_nthkey, INFO_GET_NTHKEY)
 FMPL_F_ALIAS(mpi_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
+FMPL_F_ALIAS(pmpi_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
 
 void pmpi_info_dup_(const MPI_Info *info, MPI_Info *newinfo, MPI_Fint *ierror)
 {
@@ -3809,6 +4167,7 @@ void pmpi_info_dup_(const MPI_Info *info, MPI_Info *newinfo, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(info_dup, INFO_DUP)
 FMPL_F_ALIAS(mpi_info_dup_f08_, pmpi_info_dup_)
+FMPL_F_ALIAS(pmpi_info_dup_f08_, pmpi_info_dup_)
 
 void pmpi_info_free_(MPI_Info *info, MPI_Fint *ierror)
 {
@@ -3817,6 +4176,7 @@ void pmpi_info_free_(MPI_Info *info, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(info_free, INFO_FREE)
 FMPL_F_ALIAS(mpi_info_free_f08_, pmpi_info_free_)
+FMPL_F_ALIAS(pmpi_info_free_f08_, pmpi_info_free_)
 
 /* ---- Initialization, finalization, threads, abort ---- */
 
@@ -3827,6 +4187,7 @@ void pmpi_init_(MPI_Fint *ierror)
 }
 FMPL_F_NAMES(init, INIT)
 FMPL_F_ALIAS(mpi_init_f08_, pmpi_init_)
+FMPL_F_ALIAS(pmpi_init_f08_, pmpi_init_)
 
 void pmpi_init_thread_(const int *required, int *provided, MPI_Fint *ierror)
 {
@@ -3835,6 +4196,7 @@ void pmpi_init_thread_(const int *required, int *provided, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(init_thread, INIT_THREAD)
 FMPL_F_ALIAS(mpi_init_thread_f08_, pmpi_init_thread_)
+FMPL_F_ALIAS(pmpi_init_thread_f08_, pmpi_init_thread_)
 
 void pmpi_query_thread_(int *provided, MPI_Fint *ierror)
 {
@@ -3843,6 +4205,7 @@ void pmpi_query_thread_(int *provided, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(query_thread, QUERY_THREAD)
 FMPL_F_ALIAS(mpi_query_thread_f08_, pmpi_query_thread_)
+FMPL_F_ALIAS(pmpi_query_thread_f08_, pmpi_query_thread_)
 
 void pmpi_is_thread_main_(int *flag, MPI_Fint *ierror)
 {
@@ -3851,6 +4214,7 @@ void pmpi_is_thread_main_(int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(is_thread_main, IS_THREAD_MAIN)
 FMPL_F_ALIAS(mpi_is_thread_main_f08_, pmpi_is_thread_main_)
+FMPL_F_ALIAS(pmpi_is_thread_main_f08_, pmpi_is_thread_main_)
 
 void pmpi_finalize_(MPI_Fint *ierror)
 {
@@ -3859,6 +4223,7 @@ void pmpi_finalize_(MPI_Fint *ierror)
 }
 FMPL_F_NAMES(finalize, FINALIZE)
 FMPL_F_ALIAS(mpi_finalize_f08_, pmpi_finalize_)
+FMPL_F_ALIAS(pmpi_finalize_f08_, pmpi_finalize_)
 
 void pmpi_initialized_(int *flag, MPI_Fint *ierror)
 {
@@ -3867,6 +4232,7 @@ void pmpi_initialized_(int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(initialized, INITIALIZED)
 FMPL_F_ALIAS(mpi_initialized_f08_, pmpi_initialized_)
+FMPL_F_ALIAS(pmpi_initialized_f08_, pmpi_initialized_)
 
 void pmpi_finalized_(int *flag, MPI_Fint *ierror)
 {
@@ -3875,6 +4241,7 @@ void pmpi_finalized_(int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(finalized, FINALIZED)
 FMPL_F_ALIAS(mpi_finalized_f08_, pmpi_finalized_)
+FMPL_F_ALIAS(pmpi_finalized_f08_, pmpi_finalized_)
 
 void pmpi_abort_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
@@ -3883,6 +4250,7 @@ void pmpi_abort_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(abort, ABORT)
 FMPL_F_ALIAS(mpi_abort_f08_, pmpi_abort_)
+FMPL_F_ALIAS(pmpi_abort_f08_, pmpi_abort_)
 
 /* ---- Sessions ---- */
 
@@ -3894,6 +4262,7 @@ void pmpi_session_init_(const MPI_Info *info, const MPI_Errhandler *errhandler,
 }
 FMPL_F_NAMES(session_init, SESSION_INIT)
 FMPL_F_ALIAS(mpi_session_init_f08_, pmpi_session_init_)
+FMPL_F_ALIAS(pmpi_session_init_f08_, pmpi_session_init_)
 
 void pmpi_session_finalize_(MPI_Session *session, MPI_Fint *ierror)
 {
@@ -3902,6 +4271,7 @@ void pmpi_session_finalize_(MPI_Session *session, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(session_finalize, SESSION_FINALIZE)
 FMPL_F_ALIAS(mpi_session_finalize_f08_, pmpi_session_finalize_)
+FMPL_F_ALIAS(pmpi_session_finalize_f08_, pmpi_session_finalize_)
 
 void pmpi_session_get_num_psets_(const MPI_Session *session, const MPI_Info *info, int *npset_names,
                                  MPI_Fint *ierror)
@@ -3911,6 +4281,7 @@ void pmpi_session_get_num_psets_(const MPI_Session *session, const MPI_Info *inf
 }
 FMPL_F_NAMES(session_get_num_psets, SESSION_GET_NUM_PSETS)
 FMPL_F_ALIAS(mpi_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
+FMPL_F_ALIAS(pmpi_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
 
 void pmpi_session_get_nth_pset_(const MPI_Session *session, const MPI_Info *info, const int *n,
                                 int *pset_len, char *pset_name, MPI_Fint *ierror,
@@ -3925,6 +4296,7 @@ void pmpi_session_get_nth_pset_(const MPI_Session *session, const MPI_Info *info
 }
 FMPL_F_NAMES(session_get_nth_pset, SESSION_GET_NTH_PSET)
 FMPL_F_ALIAS(mpi_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
+FMPL_F_ALIAS(pmpi_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
 
 void pmpi_session_get_info_(const MPI_Session *session, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -3933,6 +4305,7 @@ void pmpi_session_get_info_(const MPI_Session *session, MPI_Info *info_used, MPI
 }
 FMPL_F_NAMES(session_get_info, SESSION_GET_INFO)
 FMPL_F_ALIAS(mpi_session_get_info_f08_, pmpi_session_get_info_)
+FMPL_F_ALIAS(pmpi_session_get_info_f08_, pmpi_session_get_info_)
 
 void pmpi_session_get_pset_info_(const MPI_Session *session, char *pset_name, MPI_Info *info,
                                  MPI_Fint *ierror, size_t pset_name_len)
@@ -3945,6 +4318,7 @@ void pmpi_session_get_pset_info_(const MPI_Session *session, char *pset_name, MP
 }
 FMPL_F_NAMES(session_get_pset_info, SESSION_GET_PSET_INFO)
 FMPL_F_ALIAS(mpi_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
+FMPL_F_ALIAS(pmpi_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
 
 void pmpi_group_from_session_pset_(const MPI_Session *session, char *pset_name, MPI_Group *newgroup,
                                    MPI_Fint *ierror, size_t pset_name_len)
@@ -3957,6 +4331,7 @@ void pmpi_group_from_session_pset_(const MPI_Session *session, char *pset_name, 
 }
 FMPL_F_NAMES(group_from_session_pset, GROUP_FROM_SESSION_PSET)
 FMPL_F_ALIAS(mpi_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
+FMPL_F_ALIAS(pmpi_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
 
 void pmpi_comm_create_from_group_(const MPI_Group *group, char *stringtag, const MPI_Info *info,
                                   const MPI_Errhandler *errhandler, MPI_Comm *newcomm,
@@ -3970,6 +4345,7 @@ void pmpi_comm_create_from_group_(const MPI_Group *group, char *stringtag, const
 }
 FMPL_F_NAMES(comm_create_from_group, COMM_CREATE_FROM_GROUP)
 FMPL_F_ALIAS(mpi_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
+FMPL_F_ALIAS(pmpi_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
 
 void pmpi_intercomm_create_from_groups_(const MPI_Group *local_group, const int *local_leader,
                                         const MPI_Group *remote_group, const int *remote_leader,
@@ -3986,6 +4362,7 @@ void pmpi_intercomm_create_from_groups_(const MPI_Group *local_group, const int 
 }
 FMPL_F_NAMES(intercomm_create_from_groups, INTERCOMM_CREATE_FROM_GROUPS)
 FMPL_F_ALIAS(mpi_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
+FMPL_F_ALIAS(pmpi_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
 
 /* ---- Dynamic processes: spawn, connect, name service ---- */
 
@@ -4002,6 +4379,7 @@ void pmpi_comm_spawn_(char *command, char *argv, const int *maxprocs, const MPI_
 }
 FMPL_F_NAMES(comm_spawn, COMM_SPAWN)
 FMPL_F_ALIAS(mpi_comm_spawn_f08_, pmpi_comm_spawn_)
+FMPL_F_ALIAS(pmpi_comm_spawn_f08_, pmpi_comm_spawn_)
 
 void pmpi_comm_spawn_multiple_(const int *count, char *array_of_commands, char *array_of_argv,
                                const int *array_of_maxprocs, const MPI_Info *array_of_info,
@@ -4017,6 +4395,7 @@ void pmpi_comm_spawn_multiple_(const int *count, char *array_of_commands, char *
 }
 FMPL_F_NAMES(comm_spawn_multiple, COMM_SPAWN_MULTIPLE)
 FMPL_F_ALIAS(mpi_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
+FMPL_F_ALIAS(pmpi_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
 
 void pmpi_comm_get_parent_(MPI_Comm *parent, MPI_Fint *ierror)
 {
@@ -4025,6 +4404,7 @@ void pmpi_comm_get_parent_(MPI_Comm *parent, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_get_parent, COMM_GET_PARENT)
 FMPL_F_ALIAS(mpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
+FMPL_F_ALIAS(pmpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
 
 void pmpi_open_port_(const MPI_Info *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -4037,6 +4417,7 @@ void pmpi_open_port_(const MPI_Info *info, char *port_name, MPI_Fint *ierror, si
 }
 FMPL_F_NAMES(open_port, OPEN_PORT)
 FMPL_F_ALIAS(mpi_open_port_f08_, pmpi_open_port_)
+FMPL_F_ALIAS(pmpi_open_port_f08_, pmpi_open_port_)
 
 void pmpi_close_port_(char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -4047,6 +4428,7 @@ void pmpi_close_port_(char *port_name, MPI_Fint *ierror, size_t port_name_len)
 }
 FMPL_F_NAMES(close_port, CLOSE_PORT)
 FMPL_F_ALIAS(mpi_close_port_f08_, pmpi_close_port_)
+FMPL_F_ALIAS(pmpi_close_port_f08_, pmpi_close_port_)
 
 void pmpi_comm_accept_(char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm,
                        MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
@@ -4059,6 +4441,7 @@ void pmpi_comm_accept_(char *port_name, const MPI_Info *info, const int *root, c
 }
 FMPL_F_NAMES(comm_accept, COMM_ACCEPT)
 FMPL_F_ALIAS(mpi_comm_accept_f08_, pmpi_comm_accept_)
+FMPL_F_ALIAS(pmpi_comm_accept_f08_, pmpi_comm_accept_)
 
 void pmpi_comm_connect_(char *port_name, const MPI_Info *info, const int *root,
                         const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror,
@@ -4072,6 +4455,7 @@ void pmpi_comm_connect_(char *port_name, const MPI_Info *info, const int *root,
 }
 FMPL_F_NAMES(comm_connect, COMM_CONNECT)
 FMPL_F_ALIAS(mpi_comm_connect_f08_, pmpi_comm_connect_)
+FMPL_F_ALIAS(pmpi_comm_connect_f08_, pmpi_comm_connect_)
 
 void pmpi_publish_name_(char *service_name, const MPI_Info *info, char *port_name, MPI_Fint *ierror,
                         size_t service_name_len, size_t port_name_len)
@@ -4084,6 +4468,7 @@ void pmpi_publish_name_(char *service_name, const MPI_Info *info, char *port_nam
 }
 FMPL_F_NAMES(publish_name, PUBLISH_NAME)
 FMPL_F_ALIAS(mpi_publish_name_f08_, pmpi_publish_name_)
+FMPL_F_ALIAS(pmpi_publish_name_f08_, pmpi_publish_name_)
 
 void pmpi_unpublish_name_(char *service_name, const MPI_Info *info, char *port_name,
                           MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
@@ -4096,6 +4481,7 @@ void pmpi_unpublish_name_(char *service_name, const MPI_Info *info, char *port_n
 }
 FMPL_F_NAMES(unpublish_name, UNPUBLISH_NAME)
 FMPL_F_ALIAS(mpi_unpublish_name_f08_, pmpi_unpublish_name_)
+FMPL_F_ALIAS(pmpi_unpublish_name_f08_, pmpi_unpublish_name_)
 
 void pmpi_lookup_name_(char *service_name, const MPI_Info *info, char *port_name, MPI_Fint *ierror,
                        size_t service_name_len, size_t port_name_len)
@@ -4110,6 +4496,7 @@ void pmpi_lookup_name_(char *service_name, const MPI_Info *info, char *port_name
 }
 FMPL_F_NAMES(lookup_name, LOOKUP_NAME)
 FMPL_F_ALIAS(mpi_lookup_name_f08_, pmpi_lookup_name_)
+FMPL_F_ALIAS(pmpi_lookup_name_f08_, pmpi_lookup_name_)
 
 void pmpi_comm_join_(const int *fd, MPI_Comm *intercomm, MPI_Fint *ierror)
 {
@@ -4118,6 +4505,7 @@ void pmpi_comm_join_(const int *fd, MPI_Comm *intercomm, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_join, COMM_JOIN)
 FMPL_F_ALIAS(mpi_comm_join_f08_, pmpi_comm_join_)
+FMPL_F_ALIAS(pmpi_comm_join_f08_, pmpi_comm_join_)
 
 void pmpi_comm_disconnect_(MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -4126,6 +4514,7 @@ void pmpi_comm_disconnect_(MPI_Comm *comm, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(comm_disconnect, COMM_DISCONNECT)
 FMPL_F_ALIAS(mpi_comm_disconnect_f08_, pmpi_comm_disconnect_)
+FMPL_F_ALIAS(pmpi_comm_disconnect_f08_, pmpi_comm_disconnect_)
 
 /* ---- One-sided: windows ---- */
 
@@ -4137,6 +4526,7 @@ void pmpi_win_create_(void *base, const MPI_Aint *size, const int *disp_unit, co
 }
 FMPL_F_NAMES(win_create, WIN_CREATE)
 FMPL_F_ALIAS(mpi_win_create_f08_, pmpi_win_create_)
+FMPL_F_ALIAS(pmpi_win_create_f08_, pmpi_win_create_)
 
 void pmpi_win_create_c_(void *base, const MPI_Aint *size, const MPI_Aint *disp_unit,
                         const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win, MPI_Fint *ierror)
@@ -4146,6 +4536,7 @@ void pmpi_win_create_c_(void *base, const MPI_Aint *size, const MPI_Aint *disp_u
 }
 FMPL_F_ALIAS(mpi_win_create_c_, pmpi_win_create_c_)
 FMPL_F_ALIAS(mpi_win_create_f08c_, pmpi_win_create_c_)
+FMPL_F_ALIAS(pmpi_win_create_f08c_, pmpi_win_create_c_)
 
 void pmpi_win_allocate_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info,
                         const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4155,6 +4546,7 @@ void pmpi_win_allocate_(const MPI_Aint *size, const int *disp_unit, const MPI_In
 }
 FMPL_F_NAMES(win_allocate, WIN_ALLOCATE)
 FMPL_F_ALIAS(mpi_win_allocate_f08_, pmpi_win_allocate_)
+FMPL_F_ALIAS(pmpi_win_allocate_f08_, pmpi_win_allocate_)
 
 void pmpi_win_allocate_c_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info,
                           const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4164,6 +4556,7 @@ void pmpi_win_allocate_c_(const MPI_Aint *size, const MPI_Aint *disp_unit, const
 }
 FMPL_F_ALIAS(mpi_win_allocate_c_, pmpi_win_allocate_c_)
 FMPL_F_ALIAS(mpi_win_allocate_f08c_, pmpi_win_allocate_c_)
+FMPL_F_ALIAS(pmpi_win_allocate_f08c_, pmpi_win_allocate_c_)
 
 void pmpi_win_allocate_shared_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info,
                                const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4173,6 +4566,7 @@ void pmpi_win_allocate_shared_(const MPI_Aint *size, const int *disp_unit, const
 }
 FMPL_F_NAMES(win_allocate_shared, WIN_ALLOCATE_SHARED)
 FMPL_F_ALIAS(mpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
+FMPL_F_ALIAS(pmpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
 
 void pmpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit,
                                  const MPI_Info *info, const MPI_Comm *comm, void *baseptr,
@@ -4183,6 +4577,7 @@ void pmpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit
 }
 FMPL_F_ALIAS(mpi_win_allocate_shared_c_, pmpi_win_allocate_shared_c_)
 FMPL_F_ALIAS(mpi_win_allocate_shared_f08c_, pmpi_win_allocate_shared_c_)
+FMPL_F_ALIAS(pmpi_win_allocate_shared_f08c_, pmpi_win_allocate_shared_c_)
 
 void pmpi_win_shared_query_(const MPI_Win *win, const int *rank, MPI_Aint *size, int *disp_unit,
                             void *baseptr, MPI_Fint *ierror)
@@ -4192,6 +4587,7 @@ void pmpi_win_shared_query_(const MPI_Win *win, const int *rank, MPI_Aint *size,
 }
 FMPL_F_NAMES(win_shared_query, WIN_SHARED_QUERY)
 FMPL_F_ALIAS(mpi_win_shared_query_f08_, pmpi_win_shared_query_)
+FMPL_F_ALIAS(pmpi_win_shared_query_f08_, pmpi_win_shared_query_)
 
 void pmpi_win_shared_query_c_(const MPI_Win *win, const int *rank, MPI_Aint *size,
                               MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror)
@@ -4201,6 +4597,7 @@ void pmpi_win_shared_query_c_(const MPI_Win *win, const int *rank, MPI_Aint *siz
 }
 FMPL_F_ALIAS(mpi_win_shared_query_c_, pmpi_win_shared_query_c_)
 FMPL_F_ALIAS(mpi_win_shared_query_f08c_, pmpi_win_shared_query_c_)
+FMPL_F_ALIAS(pmpi_win_shared_query_f08c_, pmpi_win_shared_query_c_)
 
 void pmpi_win_create_dynamic_(const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win,
                               MPI_Fint *ierror)
@@ -4210,6 +4607,7 @@ void pmpi_win_create_dynamic_(const MPI_Info *info, const MPI_Comm *comm, MPI_Wi
 }
 FMPL_F_NAMES(win_create_dynamic, WIN_CREATE_DYNAMIC)
 FMPL_F_ALIAS(mpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
+FMPL_F_ALIAS(pmpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
 
 void pmpi_win_attach_(const MPI_Win *win, void *base, const MPI_Aint *size, MPI_Fint *ierror)
 {
@@ -4218,6 +4616,7 @@ void pmpi_win_attach_(const MPI_Win *win, void *base, const MPI_Aint *size, MPI_
 }
 FMPL_F_NAMES(win_attach, WIN_ATTACH)
 FMPL_F_ALIAS(mpi_win_attach_f08_, pmpi_win_attach_)
+FMPL_F_ALIAS(pmpi_win_attach_f08_, pmpi_win_attach_)
 
 void pmpi_win_detach_(const MPI_Win *win, void *base, MPI_Fint *ierror)
 {
@@ -4226,6 +4625,7 @@ void pmpi_win_detach_(const MPI_Win *win, void *base, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_detach, WIN_DETACH)
 FMPL_F_ALIAS(mpi_win_detach_f08_, pmpi_win_detach_)
+FMPL_F_ALIAS(pmpi_win_detach_f08_, pmpi_win_detach_)
 
 void pmpi_win_free_(MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4234,6 +4634,7 @@ void pmpi_win_free_(MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_free, WIN_FREE)
 FMPL_F_ALIAS(mpi_win_free_f08_, pmpi_win_free_)
+FMPL_F_ALIAS(pmpi_win_free_f08_, pmpi_win_free_)
 
 void pmpi_win_get_group_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -4242,6 +4643,7 @@ void pmpi_win_get_group_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_get_group, WIN_GET_GROUP)
 FMPL_F_ALIAS(mpi_win_get_group_f08_, pmpi_win_get_group_)
+FMPL_F_ALIAS(pmpi_win_get_group_f08_, pmpi_win_get_group_)
 
 void pmpi_win_set_info_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierror)
 {
@@ -4250,6 +4652,7 @@ void pmpi_win_set_info_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierr
 }
 FMPL_F_NAMES(win_set_info, WIN_SET_INFO)
 FMPL_F_ALIAS(mpi_win_set_info_f08_, pmpi_win_set_info_)
+FMPL_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
 
 void pmpi_win_get_info_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -4258,6 +4661,7 @@ void pmpi_win_get_info_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierro
 }
 FMPL_F_NAMES(win_get_info, WIN_GET_INFO)
 FMPL_F_ALIAS(mpi_win_get_info_f08_, pmpi_win_get_info_)
+FMPL_F_ALIAS(pmpi_win_get_info_f08_, pmpi_win_get_info_)
 
 void pmpi_win_set_name_(const MPI_Win *win, char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
@@ -4268,6 +4672,7 @@ void pmpi_win_set_name_(const MPI_Win *win, char *win_name, MPI_Fint *ierror, si
 }
 FMPL_F_NAMES(win_set_name, WIN_SET_NAME)
 FMPL_F_ALIAS(mpi_win_set_name_f08_, pmpi_win_set_name_)
+FMPL_F_ALIAS(pmpi_win_set_name_f08_, pmpi_win_set_name_)
 
 void pmpi_win_get_name_(const MPI_Win *win, char *win_name, int *resultlen, MPI_Fint *ierror,
                         size_t win_name_len)
@@ -4281,6 +4686,7 @@ void pmpi_win_get_name_(const MPI_Win *win, char *win_name, int *resultlen, MPI_
 }
 FMPL_F_NAMES(win_get_name, WIN_GET_NAME)
 FMPL_F_ALIAS(mpi_win_get_name_f08_, pmpi_win_get_name_)
+FMPL_F_ALIAS(pmpi_win_get_name_f08_, pmpi_win_get_name_)
 
 /* ---- One-sided: communication ---- */
 
@@ -4294,6 +4700,7 @@ void pmpi_put_(void *origin_addr, const int *origin_count, const MPI_Datatype *o
 }
 FMPL_F_NAMES(put, PUT)
 FMPL_F_ALIAS(mpi_put_f08_, pmpi_put_)
+FMPL_F_ALIAS(pmpi_put_f08_, pmpi_put_)
 
 void pmpi_put_c_(void *origin_addr, const MPI_Count *origin_count,
                  const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4306,6 +4713,7 @@ void pmpi_put_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_put_c_, pmpi_put_c_)
 FMPL_F_ALIAS(mpi_put_f08c_, pmpi_put_c_)
+FMPL_F_ALIAS(pmpi_put_f08c_, pmpi_put_c_)
 
 void pmpi_get_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -4317,6 +4725,7 @@ void pmpi_get_(void *origin_addr, const int *origin_count, const MPI_Datatype *o
 }
 FMPL_F_NAMES(get, GET)
 FMPL_F_ALIAS(mpi_get_f08_, pmpi_get_)
+FMPL_F_ALIAS(pmpi_get_f08_, pmpi_get_)
 
 void pmpi_get_c_(void *origin_addr, const MPI_Count *origin_count,
                  const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4329,6 +4738,7 @@ void pmpi_get_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_get_c_, pmpi_get_c_)
 FMPL_F_ALIAS(mpi_get_f08c_, pmpi_get_c_)
+FMPL_F_ALIAS(pmpi_get_f08c_, pmpi_get_c_)
 
 void pmpi_accumulate_(void *origin_addr, const int *origin_count,
                       const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4343,6 +4753,7 @@ void pmpi_accumulate_(void *origin_addr, const int *origin_count,
 }
 FMPL_F_NAMES(accumulate, ACCUMULATE)
 FMPL_F_ALIAS(mpi_accumulate_f08_, pmpi_accumulate_)
+FMPL_F_ALIAS(pmpi_accumulate_f08_, pmpi_accumulate_)
 
 void pmpi_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                         const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4357,6 +4768,7 @@ void pmpi_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_accumulate_c_, pmpi_accumulate_c_)
 FMPL_F_ALIAS(mpi_accumulate_f08c_, pmpi_accumulate_c_)
+FMPL_F_ALIAS(pmpi_accumulate_f08c_, pmpi_accumulate_c_)
 
 void pmpi_get_accumulate_(void *origin_addr, const int *origin_count,
                           const MPI_Datatype *origin_datatype, void *result_addr,
@@ -4373,6 +4785,7 @@ void pmpi_get_accumulate_(void *origin_addr, const int *origin_count,
 }
 FMPL_F_NAMES(get_accumulate, GET_ACCUMULATE)
 FMPL_F_ALIAS(mpi_get_accumulate_f08_, pmpi_get_accumulate_)
+FMPL_F_ALIAS(pmpi_get_accumulate_f08_, pmpi_get_accumulate_)
 
 void pmpi_get_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                             const MPI_Datatype *origin_datatype, void *result_addr,
@@ -4389,6 +4802,7 @@ void pmpi_get_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_get_accumulate_c_, pmpi_get_accumulate_c_)
 FMPL_F_ALIAS(mpi_get_accumulate_f08c_, pmpi_get_accumulate_c_)
+FMPL_F_ALIAS(pmpi_get_accumulate_f08c_, pmpi_get_accumulate_c_)
 
 void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Datatype *datatype,
                         const int *target_rank, const MPI_Aint *target_disp, const MPI_Op *op,
@@ -4400,6 +4814,7 @@ void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Datatype
 }
 FMPL_F_NAMES(fetch_and_op, FETCH_AND_OP)
 FMPL_F_ALIAS(mpi_fetch_and_op_f08_, pmpi_fetch_and_op_)
+FMPL_F_ALIAS(pmpi_fetch_and_op_f08_, pmpi_fetch_and_op_)
 
 void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr,
                             const MPI_Datatype *datatype, const int *target_rank,
@@ -4412,6 +4827,7 @@ void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_
 }
 FMPL_F_NAMES(compare_and_swap, COMPARE_AND_SWAP)
 FMPL_F_ALIAS(mpi_compare_and_swap_f08_, pmpi_compare_and_swap_)
+FMPL_F_ALIAS(pmpi_compare_and_swap_f08_, pmpi_compare_and_swap_)
 
 void pmpi_rput_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                 const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -4424,6 +4840,7 @@ void pmpi_rput_(void *origin_addr, const int *origin_count, const MPI_Datatype *
 }
 FMPL_F_NAMES(rput, RPUT)
 FMPL_F_ALIAS(mpi_rput_f08_, pmpi_rput_)
+FMPL_F_ALIAS(pmpi_rput_f08_, pmpi_rput_)
 
 void pmpi_rput_c_(void *origin_addr, const MPI_Count *origin_count,
                   const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4437,6 +4854,7 @@ void pmpi_rput_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_rput_c_, pmpi_rput_c_)
 FMPL_F_ALIAS(mpi_rput_f08c_, pmpi_rput_c_)
+FMPL_F_ALIAS(pmpi_rput_f08c_, pmpi_rput_c_)
 
 void pmpi_rget_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                 const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -4449,6 +4867,7 @@ void pmpi_rget_(void *origin_addr, const int *origin_count, const MPI_Datatype *
 }
 FMPL_F_NAMES(rget, RGET)
 FMPL_F_ALIAS(mpi_rget_f08_, pmpi_rget_)
+FMPL_F_ALIAS(pmpi_rget_f08_, pmpi_rget_)
 
 void pmpi_rget_c_(void *origin_addr, const MPI_Count *origin_count,
                   const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4462,6 +4881,7 @@ void pmpi_rget_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_rget_c_, pmpi_rget_c_)
 FMPL_F_ALIAS(mpi_rget_f08c_, pmpi_rget_c_)
+FMPL_F_ALIAS(pmpi_rget_f08c_, pmpi_rget_c_)
 
 void pmpi_raccumulate_(void *origin_addr, const int *origin_count,
                        const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4476,6 +4896,7 @@ void pmpi_raccumulate_(void *origin_addr, const int *origin_count,
 }
 FMPL_F_NAMES(raccumulate, RACCUMULATE)
 FMPL_F_ALIAS(mpi_raccumulate_f08_, pmpi_raccumulate_)
+FMPL_F_ALIAS(pmpi_raccumulate_f08_, pmpi_raccumulate_)
 
 void pmpi_raccumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                          const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4490,6 +4911,7 @@ void pmpi_raccumulate_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_raccumulate_c_, pmpi_raccumulate_c_)
 FMPL_F_ALIAS(mpi_raccumulate_f08c_, pmpi_raccumulate_c_)
+FMPL_F_ALIAS(pmpi_raccumulate_f08c_, pmpi_raccumulate_c_)
 
 void pmpi_rget_accumulate_(void *origin_addr, const int *origin_count,
                            const MPI_Datatype *origin_datatype, void *result_addr,
@@ -4507,6 +4929,7 @@ void pmpi_rget_accumulate_(void *origin_addr, const int *origin_count,
 }
 FMPL_F_NAMES(rget_accumulate, RGET_ACCUMULATE)
 FMPL_F_ALIAS(mpi_rget_accumulate_f08_, pmpi_rget_accumulate_)
+FMPL_F_ALIAS(pmpi_rget_accumulate_f08_, pmpi_rget_accumulate_)
 
 void pmpi_rget_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                              const MPI_Datatype *origin_datatype, void *result_addr,
@@ -4524,6 +4947,7 @@ void pmpi_rget_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
 }
 FMPL_F_ALIAS(mpi_rget_accumulate_c_, pmpi_rget_accumulate_c_)
 FMPL_F_ALIAS(mpi_rget_accumulate_f08c_, pmpi_rget_accumulate_c_)
+FMPL_F_ALIAS(pmpi_rget_accumulate_f08c_, pmpi_rget_accumulate_c_)
 
 /* ---- One-sided: synchronization ---- */
 
@@ -4534,6 +4958,7 @@ void pmpi_win_fence_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_fence, WIN_FENCE)
 FMPL_F_ALIAS(mpi_win_fence_f08_, pmpi_win_fence_)
+FMPL_F_ALIAS(pmpi_win_fence_f08_, pmpi_win_fence_)
 
 void pmpi_win_start_(const MPI_Group *group, const int *assert, const MPI_Win *win,
                      MPI_Fint *ierror)
@@ -4543,6 +4968,7 @@ void pmpi_win_start_(const MPI_Group *group, const int *assert, const MPI_Win *w
 }
 FMPL_F_NAMES(win_start, WIN_START)
 FMPL_F_ALIAS(mpi_win_start_f08_, pmpi_win_start_)
+FMPL_F_ALIAS(pmpi_win_start_f08_, pmpi_win_start_)
 
 void pmpi_win_complete_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4551,6 +4977,7 @@ void pmpi_win_complete_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_complete, WIN_COMPLETE)
 FMPL_F_ALIAS(mpi_win_complete_f08_, pmpi_win_complete_)
+FMPL_F_ALIAS(pmpi_win_complete_f08_, pmpi_win_complete_)
 
 void pmpi_win_post_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4559,6 +4986,7 @@ void pmpi_win_post_(const MPI_Group *group, const int *assert, const MPI_Win *wi
 }
 FMPL_F_NAMES(win_post, WIN_POST)
 FMPL_F_ALIAS(mpi_win_post_f08_, pmpi_win_post_)
+FMPL_F_ALIAS(pmpi_win_post_f08_, pmpi_win_post_)
 
 void pmpi_win_wait_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4567,6 +4995,7 @@ void pmpi_win_wait_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_wait, WIN_WAIT)
 FMPL_F_ALIAS(mpi_win_wait_f08_, pmpi_win_wait_)
+FMPL_F_ALIAS(pmpi_win_wait_f08_, pmpi_win_wait_)
 
 void pmpi_win_test_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
 {
@@ -4575,6 +5004,7 @@ void pmpi_win_test_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_test, WIN_TEST)
 FMPL_F_ALIAS(mpi_win_test_f08_, pmpi_win_test_)
+FMPL_F_ALIAS(pmpi_win_test_f08_, pmpi_win_test_)
 
 void pmpi_win_lock_(const int *lock_type, const int *rank, const int *assert, const MPI_Win *win,
                     MPI_Fint *ierror)
@@ -4584,6 +5014,7 @@ void pmpi_win_lock_(const int *lock_type, const int *rank, const int *assert, co
 }
 FMPL_F_NAMES(win_lock, WIN_LOCK)
 FMPL_F_ALIAS(mpi_win_lock_f08_, pmpi_win_lock_)
+FMPL_F_ALIAS(pmpi_win_lock_f08_, pmpi_win_lock_)
 
 void pmpi_win_lock_all_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4592,6 +5023,7 @@ void pmpi_win_lock_all_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_lock_all, WIN_LOCK_ALL)
 FMPL_F_ALIAS(mpi_win_lock_all_f08_, pmpi_win_lock_all_)
+FMPL_F_ALIAS(pmpi_win_lock_all_f08_, pmpi_win_lock_all_)
 
 void pmpi_win_unlock_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4600,6 +5032,7 @@ void pmpi_win_unlock_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_unlock, WIN_UNLOCK)
 FMPL_F_ALIAS(mpi_win_unlock_f08_, pmpi_win_unlock_)
+FMPL_F_ALIAS(pmpi_win_unlock_f08_, pmpi_win_unlock_)
 
 void pmpi_win_unlock_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4608,6 +5041,7 @@ void pmpi_win_unlock_all_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_unlock_all, WIN_UNLOCK_ALL)
 FMPL_F_ALIAS(mpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+FMPL_F_ALIAS(pmpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
 
 void pmpi_win_flush_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4616,6 +5050,7 @@ void pmpi_win_flush_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_flush, WIN_FLUSH)
 FMPL_F_ALIAS(mpi_win_flush_f08_, pmpi_win_flush_)
+FMPL_F_ALIAS(pmpi_win_flush_f08_, pmpi_win_flush_)
 
 void pmpi_win_flush_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4624,6 +5059,7 @@ void pmpi_win_flush_all_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_flush_all, WIN_FLUSH_ALL)
 FMPL_F_ALIAS(mpi_win_flush_all_f08_, pmpi_win_flush_all_)
+FMPL_F_ALIAS(pmpi_win_flush_all_f08_, pmpi_win_flush_all_)
 
 void pmpi_win_flush_local_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4632,6 +5068,7 @@ void pmpi_win_flush_local_(const int *rank, const MPI_Win *win, MPI_Fint *ierror
 }
 FMPL_F_NAMES(win_flush_local, WIN_FLUSH_LOCAL)
 FMPL_F_ALIAS(mpi_win_flush_local_f08_, pmpi_win_flush_local_)
+FMPL_F_ALIAS(pmpi_win_flush_local_f08_, pmpi_win_flush_local_)
 
 void pmpi_win_flush_local_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4640,6 +5077,7 @@ void pmpi_win_flush_local_all_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_flush_local_all, WIN_FLUSH_LOCAL_ALL)
 FMPL_F_ALIAS(mpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
+FMPL_F_ALIAS(pmpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
 
 void pmpi_win_sync_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4648,6 +5086,7 @@ void pmpi_win_sync_(const MPI_Win *win, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(win_sync, WIN_SYNC)
 FMPL_F_ALIAS(mpi_win_sync_f08_, pmpi_win_sync_)
+FMPL_F_ALIAS(pmpi_win_sync_f08_, pmpi_win_sync_)
 
 /* ---- Generalized requests and status setters ---- */
 
@@ -4658,6 +5097,7 @@ void pmpi_grequest_complete_(const MPI_Request *request, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(grequest_complete, GREQUEST_COMPLETE)
 FMPL_F_ALIAS(mpi_grequest_complete_f08_, pmpi_grequest_complete_)
+FMPL_F_ALIAS(pmpi_grequest_complete_f08_, pmpi_grequest_complete_)
 
 void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Datatype *datatype, const int *count,
                                MPI_Fint *ierror)
@@ -4667,6 +5107,7 @@ void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Datatype *datatype, c
 }
 FMPL_F_NAMES(status_set_elements, STATUS_SET_ELEMENTS)
 FMPL_F_ALIAS(mpi_status_set_elements_f08_, pmpi_status_set_elements_)
+FMPL_F_ALIAS(pmpi_status_set_elements_f08_, pmpi_status_set_elements_)
 
 void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype,
                                  const MPI_Count *count, MPI_Fint *ierror)
@@ -4676,6 +5117,7 @@ void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype,
 }
 FMPL_F_NAMES(status_set_elements_x, STATUS_SET_ELEMENTS_X)
 FMPL_F_ALIAS(mpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
+FMPL_F_ALIAS(pmpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
 
 void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -4684,6 +5126,7 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint
 }
 FMPL_F_NAMES(status_set_cancelled, STATUS_SET_CANCELLED)
 FMPL_F_ALIAS(mpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
+FMPL_F_ALIAS(pmpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
 
 /* ---- Profiling control ---- */
 
@@ -4694,6 +5137,7 @@ void pmpi_pcontrol_(const int *level, MPI_Fint *ierror)
 }
 FMPL_F_NAMES(pcontrol, PCONTROL)
 FMPL_F_ALIAS(mpi_pcontrol_f08_, pmpi_pcontrol_)
+FMPL_F_ALIAS(pmpi_pcontrol_f08_, pmpi_pcontrol_)
 
 /* ---- Fortran interoperability: statuses and Fortran types ---- */
 
@@ -4704,6 +5148,7 @@ void pmpi_status_f2f08_(const MPI_Fint *f_status, MPI_F08_status *f08_status, MP
 }
 FMPL_F_NAMES(status_f2f08, STATUS_F2F08)
 FMPL_F_ALIAS(mpi_status_f2f08_f08_, pmpi_status_f2f08_)
+FMPL_F_ALIAS(pmpi_status_f2f08_f08_, pmpi_status_f2f08_)
 
 void pmpi_status_f082f_(const MPI_F08_status *f08_status, MPI_Fint *f_status, MPI_Fint *ierror)
 {
@@ -4712,6 +5157,7 @@ void pmpi_status_f082f_(const MPI_F08_status *f08_status, MPI_Fint *f_status, MP
 }
 FMPL_F_NAMES(status_f082f, STATUS_F082F)
 FMPL_F_ALIAS(mpi_status_f082f_f08_, pmpi_status_f082f_)
+FMPL_F_ALIAS(pmpi_status_f082f_f08_, pmpi_status_f082f_)
 
 void pmpi_type_create_f90_real_(const int *p, const int *r, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -4720,6 +5166,7 @@ void pmpi_type_create_f90_real_(const int *p, const int *r, MPI_Datatype *newtyp
 }
 FMPL_F_NAMES(type_create_f90_real, TYPE_CREATE_F90_REAL)
 FMPL_F_ALIAS(mpi_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
+FMPL_F_ALIAS(pmpi_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
 
 void pmpi_type_create_f90_complex_(const int *p, const int *r, MPI_Datatype *newtype,
                                    MPI_Fint *ierror)
@@ -4729,6 +5176,7 @@ void pmpi_type_create_f90_complex_(const int *p, const int *r, MPI_Datatype *new
 }
 FMPL_F_NAMES(type_create_f90_complex, TYPE_CREATE_F90_COMPLEX)
 FMPL_F_ALIAS(mpi_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
+FMPL_F_ALIAS(pmpi_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
 
 void pmpi_type_create_f90_integer_(const int *r, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -4737,6 +5185,7 @@ void pmpi_type_create_f90_integer_(const int *r, MPI_Datatype *newtype, MPI_Fint
 }
 FMPL_F_NAMES(type_create_f90_integer, TYPE_CREATE_F90_INTEGER)
 FMPL_F_ALIAS(mpi_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
+FMPL_F_ALIAS(pmpi_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
 
 void pmpi_type_match_size_(const int *typeclass, const int *size, MPI_Datatype *datatype,
                            MPI_Fint *ierror)
@@ -4746,6 +5195,7 @@ void pmpi_type_match_size_(const int *typeclass, const int *size, MPI_Datatype *
 }
 FMPL_F_NAMES(type_match_size, TYPE_MATCH_SIZE)
 FMPL_F_ALIAS(mpi_type_match_size_f08_, pmpi_type_match_size_)
+FMPL_F_ALIAS(pmpi_type_match_size_f08_, pmpi_type_match_size_)
 
 /* ---- Deprecated since MPI-2.0 (still in MPI-4.0): old attribute interface ---- */
 

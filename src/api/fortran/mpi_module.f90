@@ -6438,4 +6438,117 @@ module mpi
     TYPE(*), DIMENSION(*) :: BUF
   END SUBROUTINE MPI_F_SYNC_REG
   end interface
+  interface MPI_Sizeof
+    module procedure :: fmpl_sizeof_integer1, fmpl_sizeof_integer2, fmpl_sizeof_integer4, &
+        fmpl_sizeof_integer8, fmpl_sizeof_real4, fmpl_sizeof_real8, fmpl_sizeof_real16, &
+        fmpl_sizeof_complex4, fmpl_sizeof_complex8, fmpl_sizeof_complex16, fmpl_sizeof_logical1, &
+        fmpl_sizeof_logical2, fmpl_sizeof_logical4, fmpl_sizeof_logical8
+  end interface
+  interface PMPI_Sizeof
+    module procedure :: fmpl_sizeof_integer1, fmpl_sizeof_integer2, fmpl_sizeof_integer4, &
+        fmpl_sizeof_integer8, fmpl_sizeof_real4, fmpl_sizeof_real8, fmpl_sizeof_real16, &
+        fmpl_sizeof_complex4, fmpl_sizeof_complex8, fmpl_sizeof_complex16, fmpl_sizeof_logical1, &
+        fmpl_sizeof_logical2, fmpl_sizeof_logical4, fmpl_sizeof_logical8
+  end interface
+
+contains
+
+  subroutine fmpl_sizeof_integer1(x, size, ierror)
+    integer(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_integer1
+  subroutine fmpl_sizeof_integer2(x, size, ierror)
+    integer(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_integer2
+  subroutine fmpl_sizeof_integer4(x, size, ierror)
+    integer(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_integer4
+  subroutine fmpl_sizeof_integer8(x, size, ierror)
+    integer(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_integer8
+  subroutine fmpl_sizeof_real4(x, size, ierror)
+    real(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_real4
+  subroutine fmpl_sizeof_real8(x, size, ierror)
+    real(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_real8
+  subroutine fmpl_sizeof_real16(x, size, ierror)
+    real(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_real16
+  subroutine fmpl_sizeof_complex4(x, size, ierror)
+    complex(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_complex4
+  subroutine fmpl_sizeof_complex8(x, size, ierror)
+    complex(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_complex8
+  subroutine fmpl_sizeof_complex16(x, size, ierror)
+    complex(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_complex16
+  subroutine fmpl_sizeof_logical1(x, size, ierror)
+    logical(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_logical1
+  subroutine fmpl_sizeof_logical2(x, size, ierror)
+    logical(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_logical2
+  subroutine fmpl_sizeof_logical4(x, size, ierror)
+    logical(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_logical4
+  subroutine fmpl_sizeof_logical8(x, size, ierror)
+    logical(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = 0
+  end subroutine fmpl_sizeof_logical8
 end module mpi
