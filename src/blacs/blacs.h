@@ -29,11 +29,30 @@ typedef struct blacs_link {
  * row, [1] column, [2] all): BLACS lets a scope's processes take
  * broadcasts from different roots, and broadcasts and combines, in
  * different orders, which a collective could not serve. */
+/* BLACS_GET's and BLACS_SET's WHAT. */
+enum {
+    GET_SYSCONTEXT = 0,
+    GET_MSGIDS = 1,
+    GET_DEBUGLEVEL = 2,
+    GET_BLACSCONTEXT = 10,
+    GET_NR_BS = 11,
+    GET_NB_BS = 12,
+    GET_NR_CO = 13,
+    GET_NB_CO = 14,
+    GET_TOPSREPEAT = 15,
+    GET_TOPSCOHRNT = 16
+};
+
 typedef struct blacs_ctx {
     int sys;                 /* the system context it was made from */
     int nprow, npcol, myrow, mycol;
     fmpl_comm all, row, col;
     blacs_link p2p, bcast[3];
+    /* What BLACS_SET stored for GET_NR_BS .. GET_TOPSCOHRNT (index what -
+     * GET_NR_BS), returned by BLACS_GET: they tune MPI's BLACS's own
+     * topologies, which BLACS-FMPL does not have (FMPL picks its
+     * algorithms), so they change nothing else. */
+    int tuning[GET_TOPSCOHRNT - GET_NR_BS + 1];
 } blacs_ctx;
 
 /* Send (locally blocking) and receive `bytes` to / from member `peer` of

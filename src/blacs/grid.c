@@ -248,6 +248,10 @@ void Cblacs_gridmap(int *context, const int *usermap, int ldumap, int nprow, int
     if (!ctx)
         blacs_error(func, "out of memory");
     ctx->sys = sys;
+    /* MPI's BLACS's defaults: one ring, one branch, no repeatability or
+     * coherence asked for. */
+    for (int w = GET_NR_BS; w <= GET_NB_CO; w++)
+        ctx->tuning[w - GET_NR_BS] = 1;
     ctx->nprow = nprow;
     ctx->npcol = npcol;
     ctx->myrow = mine / npcol;
@@ -383,19 +387,6 @@ void Cblacs_pcoord(int context, int pnum, int *prow, int *pcol)
 
 /* ----------------------------------------------------- get and set */
 
-enum {
-    GET_SYSCONTEXT = 0,
-    GET_MSGIDS = 1,
-    GET_DEBUGLEVEL = 2,
-    GET_BLACSCONTEXT = 10,
-    GET_NR_BS = 11,
-    GET_NB_BS = 12,
-    GET_NR_CO = 13,
-    GET_NB_CO = 14,
-    GET_TOPSREPEAT = 15,
-    GET_TOPSCOHRNT = 16
-};
-
 /* The Fortran interface answers GET_SYSCONTEXT with the MPI communicator
  * itself, as MPI's BLACS does (Fortran programs pass it to MPI); both
  * interfaces accept either form (sys_resolve). */
@@ -428,13 +419,9 @@ void blacs_get(int context, int what, int *val, int fortran)
     case GET_NR_CO:
     case GET_NB_BS:
     case GET_NB_CO:
-        blacs_context(context, "BLACS_GET");
-        *val = 1;
-        break;
     case GET_TOPSREPEAT:
     case GET_TOPSCOHRNT:
-        blacs_context(context, "BLACS_GET");
-        *val = 0;
+        *val = blacs_context(context, "BLACS_GET")->tuning[what - GET_NR_BS];
         break;
     default:
         fprintf(stderr, "BLACS WARNING on process {%d}: BLACS_GET: unknown WHAT (%d)\n",
@@ -446,15 +433,24 @@ void Cblacs_get(int context, int what, int *val) { blacs_get(context, what, val,
 
 /* The settings tune MPI's BLACS's own algorithms (message ids, rings and
  * branches of its topologies): FMPL chooses its algorithms itself, so they
- * are accepted and have no effect. */
+ * have no effect, but a context keeps its topology settings for BLACS_GET
+ * (BLACS's tester checks that it reads back what it set).  Rings must not
+ * be 0 and branches must be positive, as in MPI's BLACS. */
 void Cblacs_set(int context, int what, const int *val)
 {
-    (void)val;
     blacs_start();
     if (what == GET_MSGIDS || what == GET_DEBUGLEVEL)
         return;
     if (what >= GET_NR_BS && what <= GET_TOPSCOHRNT) {
-        blacs_context(context, "BLACS_SET");
+        blacs_ctx *ctx = blacs_context(context, "BLACS_SET");
+        int bad = ((what == GET_NR_BS || what == GET_NR_CO) && *val == 0) ||
+                  ((what == GET_NB_BS || what == GET_NB_CO) && *val <= 0);
+        if (bad)
+            fprintf(stderr, "BLACS WARNING on process {%d}: BLACS_SET: %d is not a valid "
+                    "value for WHAT %d (kept %d)\n", world_rank, *val, what,
+                    ctx->tuning[what - GET_NR_BS]);
+        else
+            ctx->tuning[what - GET_NR_BS] = what >= GET_TOPSREPEAT ? *val != 0 : *val;
         return;
     }
     fprintf(stderr, "BLACS WARNING on process {%d}: BLACS_SET: unknown WHAT (%d)\n",

@@ -26,7 +26,10 @@ ScaLAPACK 2.2.3's fix.  --without-lacon-fix leaves it out.
 A driver run passes when it exits 0, reports at least one test "completed
 and passed residual checks" and none "completed and failed" (the LU,
 Cholesky and QR drivers), or, for the PBLAS testers, when every row of the
-summary table has a positive PASSED and a zero FAILED column.  Without the
+summary table has a positive PASSED and a zero FAILED column.  BLACS's own
+testers (xCbtest, xFbtest, 4 ranks) pass when all 22 families of
+point-to-point, broadcast and combine tests report no failure, every
+auxiliary test passes, and the run ends in their BLACS_ABORT test (exit 255).  Without the
 packages the script says so and exits 77 (ctest's skip code).
 Nothing of ScaLAPACK's is kept in FMPL's repository.
 """
@@ -43,18 +46,47 @@ import tempfile
 TESTS = pathlib.Path("/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests")
 INPUTS = pathlib.Path("/usr/share/scalapack")
 PACKAGES = "scalapack-mpi-test scalapack-test-common"
+# BLACS's own testers, C and Fortran interfaces.
+BLACS_TESTERS = ["xCbtest", "xFbtest"]
 # LU, Cholesky and QR drivers for every type; the PBLAS testers of level 3
 # (the xdgemm-style ones) for every type, levels 1 and 2 for d and z.
 DEFAULT = ([f"x{t}{d}" for d in ("lu", "llt", "qr") for t in "sdcz"] +
            [f"PBLAS/{t}pb3tst" for t in "sdcz"] +
-           [f"PBLAS/{t}pb{lv}tst" for t in "dz" for lv in (1, 2)])
+           [f"PBLAS/{t}pb{lv}tst" for t in "dz" for lv in (1, 2)] +
+           BLACS_TESTERS)
 SKIP = 77
-# The PBLAS testers' input files name only grids of 2 and 4 processes.
-MIN_RANKS = {"PBLAS": 2}
+# The PBLAS testers' input files name only grids of 2 and 4 processes; the
+# BLACS testers' (bt.dat and the rest) grids of up to 4.
+MIN_RANKS = {"PBLAS": 2, "xCbtest": 4, "xFbtest": 4}
+# The BLACS testers end with a test of BLACS_ABORT: one process aborts while
+# the others spin, so a run that passes exits 255 with the launcher naming
+# the aborting rank.  Their report is 22 lines "<TYPE> <FAMILY> TESTS: n
+# TESTS; p PASSED, s SKIPPED, f FAILED." (point-to-point, broadcast, sum,
+# max, min for each type) and the auxiliary tests' PASSED/FAILED lines.
+BLACS_FAMILIES = 22
+BLACS_ABORT_STATUS = 255
+
+
+def blacs_verdict(out, rc):
+    """(ok, summary) of a BLACS tester's run."""
+    if rc != BLACS_ABORT_STATUS or "called abort" not in out:
+        return False, f"exit status {rc}, not the BLACS_ABORT test's {BLACS_ABORT_STATUS}"
+    families = re.findall(r"^\s*[A-Z ]+ TESTS:\s+(\d+) TESTS;\s+(\d+) PASSED,\s+(\d+) SKIPPED,"
+                          r"\s+(\d+) FAILED\.", out, re.M)
+    aux_failed = re.findall(r"^\s*FAILED\s+(.+)$", out, re.M)
+    aux_passed = re.findall(r"^\s*PASSED\s+(.+)$", out, re.M)
+    failed = sum(int(f[3]) for f in families)
+    passed = sum(int(f[1]) for f in families)
+    if len(families) != BLACS_FAMILIES or failed or aux_failed or not aux_passed:
+        return False, (f"{len(families)} of {BLACS_FAMILIES} families reported, {failed} failed; "
+                       f"auxiliary tests failed: {', '.join(aux_failed) or 'none'}")
+    return True, f"{passed} passed in {len(families)} families, {len(aux_passed)} auxiliary"
 
 
 def verdict(program, out, rc):
     """(ok, summary) of one run."""
+    if program in BLACS_TESTERS:
+        return blacs_verdict(out, rc)
     if rc != 0:
         return False, f"exit status {rc}"
     if program.startswith("PBLAS/"):
@@ -116,13 +148,17 @@ def main():
 
     work = pathlib.Path(args.work or tempfile.mkdtemp(prefix="fmpl-scalapack-"))
     work.mkdir(parents=True, exist_ok=True)
-    for dat in glob.glob(str(INPUTS / "*.dat")) + glob.glob(str(INPUTS / "PBLAS" / "*.dat")):
+    for dat in (glob.glob(str(INPUTS / "*.dat")) + glob.glob(str(INPUTS / "PBLAS" / "*.dat")) +
+                glob.glob(str(INPUTS / "BLACS" / "*.dat"))):
         shutil.copy(dat, work)
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = f"{build}:{env.get('LD_LIBRARY_PATH', '')}".rstrip(":")
     env["LD_PRELOAD"] = " ".join(sanitizer_preload(build / "libmpich.so.12") +
                                  [str(p) for p in preload])
     env.setdefault("ASAN_OPTIONS", "detect_leaks=0")  # ScaLAPACK's own leaks are not ours
+    # The BLACS testers' report is in rank 0's Fortran output, which the
+    # BLACS_ABORT test ends by killing: unbuffered, it is all there.
+    env["GFORTRAN_UNBUFFERED_PRECONNECTED"] = "y"
 
     failures = total = 0
     for program in args.programs:
