@@ -179,17 +179,17 @@ def mark(checks):
     return "pass" if checks else ""
 
 
-# Measured on this machine (2 cores, two busy loops of another session):
-# EP.A at 2 ranks, FMPL's binary, 150 Mop/s under fmplrun and 180-200 under
-# mpiexec.hydra, MPICH's 180-200.
+# Measured on this machine (2 cores, two busy loops of another session),
+# before fmplrun gave each rank a session of its own: EP.A at 2 ranks,
+# FMPL's binary, 150 Mop/s under fmplrun and 180-200 under mpiexec.hydra.
 AUTOGROUP_NOTE = (
     "The kernel's autogroup scheduling is on (`kernel.sched_autogroup_enabled=1`): each "
-    "session gets a fair share of the CPUs, and `mpiexec.hydra` starts every rank in a "
-    "session of its own, while `fmplrun` and Open MPI's `mpirun` keep the ranks in the "
-    "launcher's. On a busy machine MPICH's ranks therefore get more CPU time than the others' "
-    "(EP, which hardly communicates, was 25% faster under `mpiexec.hydra` than under "
-    "`fmplrun` with the same FMPL binary): only figures from an idle machine compare the "
-    "libraries.")
+    "session gets a fair share of the CPUs. `mpiexec.hydra` and `fmplrun` start every rank "
+    "in a session of its own, while Open MPI's `mpirun` keeps the ranks in the launcher's, "
+    "so on a busy machine Open MPI's ranks get less CPU time than the others' (EP, which "
+    "hardly communicates, was 25% faster under `mpiexec.hydra` than under an `fmplrun` that "
+    "kept its ranks in one session, with the same FMPL binary): only figures from an idle "
+    "machine compare the libraries.")
 
 
 def busy_by_lib(runs):
