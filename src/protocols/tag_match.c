@@ -762,13 +762,13 @@ static void send_eager_ref(fmpl_team *t, const void *buf, int64_t size, int dst,
      * start to yield, reached at once on an oversubscribed host).  Once R
      * has claimed it, R is copying and S waits as any wait does. */
     uint64_t start = 0;
-    unsigned idle = 0;
     int claimed = 0;
     fmpl_waiter wt = FMPL_WAITER_INIT;
     for (unsigned polls = 0;; polls++) {
         if ((atomic_load_explicit(state, memory_order_acquire) & 0xff) == REF_DONE)
             return;
-        int give_up = !claimed && idle >= fmpl_spin_count;
+        /* wt.polls reaching the budget is where fmpl_wait_once would yield. */
+        int give_up = !claimed && wt.polls >= fmpl_spin_count;
         if (!claimed && !give_up && (polls & 63) == 63) {
             uint64_t now = fmpl_now_ns();
             if (!start)
@@ -788,15 +788,8 @@ static void send_eager_ref(fmpl_team *t, const void *buf, int64_t size, int dst,
             }
             claimed = 1; /* R is copying: wait for DONE */
         }
-        if (fmpl_tm_progress())
-            continue;
-        if (claimed) {
+        if (!fmpl_tm_progress())
             fmpl_wait_once(&wt);
-        } else {
-            idle++;
-            fmpl_poll_remote();
-            fmpl_cpu_relax();
-        }
     }
 }
 
