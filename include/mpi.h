@@ -21,12 +21,15 @@
  *    so are the ten MPI-1 functions removed in MPI-3.0 that MPICH still
  *    declares (MPI_Address, MPI_Type_struct, ...).
  *
+ *  - The tool information interface (MPI_T_*), with MPICH's types and
+ *    constants: FMPL's tunables are its control variables (read-only); it
+ *    has no performance variables, categories, events or sources yet.
+ *  - MPI-IO (MPI_File_*, MPI_Register_datarep) with MPICH's constants, so
+ *    that every name of MPICH's ABI links: the file functions are not
+ *    implemented yet and return MPI_ERR_UNSUPPORTED_OPERATION with a message,
+ *    except the handle conversions and the error handlers of MPI_FILE_NULL.
+ *
  * What is not
- *  - The tool information interface (MPI_T_*): no functions, types or
- *    constants except its error classes, which MPI_Error_class may return.
- *  - MPI-IO: no MPI_File_* functions, file modes or MPI_Register_datarep.
- *    The MPI_File handle type, MPI_FILE_NULL, MPI_Offset and MPI_OFFSET stay,
- *    since other parts of the interface name them.
  *  - MPICH's own extensions (MPIX_*, QMPI_*, the MPICH* macros): a program
  *    that tests `#ifdef MPICH` is not talking to MPICH.  Test FMPL_MPI.
  *  - The C++ bindings (removed from the standard in MPI-3.0).  The header
@@ -433,8 +436,7 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_ERR_RMA_ATTACH            56
 #define MPI_ERR_RMA_SHARED            57
 #define MPI_ERR_RMA_FLAVOR            58
-/* 59-74 and 78: the tool interface's classes (the interface itself is not
- * provided; the classes are listed so that every class has its name). */
+/* 59-74 and 78: the tool interface's classes. */
 #define MPI_T_ERR_MEMORY              59
 #define MPI_T_ERR_NOT_INITIALIZED     60
 #define MPI_T_ERR_CANNOT_INIT         61
@@ -506,6 +508,127 @@ typedef void MPI_Handler_function(MPI_Comm *comm, int *error_code, ...);
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+
+/* ------------------------------------------------------------------ MPI-IO */
+
+/* File access modes (MPI_File_open), bit values as MPICH's (ROMIO's). */
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_EXCL            64
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN     32
+#define MPI_MODE_APPEND          128
+#define MPI_MODE_SEQUENTIAL      256
+
+#define MPI_DISPLACEMENT_CURRENT -54278278
+#define MPI_SEEK_SET             600
+#define MPI_SEEK_CUR             602
+#define MPI_SEEK_END             604
+#define MPI_MAX_DATAREP_STRING   128
+
+/* Data representations (MPI_Register_datarep). */
+typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype datatype, int count,
+                                            void *filebuf, MPI_Offset position,
+                                            void *extra_state);
+typedef int MPI_Datarep_conversion_function_c(void *userbuf, MPI_Datatype datatype,
+                                              MPI_Count count, void *filebuf,
+                                              MPI_Offset position, void *extra_state);
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype, MPI_Aint *file_extent,
+                                        void *extra_state);
+#define MPI_CONVERSION_FN_NULL   ((MPI_Datarep_conversion_function *)0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
+
+/* ----------------------------------------------- tool information interface */
+
+/* Handles are pointers, as in MPICH; the structures are the library's. */
+typedef struct MPIR_T_enum_s *MPI_T_enum;
+typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
+typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
+typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+
+/* A library object (MPICH's name), so its address is the same everywhere. */
+extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
+
+#define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL  ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+/* Enumerations with MPICH's values (and its type names, for C++). */
+typedef enum MPIR_T_verbosity_t {
+    MPI_T_VERBOSITY_USER_BASIC = 221,
+    MPI_T_VERBOSITY_USER_DETAIL,
+    MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC,
+    MPI_T_VERBOSITY_TUNER_DETAIL,
+    MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC,
+    MPI_T_VERBOSITY_MPIDEV_DETAIL,
+    MPI_T_VERBOSITY_MPIDEV_ALL
+} MPIR_T_verbosity_t;
+
+typedef enum MPIR_T_bind_t {
+    MPI_T_BIND_NO_OBJECT = 9700,
+    MPI_T_BIND_MPI_COMM,
+    MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER,
+    MPI_T_BIND_MPI_FILE,
+    MPI_T_BIND_MPI_GROUP,
+    MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST,
+    MPI_T_BIND_MPI_WIN,
+    MPI_T_BIND_MPI_MESSAGE,
+    MPI_T_BIND_MPI_INFO
+} MPIR_T_bind_t;
+
+typedef enum MPIR_T_scope_t {
+    MPI_T_SCOPE_CONSTANT = 60438,
+    MPI_T_SCOPE_READONLY,
+    MPI_T_SCOPE_LOCAL,
+    MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ,
+    MPI_T_SCOPE_ALL,
+    MPI_T_SCOPE_ALL_EQ
+} MPIR_T_scope_t;
+
+typedef enum MPIR_T_pvar_class_t {
+    MPI_T_PVAR_CLASS_STATE = 240,
+    MPI_T_PVAR_CLASS_LEVEL,
+    MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE,
+    MPI_T_PVAR_CLASS_HIGHWATERMARK,
+    MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER,
+    MPI_T_PVAR_CLASS_AGGREGATE,
+    MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC
+} MPIR_T_pvar_class_t;
+
+typedef enum MPI_T_cb_safety {
+    MPI_T_CB_REQUIRE_NONE = 0,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+    MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 0,
+    MPI_T_SOURCE_UNORDERED
+} MPI_T_source_order;
+
+typedef void MPI_T_event_cb_function(MPI_T_event_instance event_instance,
+                                     MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, void *user_data);
+typedef void MPI_T_event_free_cb_function(MPI_T_event_registration event_registration,
+                                          MPI_T_cb_safety cb_safety, void *user_data);
+typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
+                                             MPI_T_event_registration event_registration,
+                                             int source_index, MPI_T_cb_safety cb_safety,
+                                             void *user_data);
 
 /* ------------------------------------------------------ predefined callbacks */
 
@@ -2398,6 +2521,447 @@ int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+/* ---- MPI-IO: files (declared for the ABI; tools/mpi_header/unsupported.txt) ---- */
+
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_Fint PMPI_File_c2f(MPI_File file);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode);
+int MPI_File_close(MPI_File *fh);
+int PMPI_File_close(MPI_File *fh);
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int PMPI_File_delete(const char *filename, MPI_Info info);
+MPI_File MPI_File_f2c(MPI_Fint file);
+MPI_File PMPI_File_f2c(MPI_Fint file);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int PMPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int PMPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                      char *datarep);
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                       char *datarep);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request);
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request);
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request);
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                               MPI_Datatype datatype);
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                MPI_Datatype datatype);
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                 MPI_Datatype datatype);
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int PMPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int PMPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info);
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                       const char *datarep, MPI_Info info);
+int MPI_File_sync(MPI_File fh);
+int PMPI_File_sync(MPI_File fh);
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status);
+int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                               MPI_Datatype datatype);
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                MPI_Datatype datatype);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                MPI_Datatype datatype);
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                 MPI_Datatype datatype);
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype);
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+
+/* ---- The tool information interface (MPI_T) ---- */
+
+int MPI_T_category_changed(int *update_number);
+int PMPI_T_category_changed(int *update_number);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_events(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_events(int cat_index, int len, int indices[]);
+int MPI_T_category_get_index(const char *name, int *cat_index);
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                            int *num_cvars, int *num_pvars, int *num_categories);
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+                             int *num_cvars, int *num_pvars, int *num_categories);
+int MPI_T_category_get_num(int *num_cat);
+int PMPI_T_category_get_num(int *num_cat);
+int MPI_T_category_get_num_events(int cat_index, int *num_events);
+int PMPI_T_category_get_num_events(int cat_index, int *num_events);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                        int *bind, int *scope);
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *scope);
+int MPI_T_cvar_get_num(int *num_cvar);
+int PMPI_T_cvar_get_num(int *num_cvar);
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                            int *count);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+                             int *count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety, MPI_Info *info_used);
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used);
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety, MPI_Info info);
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info info);
+int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+int MPI_T_event_get_index(const char *name, int *event_index);
+int PMPI_T_event_get_index(const char *name, int *event_index);
+int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                         MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                         int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                         int *desc_len, int *bind);
+int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
+                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
+                          int *desc_len, int *bind);
+int MPI_T_event_get_num(int *num_events);
+int PMPI_T_event_get_num(int *num_events);
+int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                             MPI_T_event_registration *event_registration);
+int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+                              MPI_T_event_registration *event_registration);
+int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                            MPI_T_event_free_cb_function free_cb_function);
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+                             MPI_T_event_free_cb_function free_cb_function);
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                  MPI_T_event_cb_function event_cb_function);
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+                                   MPI_T_event_cb_function event_cb_function);
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                    MPI_T_event_dropped_cb_function dropped_cb_function);
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function dropped_cb_function);
+int MPI_T_finalize(void);
+int PMPI_T_finalize(void);
+int MPI_T_init_thread(int required, int *provided);
+int PMPI_T_init_thread(int required, int *provided);
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                        MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                        int *bind, int *readonly, int *continuous, int *atomic);
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class,
+                         MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+                         int *bind, int *readonly, int *continuous, int *atomic);
+int MPI_T_pvar_get_num(int *num_pvar);
+int PMPI_T_pvar_get_num(int *num_pvar);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session pe_session, int pvar_index, void *obj_handle,
+                            MPI_T_pvar_handle *handle, int *count);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session pe_session, int pvar_index, void *obj_handle,
+                             MPI_T_pvar_handle *handle, int *count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session pe_session, MPI_T_pvar_handle *handle);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session pe_session, MPI_T_pvar_handle *handle);
+int MPI_T_pvar_read(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_pvar_read(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_readreset(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_reset(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_session_create(MPI_T_pvar_session *pe_session);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *pe_session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session *pe_session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *pe_session);
+int MPI_T_pvar_start(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_write(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, const void *buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session pe_session, MPI_T_pvar_handle handle, const void *buf);
+int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                          MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                          MPI_Count *max_ticks, MPI_Info *info);
+int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
+                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+                           MPI_Count *max_ticks, MPI_Info *info);
+int MPI_T_source_get_num(int *num_sources);
+int PMPI_T_source_get_num(int *num_sources);
+int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 
 /* ---- Deprecated since MPI-2.0 (still in MPI-4.0): old attribute interface ---- */
 

@@ -64,7 +64,9 @@ HANDWRITTEN = {
 
 # The handle types (mpi_f08's TYPE(MPI_Comm) ...).
 HANDLE_TYPES = ["Comm", "Datatype", "Errhandler", "Group", "Info", "Message", "Op",
-                "Request", "Session", "Win"]
+                "Request", "Session", "Win", "File"]
+# Every handle is the C int itself in Fortran, except MPI_File: a pointer in
+# C (MPICH's ABI), converted with MPI_File_f2c / MPI_File_c2f.
 
 
 # ---------------------------------------------------------------- inputs
@@ -214,7 +216,9 @@ def c_entry(f):
         k, n = p.kind, p.name
         ptr = carray or (ctype or "").endswith("*")
         base = (ctype or "").replace("const", "").replace("*", "").strip()
-        if k == "BUFFER" or k in ("C_BUFFER3",):
+        if base == "MPI_File" and not carray:
+            args.append(f"{'MPI_Fint' if ptr else 'const MPI_Fint'} *{n}")
+        elif k == "BUFFER" or k in ("C_BUFFER3",):
             args.append(f"void *{n}")
         elif k in ("C_BUFFER", "C_BUFFER2"):
             args.append(f"void *{n}")
@@ -244,6 +248,12 @@ def c_entry(f):
         k = p.kind if p else None
         if p is None or not (p.f08 if f.large else p.f90):
             call.append("NULL" if t.endswith("*") or arr else "0")  # argc/argv of MPI_Init
+        elif t.replace("const", "").strip() == "MPI_File" and not arr:
+            call.append(f"PMPI_File_f2c(*{n})")
+        elif t.replace("const", "").replace("*", "").strip() == "MPI_File" and not arr:
+            pre.append(f"MPI_File {n}_c = PMPI_File_f2c(*{n});")
+            call.append(f"&{n}_c")
+            post.append(f"*{n} = PMPI_File_c2f({n}_c);")
         elif k == "BUFFER":
             call.append(f"FMPL_F_BUFFER({n})")
         elif k == "C_BUFFER2":
@@ -269,7 +279,7 @@ def c_entry(f):
             call.append(f"fmpl_f_weights({n})")
         elif k == "ERROR_CODE" and arr:
             call.append(f"fmpl_f_errcodes({n})")
-        elif k == "ATTRIBUTE_VAL":
+        elif k in ("ATTRIBUTE_VAL", "EXTRA_STATE"):
             call.append(f"(void *)*{n}")
         elif k in ("FUNCTION", "POLYFUNCTION"):
             call.append(n)  # same calling convention as C (see fortran.h)

@@ -144,6 +144,9 @@ def constants(text):
         if m.group(2) == "(":        # function-like macro
             continue
         names.append(m.group(1))
+    # Enumerators (the tool interface's verbosity, binding, scope ... values).
+    for body in re.findall(r"^typedef\s+enum\s*\w*\s*\{([^}]*)\}", text, flags=re.M):
+        names += re.findall(r"\b(MPI_\w+)\s*(?:=[^,]*)?(?:,|$)", body.strip())
     return names
 
 

@@ -37,8 +37,9 @@ PREAMBLE = """\
  *
  * The MPI functions FMPL does not implement yet.  Each one reports
  * MPI_ERR_UNSUPPORTED_OPERATION with a message naming it (on its
- * communicator argument when it has one, else on MPI_COMM_WORLD) and
- * returns that code; it changes none of its arguments. */
+ * communicator argument when it has one, else on MPI_COMM_WORLD; MPI-IO's
+ * on MPI_FILE_NULL's handler) and returns that code; it changes none of
+ * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
 static int unsupported(MPI_Comm comm, const char *func)
@@ -57,6 +58,19 @@ static int unsupported(MPI_Comm comm, const char *func)
         unused;                                                                                   \\
         return unsupported(comm, "MPI_" #name);                                                   \\
     }                                                                                             \\
+    FMPL_MPI_WEAK(name)
+
+/* MPI-IO's functions report through the error handler of MPI_FILE_NULL
+ * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
+ * no file can be opened to carry one of its own (file.c). */
+#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                               \
+    int PMPI_##name params                                                                        \
+    {                                                                                             \
+        unused;                                                                                   \
+        return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                   \
+                                   "MPI_" #name " is not implemented by this version of FMPL "    \
+                                   "(MPI-IO is not provided yet)");                               \
+    }                                                                                             \
     FMPL_MPI_WEAK(name)
 
 """
@@ -110,6 +124,10 @@ def render(names, protos):
         plist = param_names(params)
         comm = next((n for t, n in plist if t == "MPI_Comm"), None)
         unused = ", ".join(f"(void){n}" for t, n in plist if n)
+        if name.startswith(("File_", "Register_datarep")):
+            parts.append(f"FMPL_UNSUPPORTED_FILE({name}, ({params}),\n"
+                         f"                      ({unused}))\n")
+            continue
         parts.append(f"FMPL_UNSUPPORTED({name}, ({params}), {comm or 'MPI_COMM_WORLD'},\n"
                      f"                 ({unused}))\n")
     return "".join(parts)

@@ -41,6 +41,9 @@ module mpi_f08
   type, bind(C) :: MPI_Win
     integer(c_int) :: MPI_VAL
   end type MPI_Win
+  type, bind(C) :: MPI_File
+    integer(c_int) :: MPI_VAL
+  end type MPI_File
   type, bind(C) :: MPI_Status
     integer(c_int) :: count_lo, count_hi_and_cancelled
     integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR
@@ -106,6 +109,12 @@ module mpi_f08
   interface operator(/=)
     module procedure fmpl_win_ne
   end interface
+  interface operator(==)
+    module procedure fmpl_file_eq
+  end interface
+  interface operator(/=)
+    module procedure fmpl_file_ne
+  end interface
 
   integer, parameter :: MPI_STATUS_SIZE = 5
   integer, parameter :: MPI_SOURCE = 3, MPI_TAG = 4, MPI_ERROR = 5
@@ -125,6 +134,7 @@ module mpi_f08
   type(MPI_Request), parameter :: MPI_REQUEST_NULL = MPI_Request(738197504)
   type(MPI_Message), parameter :: MPI_MESSAGE_NULL = MPI_Message(738197504)
   type(MPI_Session), parameter :: MPI_SESSION_NULL = MPI_Session(939524096)
+  type(MPI_File), parameter :: MPI_FILE_NULL = MPI_File(0)
   type(MPI_Comm), parameter :: MPI_COMM_WORLD = MPI_Comm(1140850688)
   type(MPI_Comm), parameter :: MPI_COMM_SELF = MPI_Comm(1140850689)
   type(MPI_Group), parameter :: MPI_GROUP_EMPTY = MPI_Group(1207959552)
@@ -376,6 +386,20 @@ module mpi_f08
   integer, parameter :: MPI_ERR_VALUE_TOO_LARGE = 77
   integer, parameter :: MPI_T_ERR_NOT_SUPPORTED = 78
   integer, parameter :: MPI_ERR_LASTCODE = 1073741823
+  integer, parameter :: MPI_MODE_RDONLY = 2
+  integer, parameter :: MPI_MODE_RDWR = 8
+  integer, parameter :: MPI_MODE_WRONLY = 4
+  integer, parameter :: MPI_MODE_CREATE = 1
+  integer, parameter :: MPI_MODE_EXCL = 64
+  integer, parameter :: MPI_MODE_DELETE_ON_CLOSE = 16
+  integer, parameter :: MPI_MODE_UNIQUE_OPEN = 32
+  integer, parameter :: MPI_MODE_APPEND = 128
+  integer, parameter :: MPI_MODE_SEQUENTIAL = 256
+  integer, parameter :: MPI_DISPLACEMENT_CURRENT = -54278278
+  integer, parameter :: MPI_SEEK_SET = 600
+  integer, parameter :: MPI_SEEK_CUR = 602
+  integer, parameter :: MPI_SEEK_END = 604
+  integer, parameter :: MPI_MAX_DATAREP_STRING = 128
 
   ! Sentinels: the same common blocks as mpif.h's (the library compares
   ! addresses).
@@ -10871,6 +10895,1796 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: datatype
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Type_match_size_f08
+  SUBROUTINE MPI_File_call_errhandler_f08(fh, errorcode, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_call_errhandler_f08
+  SUBROUTINE PMPI_File_call_errhandler_f08(fh, errorcode, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_call_errhandler_f08
+  SUBROUTINE MPI_File_close_f08(fh, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(INOUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_close_f08
+  SUBROUTINE PMPI_File_close_f08(fh, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(INOUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_close_f08
+  SUBROUTINE MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    EXTERNAL :: file_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_create_errhandler_f08
+  SUBROUTINE PMPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+    IMPORT :: MPI_Errhandler
+    IMPLICIT NONE
+    EXTERNAL :: file_errhandler_fn
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_create_errhandler_f08
+  SUBROUTINE MPI_File_delete_f08(filename, info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: filename
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_delete_f08
+  SUBROUTINE PMPI_File_delete_f08(filename, info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: filename
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_delete_f08
+  SUBROUTINE MPI_File_get_amode_f08(fh, amode, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(OUT) :: amode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_amode_f08
+  SUBROUTINE PMPI_File_get_amode_f08(fh, amode, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, INTENT(OUT) :: amode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_amode_f08
+  SUBROUTINE MPI_File_get_atomicity_f08(fh, flag, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_atomicity_f08
+  SUBROUTINE PMPI_File_get_atomicity_f08(fh, flag, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(OUT) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_atomicity_f08
+  SUBROUTINE MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_byte_offset_f08
+  SUBROUTINE PMPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_byte_offset_f08
+  SUBROUTINE MPI_File_get_errhandler_f08(file, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_errhandler_f08
+  SUBROUTINE PMPI_File_get_errhandler_f08(file, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_errhandler_f08
+  SUBROUTINE MPI_File_get_group_f08(fh, group, ierror)
+    IMPORT :: MPI_File, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_group_f08
+  SUBROUTINE PMPI_File_get_group_f08(fh, group, ierror)
+    IMPORT :: MPI_File, MPI_Group
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Group), INTENT(OUT) :: group
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_group_f08
+  SUBROUTINE MPI_File_get_info_f08(fh, info_used, ierror)
+    IMPORT :: MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_info_f08
+  SUBROUTINE PMPI_File_get_info_f08(fh, info_used, ierror)
+    IMPORT :: MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(OUT) :: info_used
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_info_f08
+  SUBROUTINE MPI_File_get_position_f08(fh, offset, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_position_f08
+  SUBROUTINE PMPI_File_get_position_f08(fh, offset, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_position_f08
+  SUBROUTINE MPI_File_get_position_shared_f08(fh, offset, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_position_shared_f08
+  SUBROUTINE PMPI_File_get_position_shared_f08(fh, offset, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_position_shared_f08
+  SUBROUTINE MPI_File_get_size_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_size_f08
+  SUBROUTINE PMPI_File_get_size_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_size_f08
+  SUBROUTINE MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_type_extent_f08
+  SUBROUTINE PMPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+    IMPORT :: MPI_ADDRESS_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_type_extent_f08
+  SUBROUTINE MPI_File_get_type_extent_f08c(fh, datatype, extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_type_extent_f08c
+  SUBROUTINE PMPI_File_get_type_extent_f08c(fh, datatype, extent, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_type_extent_f08c
+  SUBROUTINE MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    TYPE(MPI_Datatype), INTENT(OUT) :: etype
+    TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+    CHARACTER(LEN=*), INTENT(OUT) :: datarep
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_get_view_f08
+  SUBROUTINE PMPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+    TYPE(MPI_Datatype), INTENT(OUT) :: etype
+    TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+    CHARACTER(LEN=*), INTENT(OUT) :: datarep
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_get_view_f08
+  SUBROUTINE MPI_File_iread_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_f08
+  SUBROUTINE PMPI_File_iread_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_f08
+  SUBROUTINE MPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_f08c
+  SUBROUTINE PMPI_File_iread_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_f08c
+  SUBROUTINE MPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_all_f08
+  SUBROUTINE PMPI_File_iread_all_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_all_f08
+  SUBROUTINE MPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_all_f08c
+  SUBROUTINE PMPI_File_iread_all_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_all_f08c
+  SUBROUTINE MPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_at_f08
+  SUBROUTINE PMPI_File_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_at_f08
+  SUBROUTINE MPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_at_f08c
+  SUBROUTINE PMPI_File_iread_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_at_f08c
+  SUBROUTINE MPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_at_all_f08
+  SUBROUTINE PMPI_File_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_at_all_f08
+  SUBROUTINE MPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_at_all_f08c
+  SUBROUTINE PMPI_File_iread_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_at_all_f08c
+  SUBROUTINE MPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_shared_f08
+  SUBROUTINE PMPI_File_iread_shared_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_shared_f08
+  SUBROUTINE MPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iread_shared_f08c
+  SUBROUTINE PMPI_File_iread_shared_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iread_shared_f08c
+  SUBROUTINE MPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_f08
+  SUBROUTINE PMPI_File_iwrite_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_f08
+  SUBROUTINE MPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_f08c
+  SUBROUTINE PMPI_File_iwrite_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_f08c
+  SUBROUTINE MPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_all_f08
+  SUBROUTINE PMPI_File_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_all_f08
+  SUBROUTINE MPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_all_f08c
+  SUBROUTINE PMPI_File_iwrite_all_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_all_f08c
+  SUBROUTINE MPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_at_f08
+  SUBROUTINE PMPI_File_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_at_f08
+  SUBROUTINE MPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_at_f08c
+  SUBROUTINE PMPI_File_iwrite_at_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_at_f08c
+  SUBROUTINE MPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_at_all_f08
+  SUBROUTINE PMPI_File_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_at_all_f08
+  SUBROUTINE MPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_at_all_f08c
+  SUBROUTINE PMPI_File_iwrite_at_all_f08c(fh, offset, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_at_all_f08c
+  SUBROUTINE MPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_shared_f08
+  SUBROUTINE PMPI_File_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_shared_f08
+  SUBROUTINE MPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_iwrite_shared_f08c
+  SUBROUTINE PMPI_File_iwrite_shared_f08c(fh, buf, count, datatype, request, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_iwrite_shared_f08c
+  SUBROUTINE MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+    IMPORT :: MPI_Comm, MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    CHARACTER(LEN=*), INTENT(IN) :: filename
+    INTEGER, INTENT(IN) :: amode
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_File), INTENT(OUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_open_f08
+  SUBROUTINE PMPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+    IMPORT :: MPI_Comm, MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    CHARACTER(LEN=*), INTENT(IN) :: filename
+    INTEGER, INTENT(IN) :: amode
+    TYPE(MPI_Info), INTENT(IN) :: info
+    TYPE(MPI_File), INTENT(OUT) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_open_f08
+  SUBROUTINE MPI_File_preallocate_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_preallocate_f08
+  SUBROUTINE PMPI_File_preallocate_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_preallocate_f08
+  SUBROUTINE MPI_File_read_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_f08
+  SUBROUTINE PMPI_File_read_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_f08
+  SUBROUTINE MPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_f08c
+  SUBROUTINE PMPI_File_read_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_f08c
+  SUBROUTINE MPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_all_f08
+  SUBROUTINE PMPI_File_read_all_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_all_f08
+  SUBROUTINE MPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_all_f08c
+  SUBROUTINE PMPI_File_read_all_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_all_f08c
+  SUBROUTINE MPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_all_begin_f08
+  SUBROUTINE PMPI_File_read_all_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_all_begin_f08
+  SUBROUTINE MPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_all_begin_f08c
+  SUBROUTINE PMPI_File_read_all_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_all_begin_f08c
+  SUBROUTINE MPI_File_read_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_all_end_f08
+  SUBROUTINE PMPI_File_read_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_all_end_f08
+  SUBROUTINE MPI_File_read_at_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_f08
+  SUBROUTINE PMPI_File_read_at_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_f08
+  SUBROUTINE MPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_f08c
+  SUBROUTINE PMPI_File_read_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_f08c
+  SUBROUTINE MPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_all_f08
+  SUBROUTINE PMPI_File_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_all_f08
+  SUBROUTINE MPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_all_f08c
+  SUBROUTINE PMPI_File_read_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_all_f08c
+  SUBROUTINE MPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_all_begin_f08
+  SUBROUTINE PMPI_File_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_all_begin_f08
+  SUBROUTINE MPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_all_begin_f08c
+  SUBROUTINE PMPI_File_read_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_all_begin_f08c
+  SUBROUTINE MPI_File_read_at_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_at_all_end_f08
+  SUBROUTINE PMPI_File_read_at_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_at_all_end_f08
+  SUBROUTINE MPI_File_read_ordered_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_ordered_f08
+  SUBROUTINE PMPI_File_read_ordered_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_ordered_f08
+  SUBROUTINE MPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_ordered_f08c
+  SUBROUTINE PMPI_File_read_ordered_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_ordered_f08c
+  SUBROUTINE MPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_ordered_begin_f08
+  SUBROUTINE PMPI_File_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_ordered_begin_f08
+  SUBROUTINE MPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_ordered_begin_f08c
+  SUBROUTINE PMPI_File_read_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_ordered_begin_f08c
+  SUBROUTINE MPI_File_read_ordered_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_ordered_end_f08
+  SUBROUTINE PMPI_File_read_ordered_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_ordered_end_f08
+  SUBROUTINE MPI_File_read_shared_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_shared_f08
+  SUBROUTINE PMPI_File_read_shared_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_shared_f08
+  SUBROUTINE MPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_read_shared_f08c
+  SUBROUTINE PMPI_File_read_shared_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_read_shared_f08c
+  SUBROUTINE MPI_File_seek_f08(fh, offset, whence, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_seek_f08
+  SUBROUTINE PMPI_File_seek_f08(fh, offset, whence, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_seek_f08
+  SUBROUTINE MPI_File_seek_shared_f08(fh, offset, whence, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_seek_shared_f08
+  SUBROUTINE PMPI_File_seek_shared_f08(fh, offset, whence, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    INTEGER, INTENT(IN) :: whence
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_seek_shared_f08
+  SUBROUTINE MPI_File_set_atomicity_f08(fh, flag, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_set_atomicity_f08
+  SUBROUTINE PMPI_File_set_atomicity_f08(fh, flag, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    LOGICAL, INTENT(IN) :: flag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_set_atomicity_f08
+  SUBROUTINE MPI_File_set_errhandler_f08(file, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_set_errhandler_f08
+  SUBROUTINE PMPI_File_set_errhandler_f08(file, errhandler, ierror)
+    IMPORT :: MPI_Errhandler, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: file
+    TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_set_errhandler_f08
+  SUBROUTINE MPI_File_set_info_f08(fh, info, ierror)
+    IMPORT :: MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_set_info_f08
+  SUBROUTINE PMPI_File_set_info_f08(fh, info, ierror)
+    IMPORT :: MPI_File, MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_set_info_f08
+  SUBROUTINE MPI_File_set_size_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_set_size_f08
+  SUBROUTINE PMPI_File_set_size_f08(fh, size, ierror)
+    IMPORT :: MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_set_size_f08
+  SUBROUTINE MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Info, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+    TYPE(MPI_Datatype), INTENT(IN) :: etype
+    TYPE(MPI_Datatype), INTENT(IN) :: filetype
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_set_view_f08
+  SUBROUTINE PMPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Info, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+    TYPE(MPI_Datatype), INTENT(IN) :: etype
+    TYPE(MPI_Datatype), INTENT(IN) :: filetype
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    TYPE(MPI_Info), INTENT(IN) :: info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_set_view_f08
+  SUBROUTINE MPI_File_sync_f08(fh, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_sync_f08
+  SUBROUTINE PMPI_File_sync_f08(fh, ierror)
+    IMPORT :: MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_sync_f08
+  SUBROUTINE MPI_File_write_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_f08
+  SUBROUTINE PMPI_File_write_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_f08
+  SUBROUTINE MPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_f08c
+  SUBROUTINE PMPI_File_write_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_f08c
+  SUBROUTINE MPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_all_f08
+  SUBROUTINE PMPI_File_write_all_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_all_f08
+  SUBROUTINE MPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_all_f08c
+  SUBROUTINE PMPI_File_write_all_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_all_f08c
+  SUBROUTINE MPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_all_begin_f08
+  SUBROUTINE PMPI_File_write_all_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_all_begin_f08
+  SUBROUTINE MPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_all_begin_f08c
+  SUBROUTINE PMPI_File_write_all_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_all_begin_f08c
+  SUBROUTINE MPI_File_write_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_all_end_f08
+  SUBROUTINE PMPI_File_write_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_all_end_f08
+  SUBROUTINE MPI_File_write_at_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_f08
+  SUBROUTINE PMPI_File_write_at_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_f08
+  SUBROUTINE MPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_f08c
+  SUBROUTINE PMPI_File_write_at_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_f08c
+  SUBROUTINE MPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_all_f08
+  SUBROUTINE PMPI_File_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_all_f08
+  SUBROUTINE MPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_all_f08c
+  SUBROUTINE PMPI_File_write_at_all_f08c(fh, offset, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_all_f08c
+  SUBROUTINE MPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_all_begin_f08
+  SUBROUTINE PMPI_File_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_all_begin_f08
+  SUBROUTINE MPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_all_begin_f08c
+  SUBROUTINE PMPI_File_write_at_all_begin_f08c(fh, offset, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_OFFSET_KIND
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_all_begin_f08c
+  SUBROUTINE MPI_File_write_at_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_at_all_end_f08
+  SUBROUTINE PMPI_File_write_at_all_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_at_all_end_f08
+  SUBROUTINE MPI_File_write_ordered_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_ordered_f08
+  SUBROUTINE PMPI_File_write_ordered_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_ordered_f08
+  SUBROUTINE MPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_ordered_f08c
+  SUBROUTINE PMPI_File_write_ordered_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_ordered_f08c
+  SUBROUTINE MPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_ordered_begin_f08
+  SUBROUTINE PMPI_File_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_ordered_begin_f08
+  SUBROUTINE MPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_ordered_begin_f08c
+  SUBROUTINE PMPI_File_write_ordered_begin_f08c(fh, buf, count, datatype, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_ordered_begin_f08c
+  SUBROUTINE MPI_File_write_ordered_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_ordered_end_f08
+  SUBROUTINE PMPI_File_write_ordered_end_f08(fh, buf, status, ierror)
+    IMPORT :: MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buf
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_ordered_end_f08
+  SUBROUTINE MPI_File_write_shared_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_shared_f08
+  SUBROUTINE PMPI_File_write_shared_f08(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_shared_f08
+  SUBROUTINE MPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_File_write_shared_f08c
+  SUBROUTINE PMPI_File_write_shared_f08c(fh, buf, count, datatype, status, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_File, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_File), INTENT(IN) :: fh
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    TYPE(*), DIMENSION(*) :: buf
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_File_write_shared_f08c
+  SUBROUTINE MPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    EXTERNAL :: read_conversion_fn
+    EXTERNAL :: write_conversion_fn
+    EXTERNAL :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Register_datarep_f08
+  SUBROUTINE PMPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    EXTERNAL :: read_conversion_fn
+    EXTERNAL :: write_conversion_fn
+    EXTERNAL :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Register_datarep_f08
+  SUBROUTINE MPI_Register_datarep_f08c(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    EXTERNAL :: read_conversion_fn
+    EXTERNAL :: write_conversion_fn
+    EXTERNAL :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Register_datarep_f08c
+  SUBROUTINE PMPI_Register_datarep_f08c(datarep, read_conversion_fn, write_conversion_fn, &
+      dtype_file_extent_fn, extra_state, ierror)
+    IMPORT :: MPI_ADDRESS_KIND
+    IMPLICIT NONE
+    CHARACTER(LEN=*), INTENT(IN) :: datarep
+    EXTERNAL :: read_conversion_fn
+    EXTERNAL :: write_conversion_fn
+    EXTERNAL :: dtype_file_extent_fn
+    INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Register_datarep_f08c
   SUBROUTINE MPI_F_sync_reg(buf)
     IMPLICIT NONE
     !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
@@ -12899,6 +14713,378 @@ module mpi_f08
   interface PMPI_Type_match_size
     procedure :: PMPI_Type_match_size_f08
   end interface
+  interface MPI_File_call_errhandler
+    procedure :: MPI_File_call_errhandler_f08
+  end interface
+  interface PMPI_File_call_errhandler
+    procedure :: PMPI_File_call_errhandler_f08
+  end interface
+  interface MPI_File_close
+    procedure :: MPI_File_close_f08
+  end interface
+  interface PMPI_File_close
+    procedure :: PMPI_File_close_f08
+  end interface
+  interface MPI_File_create_errhandler
+    procedure :: MPI_File_create_errhandler_f08
+  end interface
+  interface PMPI_File_create_errhandler
+    procedure :: PMPI_File_create_errhandler_f08
+  end interface
+  interface MPI_File_delete
+    procedure :: MPI_File_delete_f08
+  end interface
+  interface PMPI_File_delete
+    procedure :: PMPI_File_delete_f08
+  end interface
+  interface MPI_File_get_amode
+    procedure :: MPI_File_get_amode_f08
+  end interface
+  interface PMPI_File_get_amode
+    procedure :: PMPI_File_get_amode_f08
+  end interface
+  interface MPI_File_get_atomicity
+    procedure :: MPI_File_get_atomicity_f08
+  end interface
+  interface PMPI_File_get_atomicity
+    procedure :: PMPI_File_get_atomicity_f08
+  end interface
+  interface MPI_File_get_byte_offset
+    procedure :: MPI_File_get_byte_offset_f08
+  end interface
+  interface PMPI_File_get_byte_offset
+    procedure :: PMPI_File_get_byte_offset_f08
+  end interface
+  interface MPI_File_get_errhandler
+    procedure :: MPI_File_get_errhandler_f08
+  end interface
+  interface PMPI_File_get_errhandler
+    procedure :: PMPI_File_get_errhandler_f08
+  end interface
+  interface MPI_File_get_group
+    procedure :: MPI_File_get_group_f08
+  end interface
+  interface PMPI_File_get_group
+    procedure :: PMPI_File_get_group_f08
+  end interface
+  interface MPI_File_get_info
+    procedure :: MPI_File_get_info_f08
+  end interface
+  interface PMPI_File_get_info
+    procedure :: PMPI_File_get_info_f08
+  end interface
+  interface MPI_File_get_position
+    procedure :: MPI_File_get_position_f08
+  end interface
+  interface PMPI_File_get_position
+    procedure :: PMPI_File_get_position_f08
+  end interface
+  interface MPI_File_get_position_shared
+    procedure :: MPI_File_get_position_shared_f08
+  end interface
+  interface PMPI_File_get_position_shared
+    procedure :: PMPI_File_get_position_shared_f08
+  end interface
+  interface MPI_File_get_size
+    procedure :: MPI_File_get_size_f08
+  end interface
+  interface PMPI_File_get_size
+    procedure :: PMPI_File_get_size_f08
+  end interface
+  interface MPI_File_get_type_extent
+    procedure :: MPI_File_get_type_extent_f08
+  end interface
+  interface PMPI_File_get_type_extent
+    procedure :: PMPI_File_get_type_extent_f08
+  end interface
+  interface MPI_File_get_type_extent_c
+    procedure :: MPI_File_get_type_extent_f08c
+  end interface
+  interface PMPI_File_get_type_extent_c
+    procedure :: PMPI_File_get_type_extent_f08c
+  end interface
+  interface MPI_File_get_view
+    procedure :: MPI_File_get_view_f08
+  end interface
+  interface PMPI_File_get_view
+    procedure :: PMPI_File_get_view_f08
+  end interface
+  interface MPI_File_iread
+    procedure :: MPI_File_iread_f08, MPI_File_iread_f08c
+  end interface
+  interface PMPI_File_iread
+    procedure :: PMPI_File_iread_f08, PMPI_File_iread_f08c
+  end interface
+  interface MPI_File_iread_all
+    procedure :: MPI_File_iread_all_f08, MPI_File_iread_all_f08c
+  end interface
+  interface PMPI_File_iread_all
+    procedure :: PMPI_File_iread_all_f08, PMPI_File_iread_all_f08c
+  end interface
+  interface MPI_File_iread_at
+    procedure :: MPI_File_iread_at_f08, MPI_File_iread_at_f08c
+  end interface
+  interface PMPI_File_iread_at
+    procedure :: PMPI_File_iread_at_f08, PMPI_File_iread_at_f08c
+  end interface
+  interface MPI_File_iread_at_all
+    procedure :: MPI_File_iread_at_all_f08, MPI_File_iread_at_all_f08c
+  end interface
+  interface PMPI_File_iread_at_all
+    procedure :: PMPI_File_iread_at_all_f08, PMPI_File_iread_at_all_f08c
+  end interface
+  interface MPI_File_iread_shared
+    procedure :: MPI_File_iread_shared_f08, MPI_File_iread_shared_f08c
+  end interface
+  interface PMPI_File_iread_shared
+    procedure :: PMPI_File_iread_shared_f08, PMPI_File_iread_shared_f08c
+  end interface
+  interface MPI_File_iwrite
+    procedure :: MPI_File_iwrite_f08, MPI_File_iwrite_f08c
+  end interface
+  interface PMPI_File_iwrite
+    procedure :: PMPI_File_iwrite_f08, PMPI_File_iwrite_f08c
+  end interface
+  interface MPI_File_iwrite_all
+    procedure :: MPI_File_iwrite_all_f08, MPI_File_iwrite_all_f08c
+  end interface
+  interface PMPI_File_iwrite_all
+    procedure :: PMPI_File_iwrite_all_f08, PMPI_File_iwrite_all_f08c
+  end interface
+  interface MPI_File_iwrite_at
+    procedure :: MPI_File_iwrite_at_f08, MPI_File_iwrite_at_f08c
+  end interface
+  interface PMPI_File_iwrite_at
+    procedure :: PMPI_File_iwrite_at_f08, PMPI_File_iwrite_at_f08c
+  end interface
+  interface MPI_File_iwrite_at_all
+    procedure :: MPI_File_iwrite_at_all_f08, MPI_File_iwrite_at_all_f08c
+  end interface
+  interface PMPI_File_iwrite_at_all
+    procedure :: PMPI_File_iwrite_at_all_f08, PMPI_File_iwrite_at_all_f08c
+  end interface
+  interface MPI_File_iwrite_shared
+    procedure :: MPI_File_iwrite_shared_f08, MPI_File_iwrite_shared_f08c
+  end interface
+  interface PMPI_File_iwrite_shared
+    procedure :: PMPI_File_iwrite_shared_f08, PMPI_File_iwrite_shared_f08c
+  end interface
+  interface MPI_File_open
+    procedure :: MPI_File_open_f08
+  end interface
+  interface PMPI_File_open
+    procedure :: PMPI_File_open_f08
+  end interface
+  interface MPI_File_preallocate
+    procedure :: MPI_File_preallocate_f08
+  end interface
+  interface PMPI_File_preallocate
+    procedure :: PMPI_File_preallocate_f08
+  end interface
+  interface MPI_File_read
+    procedure :: MPI_File_read_f08, MPI_File_read_f08c
+  end interface
+  interface PMPI_File_read
+    procedure :: PMPI_File_read_f08, PMPI_File_read_f08c
+  end interface
+  interface MPI_File_read_all
+    procedure :: MPI_File_read_all_f08, MPI_File_read_all_f08c
+  end interface
+  interface PMPI_File_read_all
+    procedure :: PMPI_File_read_all_f08, PMPI_File_read_all_f08c
+  end interface
+  interface MPI_File_read_all_begin
+    procedure :: MPI_File_read_all_begin_f08, MPI_File_read_all_begin_f08c
+  end interface
+  interface PMPI_File_read_all_begin
+    procedure :: PMPI_File_read_all_begin_f08, PMPI_File_read_all_begin_f08c
+  end interface
+  interface MPI_File_read_all_end
+    procedure :: MPI_File_read_all_end_f08
+  end interface
+  interface PMPI_File_read_all_end
+    procedure :: PMPI_File_read_all_end_f08
+  end interface
+  interface MPI_File_read_at
+    procedure :: MPI_File_read_at_f08, MPI_File_read_at_f08c
+  end interface
+  interface PMPI_File_read_at
+    procedure :: PMPI_File_read_at_f08, PMPI_File_read_at_f08c
+  end interface
+  interface MPI_File_read_at_all
+    procedure :: MPI_File_read_at_all_f08, MPI_File_read_at_all_f08c
+  end interface
+  interface PMPI_File_read_at_all
+    procedure :: PMPI_File_read_at_all_f08, PMPI_File_read_at_all_f08c
+  end interface
+  interface MPI_File_read_at_all_begin
+    procedure :: MPI_File_read_at_all_begin_f08, MPI_File_read_at_all_begin_f08c
+  end interface
+  interface PMPI_File_read_at_all_begin
+    procedure :: PMPI_File_read_at_all_begin_f08, PMPI_File_read_at_all_begin_f08c
+  end interface
+  interface MPI_File_read_at_all_end
+    procedure :: MPI_File_read_at_all_end_f08
+  end interface
+  interface PMPI_File_read_at_all_end
+    procedure :: PMPI_File_read_at_all_end_f08
+  end interface
+  interface MPI_File_read_ordered
+    procedure :: MPI_File_read_ordered_f08, MPI_File_read_ordered_f08c
+  end interface
+  interface PMPI_File_read_ordered
+    procedure :: PMPI_File_read_ordered_f08, PMPI_File_read_ordered_f08c
+  end interface
+  interface MPI_File_read_ordered_begin
+    procedure :: MPI_File_read_ordered_begin_f08, MPI_File_read_ordered_begin_f08c
+  end interface
+  interface PMPI_File_read_ordered_begin
+    procedure :: PMPI_File_read_ordered_begin_f08, PMPI_File_read_ordered_begin_f08c
+  end interface
+  interface MPI_File_read_ordered_end
+    procedure :: MPI_File_read_ordered_end_f08
+  end interface
+  interface PMPI_File_read_ordered_end
+    procedure :: PMPI_File_read_ordered_end_f08
+  end interface
+  interface MPI_File_read_shared
+    procedure :: MPI_File_read_shared_f08, MPI_File_read_shared_f08c
+  end interface
+  interface PMPI_File_read_shared
+    procedure :: PMPI_File_read_shared_f08, PMPI_File_read_shared_f08c
+  end interface
+  interface MPI_File_seek
+    procedure :: MPI_File_seek_f08
+  end interface
+  interface PMPI_File_seek
+    procedure :: PMPI_File_seek_f08
+  end interface
+  interface MPI_File_seek_shared
+    procedure :: MPI_File_seek_shared_f08
+  end interface
+  interface PMPI_File_seek_shared
+    procedure :: PMPI_File_seek_shared_f08
+  end interface
+  interface MPI_File_set_atomicity
+    procedure :: MPI_File_set_atomicity_f08
+  end interface
+  interface PMPI_File_set_atomicity
+    procedure :: PMPI_File_set_atomicity_f08
+  end interface
+  interface MPI_File_set_errhandler
+    procedure :: MPI_File_set_errhandler_f08
+  end interface
+  interface PMPI_File_set_errhandler
+    procedure :: PMPI_File_set_errhandler_f08
+  end interface
+  interface MPI_File_set_info
+    procedure :: MPI_File_set_info_f08
+  end interface
+  interface PMPI_File_set_info
+    procedure :: PMPI_File_set_info_f08
+  end interface
+  interface MPI_File_set_size
+    procedure :: MPI_File_set_size_f08
+  end interface
+  interface PMPI_File_set_size
+    procedure :: PMPI_File_set_size_f08
+  end interface
+  interface MPI_File_set_view
+    procedure :: MPI_File_set_view_f08
+  end interface
+  interface PMPI_File_set_view
+    procedure :: PMPI_File_set_view_f08
+  end interface
+  interface MPI_File_sync
+    procedure :: MPI_File_sync_f08
+  end interface
+  interface PMPI_File_sync
+    procedure :: PMPI_File_sync_f08
+  end interface
+  interface MPI_File_write
+    procedure :: MPI_File_write_f08, MPI_File_write_f08c
+  end interface
+  interface PMPI_File_write
+    procedure :: PMPI_File_write_f08, PMPI_File_write_f08c
+  end interface
+  interface MPI_File_write_all
+    procedure :: MPI_File_write_all_f08, MPI_File_write_all_f08c
+  end interface
+  interface PMPI_File_write_all
+    procedure :: PMPI_File_write_all_f08, PMPI_File_write_all_f08c
+  end interface
+  interface MPI_File_write_all_begin
+    procedure :: MPI_File_write_all_begin_f08, MPI_File_write_all_begin_f08c
+  end interface
+  interface PMPI_File_write_all_begin
+    procedure :: PMPI_File_write_all_begin_f08, PMPI_File_write_all_begin_f08c
+  end interface
+  interface MPI_File_write_all_end
+    procedure :: MPI_File_write_all_end_f08
+  end interface
+  interface PMPI_File_write_all_end
+    procedure :: PMPI_File_write_all_end_f08
+  end interface
+  interface MPI_File_write_at
+    procedure :: MPI_File_write_at_f08, MPI_File_write_at_f08c
+  end interface
+  interface PMPI_File_write_at
+    procedure :: PMPI_File_write_at_f08, PMPI_File_write_at_f08c
+  end interface
+  interface MPI_File_write_at_all
+    procedure :: MPI_File_write_at_all_f08, MPI_File_write_at_all_f08c
+  end interface
+  interface PMPI_File_write_at_all
+    procedure :: PMPI_File_write_at_all_f08, PMPI_File_write_at_all_f08c
+  end interface
+  interface MPI_File_write_at_all_begin
+    procedure :: MPI_File_write_at_all_begin_f08, MPI_File_write_at_all_begin_f08c
+  end interface
+  interface PMPI_File_write_at_all_begin
+    procedure :: PMPI_File_write_at_all_begin_f08, PMPI_File_write_at_all_begin_f08c
+  end interface
+  interface MPI_File_write_at_all_end
+    procedure :: MPI_File_write_at_all_end_f08
+  end interface
+  interface PMPI_File_write_at_all_end
+    procedure :: PMPI_File_write_at_all_end_f08
+  end interface
+  interface MPI_File_write_ordered
+    procedure :: MPI_File_write_ordered_f08, MPI_File_write_ordered_f08c
+  end interface
+  interface PMPI_File_write_ordered
+    procedure :: PMPI_File_write_ordered_f08, PMPI_File_write_ordered_f08c
+  end interface
+  interface MPI_File_write_ordered_begin
+    procedure :: MPI_File_write_ordered_begin_f08, MPI_File_write_ordered_begin_f08c
+  end interface
+  interface PMPI_File_write_ordered_begin
+    procedure :: PMPI_File_write_ordered_begin_f08, PMPI_File_write_ordered_begin_f08c
+  end interface
+  interface MPI_File_write_ordered_end
+    procedure :: MPI_File_write_ordered_end_f08
+  end interface
+  interface PMPI_File_write_ordered_end
+    procedure :: PMPI_File_write_ordered_end_f08
+  end interface
+  interface MPI_File_write_shared
+    procedure :: MPI_File_write_shared_f08, MPI_File_write_shared_f08c
+  end interface
+  interface PMPI_File_write_shared
+    procedure :: PMPI_File_write_shared_f08, PMPI_File_write_shared_f08c
+  end interface
+  interface MPI_Register_datarep
+    procedure :: MPI_Register_datarep_f08
+  end interface
+  interface PMPI_Register_datarep
+    procedure :: PMPI_Register_datarep_f08
+  end interface
+  interface MPI_Register_datarep_c
+    procedure :: MPI_Register_datarep_f08c
+  end interface
+  interface PMPI_Register_datarep_c
+    procedure :: PMPI_Register_datarep_f08c
+  end interface
   interface MPI_Sizeof
     module procedure :: fmpl_sizeof_integer1, fmpl_sizeof_integer2, fmpl_sizeof_integer4, &
         fmpl_sizeof_integer8, fmpl_sizeof_real4, fmpl_sizeof_real8, fmpl_sizeof_real16, &
@@ -13092,4 +15278,12 @@ contains
     type(MPI_Win), intent(in) :: a, b
     fmpl_win_ne = a%MPI_VAL /= b%MPI_VAL
   end function fmpl_win_ne
+  elemental logical function fmpl_file_eq(a, b)
+    type(MPI_File), intent(in) :: a, b
+    fmpl_file_eq = a%MPI_VAL == b%MPI_VAL
+  end function fmpl_file_eq
+  elemental logical function fmpl_file_ne(a, b)
+    type(MPI_File), intent(in) :: a, b
+    fmpl_file_ne = a%MPI_VAL /= b%MPI_VAL
+  end function fmpl_file_ne
 end module mpi_f08

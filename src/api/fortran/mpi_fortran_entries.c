@@ -5197,6 +5197,983 @@ FMPL_F_NAMES(type_match_size, TYPE_MATCH_SIZE)
 FMPL_F_ALIAS(mpi_type_match_size_f08_, pmpi_type_match_size_)
 FMPL_F_ALIAS(pmpi_type_match_size_f08_, pmpi_type_match_size_)
 
+/* ---- MPI-IO: files (declared for the ABI; tools/mpi_header/unsupported.txt) ---- */
+
+void pmpi_file_call_errhandler_(const MPI_Fint *fh, const int *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_call_errhandler(PMPI_File_f2c(*fh), *errorcode);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_call_errhandler, FILE_CALL_ERRHANDLER)
+FMPL_F_ALIAS(mpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+FMPL_F_ALIAS(pmpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+
+void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
+{
+    MPI_File fh_c = PMPI_File_f2c(*fh);
+    int rc = PMPI_File_close(&fh_c);
+    *fh = PMPI_File_c2f(fh_c);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_close, FILE_CLOSE)
+FMPL_F_ALIAS(mpi_file_close_f08_, pmpi_file_close_)
+FMPL_F_ALIAS(pmpi_file_close_f08_, pmpi_file_close_)
+
+void pmpi_file_create_errhandler_(MPI_File_errhandler_function *file_errhandler_fn,
+                                  MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_create_errhandler(file_errhandler_fn, errhandler);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_create_errhandler, FILE_CREATE_ERRHANDLER)
+FMPL_F_ALIAS(mpi_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
+FMPL_F_ALIAS(pmpi_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
+
+void pmpi_file_delete_(char *filename, const MPI_Info *info, MPI_Fint *ierror, size_t filename_len)
+{
+    fmpl_f_strings strings = {0};
+    int rc = PMPI_File_delete(fmpl_f_string_in(&strings, filename, filename_len), *info);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_delete, FILE_DELETE)
+FMPL_F_ALIAS(mpi_file_delete_f08_, pmpi_file_delete_)
+FMPL_F_ALIAS(pmpi_file_delete_f08_, pmpi_file_delete_)
+
+void pmpi_file_get_amode_(const MPI_Fint *fh, int *amode, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_amode(PMPI_File_f2c(*fh), amode);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_amode, FILE_GET_AMODE)
+FMPL_F_ALIAS(mpi_file_get_amode_f08_, pmpi_file_get_amode_)
+FMPL_F_ALIAS(pmpi_file_get_amode_f08_, pmpi_file_get_amode_)
+
+void pmpi_file_get_atomicity_(const MPI_Fint *fh, int *flag, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_atomicity(PMPI_File_f2c(*fh), flag);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_atomicity, FILE_GET_ATOMICITY)
+FMPL_F_ALIAS(mpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+FMPL_F_ALIAS(pmpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+
+void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
+                                MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_byte_offset(PMPI_File_f2c(*fh), *offset, disp);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_byte_offset, FILE_GET_BYTE_OFFSET)
+FMPL_F_ALIAS(mpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+FMPL_F_ALIAS(pmpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+
+void pmpi_file_get_errhandler_(const MPI_Fint *file, MPI_Errhandler *errhandler, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_errhandler(PMPI_File_f2c(*file), errhandler);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_errhandler, FILE_GET_ERRHANDLER)
+FMPL_F_ALIAS(mpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+FMPL_F_ALIAS(pmpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+
+void pmpi_file_get_group_(const MPI_Fint *fh, MPI_Group *group, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_group(PMPI_File_f2c(*fh), group);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_group, FILE_GET_GROUP)
+FMPL_F_ALIAS(mpi_file_get_group_f08_, pmpi_file_get_group_)
+FMPL_F_ALIAS(pmpi_file_get_group_f08_, pmpi_file_get_group_)
+
+void pmpi_file_get_info_(const MPI_Fint *fh, MPI_Info *info_used, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_info(PMPI_File_f2c(*fh), info_used);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_info, FILE_GET_INFO)
+FMPL_F_ALIAS(mpi_file_get_info_f08_, pmpi_file_get_info_)
+FMPL_F_ALIAS(pmpi_file_get_info_f08_, pmpi_file_get_info_)
+
+void pmpi_file_get_position_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_position(PMPI_File_f2c(*fh), offset);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_position, FILE_GET_POSITION)
+FMPL_F_ALIAS(mpi_file_get_position_f08_, pmpi_file_get_position_)
+FMPL_F_ALIAS(pmpi_file_get_position_f08_, pmpi_file_get_position_)
+
+void pmpi_file_get_position_shared_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_position_shared(PMPI_File_f2c(*fh), offset);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_position_shared, FILE_GET_POSITION_SHARED)
+FMPL_F_ALIAS(mpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+FMPL_F_ALIAS(pmpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+
+void pmpi_file_get_size_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_size(PMPI_File_f2c(*fh), size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_size, FILE_GET_SIZE)
+FMPL_F_ALIAS(mpi_file_get_size_f08_, pmpi_file_get_size_)
+FMPL_F_ALIAS(pmpi_file_get_size_f08_, pmpi_file_get_size_)
+
+void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Datatype *datatype, MPI_Aint *extent,
+                                MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_type_extent(PMPI_File_f2c(*fh), *datatype, extent);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_type_extent, FILE_GET_TYPE_EXTENT)
+FMPL_F_ALIAS(mpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+FMPL_F_ALIAS(pmpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+
+void pmpi_file_get_type_extent_c_(const MPI_Fint *fh, const MPI_Datatype *datatype,
+                                  MPI_Count *extent, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_type_extent_c(PMPI_File_f2c(*fh), *datatype, extent);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_get_type_extent_c_, pmpi_file_get_type_extent_c_)
+FMPL_F_ALIAS(mpi_file_get_type_extent_f08c_, pmpi_file_get_type_extent_c_)
+FMPL_F_ALIAS(pmpi_file_get_type_extent_f08c_, pmpi_file_get_type_extent_c_)
+
+void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Datatype *etype,
+                         MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror,
+                         size_t datarep_len)
+{
+    fmpl_f_strings strings = {0};
+    char *datarep_c = fmpl_f_string_buffer(&strings, datarep_len);
+    int rc = PMPI_File_get_view(PMPI_File_f2c(*fh), disp, etype, filetype, datarep_c);
+    if (rc == MPI_SUCCESS) fmpl_f_string_out(datarep, datarep_len, datarep_c);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_get_view, FILE_GET_VIEW)
+FMPL_F_ALIAS(mpi_file_get_view_f08_, pmpi_file_get_view_)
+FMPL_F_ALIAS(pmpi_file_get_view_f08_, pmpi_file_get_view_)
+
+void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
+                      MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iread, FILE_IREAD)
+FMPL_F_ALIAS(mpi_file_iread_f08_, pmpi_file_iread_)
+FMPL_F_ALIAS(pmpi_file_iread_f08_, pmpi_file_iread_)
+
+void pmpi_file_iread_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                        const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iread_c_, pmpi_file_iread_c_)
+FMPL_F_ALIAS(mpi_file_iread_f08c_, pmpi_file_iread_c_)
+FMPL_F_ALIAS(pmpi_file_iread_f08c_, pmpi_file_iread_c_)
+
+void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const int *count,
+                          const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_all(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                 request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iread_all, FILE_IREAD_ALL)
+FMPL_F_ALIAS(mpi_file_iread_all_f08_, pmpi_file_iread_all_)
+FMPL_F_ALIAS(pmpi_file_iread_all_f08_, pmpi_file_iread_all_)
+
+void pmpi_file_iread_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                            const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_all_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                   request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iread_all_c_, pmpi_file_iread_all_c_)
+FMPL_F_ALIAS(mpi_file_iread_all_f08c_, pmpi_file_iread_all_c_)
+FMPL_F_ALIAS(pmpi_file_iread_all_f08c_, pmpi_file_iread_all_c_)
+
+void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
+                         const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_at(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count, *datatype,
+                                request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iread_at, FILE_IREAD_AT)
+FMPL_F_ALIAS(mpi_file_iread_at_f08_, pmpi_file_iread_at_)
+FMPL_F_ALIAS(pmpi_file_iread_at_f08_, pmpi_file_iread_at_)
+
+void pmpi_file_iread_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                           const MPI_Count *count, const MPI_Datatype *datatype,
+                           MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_at_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                  *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iread_at_c_, pmpi_file_iread_at_c_)
+FMPL_F_ALIAS(mpi_file_iread_at_f08c_, pmpi_file_iread_at_c_)
+FMPL_F_ALIAS(pmpi_file_iread_at_f08c_, pmpi_file_iread_at_c_)
+
+void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const int *count, const MPI_Datatype *datatype, MPI_Request *request,
+                             MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_at_all(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                    *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iread_at_all, FILE_IREAD_AT_ALL)
+FMPL_F_ALIAS(mpi_file_iread_at_all_f08_, pmpi_file_iread_at_all_)
+FMPL_F_ALIAS(pmpi_file_iread_at_all_f08_, pmpi_file_iread_at_all_)
+
+void pmpi_file_iread_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                               const MPI_Count *count, const MPI_Datatype *datatype,
+                               MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_at_all_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                      *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iread_at_all_c_, pmpi_file_iread_at_all_c_)
+FMPL_F_ALIAS(mpi_file_iread_at_all_f08c_, pmpi_file_iread_at_all_c_)
+FMPL_F_ALIAS(pmpi_file_iread_at_all_f08c_, pmpi_file_iread_at_all_c_)
+
+void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const int *count,
+                             const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_shared(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                    request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iread_shared, FILE_IREAD_SHARED)
+FMPL_F_ALIAS(mpi_file_iread_shared_f08_, pmpi_file_iread_shared_)
+FMPL_F_ALIAS(pmpi_file_iread_shared_f08_, pmpi_file_iread_shared_)
+
+void pmpi_file_iread_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                               const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iread_shared_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                      request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iread_shared_c_, pmpi_file_iread_shared_c_)
+FMPL_F_ALIAS(mpi_file_iread_shared_f08c_, pmpi_file_iread_shared_c_)
+FMPL_F_ALIAS(pmpi_file_iread_shared_f08c_, pmpi_file_iread_shared_c_)
+
+void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const int *count,
+                       const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iwrite, FILE_IWRITE)
+FMPL_F_ALIAS(mpi_file_iwrite_f08_, pmpi_file_iwrite_)
+FMPL_F_ALIAS(pmpi_file_iwrite_f08_, pmpi_file_iwrite_)
+
+void pmpi_file_iwrite_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                         const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iwrite_c_, pmpi_file_iwrite_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_f08c_, pmpi_file_iwrite_c_)
+FMPL_F_ALIAS(pmpi_file_iwrite_f08c_, pmpi_file_iwrite_c_)
+
+void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const int *count,
+                           const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_all(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                  request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iwrite_all, FILE_IWRITE_ALL)
+FMPL_F_ALIAS(mpi_file_iwrite_all_f08_, pmpi_file_iwrite_all_)
+FMPL_F_ALIAS(pmpi_file_iwrite_all_f08_, pmpi_file_iwrite_all_)
+
+void pmpi_file_iwrite_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                             const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_all_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                    request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iwrite_all_c_, pmpi_file_iwrite_all_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_all_f08c_, pmpi_file_iwrite_all_c_)
+FMPL_F_ALIAS(pmpi_file_iwrite_all_f08c_, pmpi_file_iwrite_all_c_)
+
+void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
+                          const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_at(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count, *datatype,
+                                 request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iwrite_at, FILE_IWRITE_AT)
+FMPL_F_ALIAS(mpi_file_iwrite_at_f08_, pmpi_file_iwrite_at_)
+FMPL_F_ALIAS(pmpi_file_iwrite_at_f08_, pmpi_file_iwrite_at_)
+
+void pmpi_file_iwrite_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                            const MPI_Count *count, const MPI_Datatype *datatype,
+                            MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_at_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                   *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iwrite_at_c_, pmpi_file_iwrite_at_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_f08c_, pmpi_file_iwrite_at_c_)
+FMPL_F_ALIAS(pmpi_file_iwrite_at_f08c_, pmpi_file_iwrite_at_c_)
+
+void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                              const int *count, const MPI_Datatype *datatype, MPI_Request *request,
+                              MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_at_all(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                     *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iwrite_at_all, FILE_IWRITE_AT_ALL)
+FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08_, pmpi_file_iwrite_at_all_)
+FMPL_F_ALIAS(pmpi_file_iwrite_at_all_f08_, pmpi_file_iwrite_at_all_)
+
+void pmpi_file_iwrite_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                const MPI_Count *count, const MPI_Datatype *datatype,
+                                MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_at_all_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                       *datatype, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iwrite_at_all_c_, pmpi_file_iwrite_at_all_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08c_, pmpi_file_iwrite_at_all_c_)
+FMPL_F_ALIAS(pmpi_file_iwrite_at_all_f08c_, pmpi_file_iwrite_at_all_c_)
+
+void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const int *count,
+                              const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_shared(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                     request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_iwrite_shared, FILE_IWRITE_SHARED)
+FMPL_F_ALIAS(mpi_file_iwrite_shared_f08_, pmpi_file_iwrite_shared_)
+FMPL_F_ALIAS(pmpi_file_iwrite_shared_f08_, pmpi_file_iwrite_shared_)
+
+void pmpi_file_iwrite_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                const MPI_Datatype *datatype, MPI_Request *request,
+                                MPI_Fint *ierror)
+{
+    int rc = PMPI_File_iwrite_shared_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                       request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_iwrite_shared_c_, pmpi_file_iwrite_shared_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_shared_f08c_, pmpi_file_iwrite_shared_c_)
+FMPL_F_ALIAS(pmpi_file_iwrite_shared_f08c_, pmpi_file_iwrite_shared_c_)
+
+void pmpi_file_open_(const MPI_Comm *comm, char *filename, const int *amode, const MPI_Info *info,
+                     MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
+{
+    fmpl_f_strings strings = {0};
+    MPI_File fh_c = PMPI_File_f2c(*fh);
+    int rc = PMPI_File_open(*comm, fmpl_f_string_in(&strings, filename, filename_len), *amode,
+                            *info, &fh_c);
+    *fh = PMPI_File_c2f(fh_c);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_open, FILE_OPEN)
+FMPL_F_ALIAS(mpi_file_open_f08_, pmpi_file_open_)
+FMPL_F_ALIAS(pmpi_file_open_f08_, pmpi_file_open_)
+
+void pmpi_file_preallocate_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_preallocate(PMPI_File_f2c(*fh), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_preallocate, FILE_PREALLOCATE)
+FMPL_F_ALIAS(mpi_file_preallocate_f08_, pmpi_file_preallocate_)
+FMPL_F_ALIAS(pmpi_file_preallocate_f08_, pmpi_file_preallocate_)
+
+void pmpi_file_read_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
+                     MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                            fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read, FILE_READ)
+FMPL_F_ALIAS(mpi_file_read_f08_, pmpi_file_read_)
+FMPL_F_ALIAS(pmpi_file_read_f08_, pmpi_file_read_)
+
+void pmpi_file_read_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                       const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                              fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_c_, pmpi_file_read_c_)
+FMPL_F_ALIAS(mpi_file_read_f08c_, pmpi_file_read_c_)
+FMPL_F_ALIAS(pmpi_file_read_f08c_, pmpi_file_read_c_)
+
+void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const int *count,
+                         const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_all, FILE_READ_ALL)
+FMPL_F_ALIAS(mpi_file_read_all_f08_, pmpi_file_read_all_)
+FMPL_F_ALIAS(pmpi_file_read_all_f08_, pmpi_file_read_all_)
+
+void pmpi_file_read_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                           const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                  fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_all_c_, pmpi_file_read_all_c_)
+FMPL_F_ALIAS(mpi_file_read_all_f08c_, pmpi_file_read_all_c_)
+FMPL_F_ALIAS(pmpi_file_read_all_f08c_, pmpi_file_read_all_c_)
+
+void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
+                               const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_begin(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_all_begin, FILE_READ_ALL_BEGIN)
+FMPL_F_ALIAS(mpi_file_read_all_begin_f08_, pmpi_file_read_all_begin_)
+FMPL_F_ALIAS(pmpi_file_read_all_begin_f08_, pmpi_file_read_all_begin_)
+
+void pmpi_file_read_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                 const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_begin_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_all_begin_c_, pmpi_file_read_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_all_begin_f08c_, pmpi_file_read_all_begin_c_)
+FMPL_F_ALIAS(pmpi_file_read_all_begin_f08c_, pmpi_file_read_all_begin_c_)
+
+void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_all_end, FILE_READ_ALL_END)
+FMPL_F_ALIAS(mpi_file_read_all_end_f08_, pmpi_file_read_all_end_)
+FMPL_F_ALIAS(pmpi_file_read_all_end_f08_, pmpi_file_read_all_end_)
+
+void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
+                        const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count, *datatype,
+                               fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_at, FILE_READ_AT)
+FMPL_F_ALIAS(mpi_file_read_at_f08_, pmpi_file_read_at_)
+FMPL_F_ALIAS(pmpi_file_read_at_f08_, pmpi_file_read_at_)
+
+void pmpi_file_read_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                          const MPI_Count *count, const MPI_Datatype *datatype, MPI_Fint *status,
+                          MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count, *datatype,
+                                 fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_at_c_, pmpi_file_read_at_c_)
+FMPL_F_ALIAS(mpi_file_read_at_f08c_, pmpi_file_read_at_c_)
+FMPL_F_ALIAS(pmpi_file_read_at_f08c_, pmpi_file_read_at_c_)
+
+void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                            const int *count, const MPI_Datatype *datatype, MPI_Fint *status,
+                            MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                   *datatype, fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_at_all, FILE_READ_AT_ALL)
+FMPL_F_ALIAS(mpi_file_read_at_all_f08_, pmpi_file_read_at_all_)
+FMPL_F_ALIAS(pmpi_file_read_at_all_f08_, pmpi_file_read_at_all_)
+
+void pmpi_file_read_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                              const MPI_Count *count, const MPI_Datatype *datatype,
+                              MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                     *datatype, fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_at_all_c_, pmpi_file_read_at_all_c_)
+FMPL_F_ALIAS(mpi_file_read_at_all_f08c_, pmpi_file_read_at_all_c_)
+FMPL_F_ALIAS(pmpi_file_read_at_all_f08c_, pmpi_file_read_at_all_c_)
+
+void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                  const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_begin(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                         *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN)
+FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08_, pmpi_file_read_at_all_begin_)
+FMPL_F_ALIAS(pmpi_file_read_at_all_begin_f08_, pmpi_file_read_at_all_begin_)
+
+void pmpi_file_read_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                    const MPI_Count *count, const MPI_Datatype *datatype,
+                                    MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_begin_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                           *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_at_all_begin_c_, pmpi_file_read_at_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08c_, pmpi_file_read_at_all_begin_c_)
+FMPL_F_ALIAS(pmpi_file_read_at_all_begin_f08c_, pmpi_file_read_at_all_begin_c_)
+
+void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf),
+                                       fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_at_all_end, FILE_READ_AT_ALL_END)
+FMPL_F_ALIAS(mpi_file_read_at_all_end_f08_, pmpi_file_read_at_all_end_)
+FMPL_F_ALIAS(pmpi_file_read_at_all_end_f08_, pmpi_file_read_at_all_end_)
+
+void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const int *count,
+                             const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                    fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_ordered, FILE_READ_ORDERED)
+FMPL_F_ALIAS(mpi_file_read_ordered_f08_, pmpi_file_read_ordered_)
+FMPL_F_ALIAS(pmpi_file_read_ordered_f08_, pmpi_file_read_ordered_)
+
+void pmpi_file_read_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                               const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                      fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_ordered_c_, pmpi_file_read_ordered_c_)
+FMPL_F_ALIAS(mpi_file_read_ordered_f08c_, pmpi_file_read_ordered_c_)
+FMPL_F_ALIAS(pmpi_file_read_ordered_f08c_, pmpi_file_read_ordered_c_)
+
+void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const int *count,
+                                   const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_begin(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count,
+                                          *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_ordered_begin, FILE_READ_ORDERED_BEGIN)
+FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08_, pmpi_file_read_ordered_begin_)
+FMPL_F_ALIAS(pmpi_file_read_ordered_begin_f08_, pmpi_file_read_ordered_begin_)
+
+void pmpi_file_read_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                     const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_begin_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count,
+                                            *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_ordered_begin_c_, pmpi_file_read_ordered_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08c_, pmpi_file_read_ordered_begin_c_)
+FMPL_F_ALIAS(pmpi_file_read_ordered_begin_f08c_, pmpi_file_read_ordered_begin_c_)
+
+void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf),
+                                        fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_ordered_end, FILE_READ_ORDERED_END)
+FMPL_F_ALIAS(mpi_file_read_ordered_end_f08_, pmpi_file_read_ordered_end_)
+FMPL_F_ALIAS(pmpi_file_read_ordered_end_f08_, pmpi_file_read_ordered_end_)
+
+void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const int *count,
+                            const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_shared(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                   fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_read_shared, FILE_READ_SHARED)
+FMPL_F_ALIAS(mpi_file_read_shared_f08_, pmpi_file_read_shared_)
+FMPL_F_ALIAS(pmpi_file_read_shared_f08_, pmpi_file_read_shared_)
+
+void pmpi_file_read_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                              const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_shared_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                     fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_read_shared_c_, pmpi_file_read_shared_c_)
+FMPL_F_ALIAS(mpi_file_read_shared_f08c_, pmpi_file_read_shared_c_)
+FMPL_F_ALIAS(pmpi_file_read_shared_f08c_, pmpi_file_read_shared_c_)
+
+void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const int *whence,
+                     MPI_Fint *ierror)
+{
+    int rc = PMPI_File_seek(PMPI_File_f2c(*fh), *offset, *whence);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_seek, FILE_SEEK)
+FMPL_F_ALIAS(mpi_file_seek_f08_, pmpi_file_seek_)
+FMPL_F_ALIAS(pmpi_file_seek_f08_, pmpi_file_seek_)
+
+void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const int *whence,
+                            MPI_Fint *ierror)
+{
+    int rc = PMPI_File_seek_shared(PMPI_File_f2c(*fh), *offset, *whence);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_seek_shared, FILE_SEEK_SHARED)
+FMPL_F_ALIAS(mpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+FMPL_F_ALIAS(pmpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+
+void pmpi_file_set_atomicity_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_atomicity(PMPI_File_f2c(*fh), *flag != 0);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_set_atomicity, FILE_SET_ATOMICITY)
+FMPL_F_ALIAS(mpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+FMPL_F_ALIAS(pmpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+
+void pmpi_file_set_errhandler_(const MPI_Fint *file, const MPI_Errhandler *errhandler,
+                               MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_errhandler(PMPI_File_f2c(*file), *errhandler);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_set_errhandler, FILE_SET_ERRHANDLER)
+FMPL_F_ALIAS(mpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+FMPL_F_ALIAS(pmpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+
+void pmpi_file_set_info_(const MPI_Fint *fh, const MPI_Info *info, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_info(PMPI_File_f2c(*fh), *info);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_set_info, FILE_SET_INFO)
+FMPL_F_ALIAS(mpi_file_set_info_f08_, pmpi_file_set_info_)
+FMPL_F_ALIAS(pmpi_file_set_info_f08_, pmpi_file_set_info_)
+
+void pmpi_file_set_size_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_size(PMPI_File_f2c(*fh), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_set_size, FILE_SET_SIZE)
+FMPL_F_ALIAS(mpi_file_set_size_f08_, pmpi_file_set_size_)
+FMPL_F_ALIAS(pmpi_file_set_size_f08_, pmpi_file_set_size_)
+
+void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Datatype *etype,
+                         const MPI_Datatype *filetype, char *datarep, const MPI_Info *info,
+                         MPI_Fint *ierror, size_t datarep_len)
+{
+    fmpl_f_strings strings = {0};
+    int rc = PMPI_File_set_view(PMPI_File_f2c(*fh), *disp, *etype, *filetype,
+                                fmpl_f_string_in(&strings, datarep, datarep_len), *info);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_set_view, FILE_SET_VIEW)
+FMPL_F_ALIAS(mpi_file_set_view_f08_, pmpi_file_set_view_)
+FMPL_F_ALIAS(pmpi_file_set_view_f08_, pmpi_file_set_view_)
+
+void pmpi_file_sync_(const MPI_Fint *fh, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_sync(PMPI_File_f2c(*fh));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_sync, FILE_SYNC)
+FMPL_F_ALIAS(mpi_file_sync_f08_, pmpi_file_sync_)
+FMPL_F_ALIAS(pmpi_file_sync_f08_, pmpi_file_sync_)
+
+void pmpi_file_write_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
+                      MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                             fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write, FILE_WRITE)
+FMPL_F_ALIAS(mpi_file_write_f08_, pmpi_file_write_)
+FMPL_F_ALIAS(pmpi_file_write_f08_, pmpi_file_write_)
+
+void pmpi_file_write_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                        const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                               fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_c_, pmpi_file_write_c_)
+FMPL_F_ALIAS(mpi_file_write_f08c_, pmpi_file_write_c_)
+FMPL_F_ALIAS(pmpi_file_write_f08c_, pmpi_file_write_c_)
+
+void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const int *count,
+                          const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                 fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_all, FILE_WRITE_ALL)
+FMPL_F_ALIAS(mpi_file_write_all_f08_, pmpi_file_write_all_)
+FMPL_F_ALIAS(pmpi_file_write_all_f08_, pmpi_file_write_all_)
+
+void pmpi_file_write_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                            const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                   fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_all_c_, pmpi_file_write_all_c_)
+FMPL_F_ALIAS(mpi_file_write_all_f08c_, pmpi_file_write_all_c_)
+FMPL_F_ALIAS(pmpi_file_write_all_f08c_, pmpi_file_write_all_c_)
+
+void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
+                                const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_begin(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_all_begin, FILE_WRITE_ALL_BEGIN)
+FMPL_F_ALIAS(mpi_file_write_all_begin_f08_, pmpi_file_write_all_begin_)
+FMPL_F_ALIAS(pmpi_file_write_all_begin_f08_, pmpi_file_write_all_begin_)
+
+void pmpi_file_write_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                  const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_begin_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_all_begin_c_, pmpi_file_write_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_all_begin_f08c_, pmpi_file_write_all_begin_c_)
+FMPL_F_ALIAS(pmpi_file_write_all_begin_f08c_, pmpi_file_write_all_begin_c_)
+
+void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_all_end, FILE_WRITE_ALL_END)
+FMPL_F_ALIAS(mpi_file_write_all_end_f08_, pmpi_file_write_all_end_)
+FMPL_F_ALIAS(pmpi_file_write_all_end_f08_, pmpi_file_write_all_end_)
+
+void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
+                         const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count, *datatype,
+                                fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_at, FILE_WRITE_AT)
+FMPL_F_ALIAS(mpi_file_write_at_f08_, pmpi_file_write_at_)
+FMPL_F_ALIAS(pmpi_file_write_at_f08_, pmpi_file_write_at_)
+
+void pmpi_file_write_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                           const MPI_Count *count, const MPI_Datatype *datatype, MPI_Fint *status,
+                           MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                  *datatype, fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_at_c_, pmpi_file_write_at_c_)
+FMPL_F_ALIAS(mpi_file_write_at_f08c_, pmpi_file_write_at_c_)
+FMPL_F_ALIAS(pmpi_file_write_at_f08c_, pmpi_file_write_at_c_)
+
+void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                             const int *count, const MPI_Datatype *datatype, MPI_Fint *status,
+                             MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                    *datatype, fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_at_all, FILE_WRITE_AT_ALL)
+FMPL_F_ALIAS(mpi_file_write_at_all_f08_, pmpi_file_write_at_all_)
+FMPL_F_ALIAS(pmpi_file_write_at_all_f08_, pmpi_file_write_at_all_)
+
+void pmpi_file_write_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                               const MPI_Count *count, const MPI_Datatype *datatype,
+                               MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                      *datatype, fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_at_all_c_, pmpi_file_write_at_all_c_)
+FMPL_F_ALIAS(mpi_file_write_at_all_f08c_, pmpi_file_write_at_all_c_)
+FMPL_F_ALIAS(pmpi_file_write_at_all_f08c_, pmpi_file_write_at_all_c_)
+
+void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                   const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_begin(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                          *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN)
+FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08_, pmpi_file_write_at_all_begin_)
+FMPL_F_ALIAS(pmpi_file_write_at_all_begin_f08_, pmpi_file_write_at_all_begin_)
+
+void pmpi_file_write_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
+                                     const MPI_Count *count, const MPI_Datatype *datatype,
+                                     MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_begin_c(PMPI_File_f2c(*fh), *offset, FMPL_F_BUFFER(buf), *count,
+                                            *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_at_all_begin_c_, pmpi_file_write_at_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08c_, pmpi_file_write_at_all_begin_c_)
+FMPL_F_ALIAS(pmpi_file_write_at_all_begin_f08c_, pmpi_file_write_at_all_begin_c_)
+
+void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf),
+                                        fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_at_all_end, FILE_WRITE_AT_ALL_END)
+FMPL_F_ALIAS(mpi_file_write_at_all_end_f08_, pmpi_file_write_at_all_end_)
+FMPL_F_ALIAS(pmpi_file_write_at_all_end_f08_, pmpi_file_write_at_all_end_)
+
+void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const int *count,
+                              const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                     fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_ordered, FILE_WRITE_ORDERED)
+FMPL_F_ALIAS(mpi_file_write_ordered_f08_, pmpi_file_write_ordered_)
+FMPL_F_ALIAS(pmpi_file_write_ordered_f08_, pmpi_file_write_ordered_)
+
+void pmpi_file_write_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                       fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_ordered_c_, pmpi_file_write_ordered_c_)
+FMPL_F_ALIAS(mpi_file_write_ordered_f08c_, pmpi_file_write_ordered_c_)
+FMPL_F_ALIAS(pmpi_file_write_ordered_f08c_, pmpi_file_write_ordered_c_)
+
+void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const int *count,
+                                    const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_begin(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count,
+                                           *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN)
+FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08_, pmpi_file_write_ordered_begin_)
+FMPL_F_ALIAS(pmpi_file_write_ordered_begin_f08_, pmpi_file_write_ordered_begin_)
+
+void pmpi_file_write_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                                      const MPI_Datatype *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_begin_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count,
+                                             *datatype);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_ordered_begin_c_, pmpi_file_write_ordered_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08c_, pmpi_file_write_ordered_begin_c_)
+FMPL_F_ALIAS(pmpi_file_write_ordered_begin_f08c_, pmpi_file_write_ordered_begin_c_)
+
+void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_end(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf),
+                                         fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_ordered_end, FILE_WRITE_ORDERED_END)
+FMPL_F_ALIAS(mpi_file_write_ordered_end_f08_, pmpi_file_write_ordered_end_)
+FMPL_F_ALIAS(pmpi_file_write_ordered_end_f08_, pmpi_file_write_ordered_end_)
+
+void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const int *count,
+                             const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_shared(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                    fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(file_write_shared, FILE_WRITE_SHARED)
+FMPL_F_ALIAS(mpi_file_write_shared_f08_, pmpi_file_write_shared_)
+FMPL_F_ALIAS(pmpi_file_write_shared_f08_, pmpi_file_write_shared_)
+
+void pmpi_file_write_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
+                               const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_shared_c(PMPI_File_f2c(*fh), FMPL_F_BUFFER(buf), *count, *datatype,
+                                      fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_file_write_shared_c_, pmpi_file_write_shared_c_)
+FMPL_F_ALIAS(mpi_file_write_shared_f08c_, pmpi_file_write_shared_c_)
+FMPL_F_ALIAS(pmpi_file_write_shared_f08c_, pmpi_file_write_shared_c_)
+
+void pmpi_register_datarep_(char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                            MPI_Datarep_conversion_function *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn,
+                            const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len)
+{
+    fmpl_f_strings strings = {0};
+    int rc = PMPI_Register_datarep(fmpl_f_string_in(&strings, datarep, datarep_len),
+                                   read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                                   (void *)*extra_state);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(register_datarep, REGISTER_DATAREP)
+FMPL_F_ALIAS(mpi_register_datarep_f08_, pmpi_register_datarep_)
+FMPL_F_ALIAS(pmpi_register_datarep_f08_, pmpi_register_datarep_)
+
+void pmpi_register_datarep_c_(char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                              MPI_Datarep_conversion_function_c *write_conversion_fn,
+                              MPI_Datarep_extent_function *dtype_file_extent_fn,
+                              const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len)
+{
+    fmpl_f_strings strings = {0};
+    int rc = PMPI_Register_datarep_c(fmpl_f_string_in(&strings, datarep, datarep_len),
+                                     read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
+                                     (void *)*extra_state);
+    fmpl_f_strings_free(&strings);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_register_datarep_c_, pmpi_register_datarep_c_)
+FMPL_F_ALIAS(mpi_register_datarep_f08c_, pmpi_register_datarep_c_)
+FMPL_F_ALIAS(pmpi_register_datarep_f08c_, pmpi_register_datarep_c_)
+
 /* ---- Deprecated since MPI-2.0 (still in MPI-4.0): old attribute interface ---- */
 
 void pmpi_keyval_free_(int *keyval, MPI_Fint *ierror)

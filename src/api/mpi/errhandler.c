@@ -18,7 +18,7 @@
 typedef struct errhandler {
     MPI_Comm_errhandler_function *fn; /* a window's has the same C type under
                                          the MPICH ABI (handles are ints) */
-    int object;                       /* FMPL_HK_COMM, FMPL_HK_WIN or FMPL_HK_SESSION */
+    int object;                       /* FMPL_HK_COMM, _WIN, _SESSION or _FILE */
     int refs;
 } errhandler;
 
@@ -72,9 +72,16 @@ int fmpl_mpi_errhandler_call_user(MPI_Errhandler h, MPI_Comm comm, int code)
         return 0;
     /* The handler may free the communicator or its own handle: hold it. */
     e->refs++;
-    MPI_Comm c = comm;
     int err = code;
-    e->fn(&c, &err);
+    if (e->object == FMPL_HK_FILE) {
+        /* A file handler takes an MPI_File *, a pointer-sized handle; the
+         * only file there is yet is MPI_FILE_NULL (file.c). */
+        MPI_File f = MPI_FILE_NULL;
+        ((MPI_File_errhandler_function *)(void (*)(void))e->fn)(&f, &err);
+    } else {
+        MPI_Comm c = comm;
+        e->fn(&c, &err);
+    }
     fmpl_mpi_errhandler_unref(h);
     return 1;
 }

@@ -38,6 +38,8 @@ enum {
     FMPL_HK_KEYVAL = 0x9,
     FMPL_HK_REQUEST = 0xb,
     FMPL_HK_SESSION = 0xe, /* MPI_SESSION_NULL is 0x38000000 */
+    FMPL_HK_FILE = 0xf,    /* an error handler's object kind only: MPI_File
+                              handles are pointers (file.c) */
 };
 
 static inline int fmpl_handle_kind(int h) { return (int)(((unsigned)h >> 26) & 0xf); }
@@ -573,6 +575,11 @@ int fmpl_mpi_error(MPI_Comm comm, int code, const char *func, const char *fmt, .
  * errors: session.c). */
 int fmpl_mpi_error_handler(MPI_Errhandler h, int handle, int code, const char *func,
                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* An error of an MPI-IO function, through MPI_FILE_NULL's handler (file.c:
+ * no file can be opened yet, so every file error goes there). */
+int fmpl_mpi_file_error(int code, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #define FMPL_MPI_ERR(comm, code, ...) fmpl_mpi_error((comm), (code), __func__ + 1, __VA_ARGS__)
 

@@ -3,8 +3,9 @@
  *
  * The MPI functions FMPL does not implement yet.  Each one reports
  * MPI_ERR_UNSUPPORTED_OPERATION with a message naming it (on its
- * communicator argument when it has one, else on MPI_COMM_WORLD) and
- * returns that code; it changes none of its arguments. */
+ * communicator argument when it has one, else on MPI_COMM_WORLD; MPI-IO's
+ * on MPI_FILE_NULL's handler) and returns that code; it changes none of
+ * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
 static int unsupported(MPI_Comm comm, const char *func)
@@ -24,6 +25,11 @@ static int unsupported(MPI_Comm comm, const char *func)
         return unsupported(comm, "MPI_" #name);                                                   \
     }                                                                                             \
     FMPL_MPI_WEAK(name)
+
+/* MPI-IO's functions report through the error handler of MPI_FILE_NULL
+ * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
+ * no file can be opened to carry one of its own (file.c). */
+#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                                   int PMPI_##name params                                                                            {                                                                                                     unused;                                                                                           return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                                                      "MPI_" #name " is not implemented by this version of FMPL "                                       "(MPI-IO is not provided yet)");                                   }                                                                                                 FMPL_MPI_WEAK(name)
 
 FMPL_UNSUPPORTED(Parrived, (MPI_Request request, int partition, int *flag), MPI_COMM_WORLD,
                  ((void)request, (void)partition, (void)flag))
@@ -61,3 +67,175 @@ FMPL_UNSUPPORTED(Publish_name, (const char *service_name, MPI_Info info, const c
                  ((void)service_name, (void)info, (void)port_name))
 FMPL_UNSUPPORTED(Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD,
                  ((void)service_name, (void)info, (void)port_name))
+FMPL_UNSUPPORTED_FILE(File_close, (MPI_File *fh),
+                      ((void)fh))
+FMPL_UNSUPPORTED_FILE(File_delete, (const char *filename, MPI_Info info),
+                      ((void)filename, (void)info))
+FMPL_UNSUPPORTED_FILE(File_get_amode, (MPI_File fh, int *amode),
+                      ((void)fh, (void)amode))
+FMPL_UNSUPPORTED_FILE(File_get_atomicity, (MPI_File fh, int *flag),
+                      ((void)fh, (void)flag))
+FMPL_UNSUPPORTED_FILE(File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp),
+                      ((void)fh, (void)offset, (void)disp))
+FMPL_UNSUPPORTED_FILE(File_get_group, (MPI_File fh, MPI_Group *group),
+                      ((void)fh, (void)group))
+FMPL_UNSUPPORTED_FILE(File_get_info, (MPI_File fh, MPI_Info *info_used),
+                      ((void)fh, (void)info_used))
+FMPL_UNSUPPORTED_FILE(File_get_position, (MPI_File fh, MPI_Offset *offset),
+                      ((void)fh, (void)offset))
+FMPL_UNSUPPORTED_FILE(File_get_position_shared, (MPI_File fh, MPI_Offset *offset),
+                      ((void)fh, (void)offset))
+FMPL_UNSUPPORTED_FILE(File_get_size, (MPI_File fh, MPI_Offset *size),
+                      ((void)fh, (void)size))
+FMPL_UNSUPPORTED_FILE(File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent),
+                      ((void)fh, (void)datatype, (void)extent))
+FMPL_UNSUPPORTED_FILE(File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype, MPI_Count *extent),
+                      ((void)fh, (void)datatype, (void)extent))
+FMPL_UNSUPPORTED_FILE(File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep),
+                      ((void)fh, (void)disp, (void)etype, (void)filetype, (void)datarep))
+FMPL_UNSUPPORTED_FILE(File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_all_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iread_shared_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_all_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_iwrite_shared_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)request))
+FMPL_UNSUPPORTED_FILE(File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh),
+                      ((void)comm, (void)filename, (void)amode, (void)info, (void)fh))
+FMPL_UNSUPPORTED_FILE(File_preallocate, (MPI_File fh, MPI_Offset size),
+                      ((void)fh, (void)size))
+FMPL_UNSUPPORTED_FILE(File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_all_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_all_begin_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_at_all_begin_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_ordered_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_ordered_begin_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_read_shared_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_seek, (MPI_File fh, MPI_Offset offset, int whence),
+                      ((void)fh, (void)offset, (void)whence))
+FMPL_UNSUPPORTED_FILE(File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence),
+                      ((void)fh, (void)offset, (void)whence))
+FMPL_UNSUPPORTED_FILE(File_set_atomicity, (MPI_File fh, int flag),
+                      ((void)fh, (void)flag))
+FMPL_UNSUPPORTED_FILE(File_set_info, (MPI_File fh, MPI_Info info),
+                      ((void)fh, (void)info))
+FMPL_UNSUPPORTED_FILE(File_set_size, (MPI_File fh, MPI_Offset size),
+                      ((void)fh, (void)size))
+FMPL_UNSUPPORTED_FILE(File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info),
+                      ((void)fh, (void)disp, (void)etype, (void)filetype, (void)datarep, (void)info))
+FMPL_UNSUPPORTED_FILE(File_sync, (MPI_File fh),
+                      ((void)fh))
+FMPL_UNSUPPORTED_FILE(File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_all_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_all_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_all_begin_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)offset, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_ordered_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_ordered_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_ordered_begin_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype),
+                      ((void)fh, (void)buf, (void)count, (void)datatype))
+FMPL_UNSUPPORTED_FILE(File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(File_write_shared_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status),
+                      ((void)fh, (void)buf, (void)count, (void)datatype, (void)status))
+FMPL_UNSUPPORTED_FILE(Register_datarep, (const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state),
+                      ((void)datarep, (void)read_conversion_fn, (void)write_conversion_fn, (void)dtype_file_extent_fn, (void)extra_state))
+FMPL_UNSUPPORTED_FILE(Register_datarep_c, (const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state),
+                      ((void)datarep, (void)read_conversion_fn, (void)write_conversion_fn, (void)dtype_file_extent_fn, (void)extra_state))
