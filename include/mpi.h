@@ -826,6 +826,18 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                               int *flag, MPI_Status *status);
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                                int *flag, MPI_Status *status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                               MPI_Status *array_of_statuses);
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status *array_of_statuses);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                int array_of_indices[], MPI_Status *array_of_statuses);
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status *array_of_statuses);
 int MPI_Cancel(MPI_Request *request);
 int PMPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
@@ -1107,6 +1119,10 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
                              MPI_Count max_large_counts, MPI_Count max_datatypes,
                              int array_of_integers[], MPI_Aint array_of_addresses[],
                              MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]);
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                             MPI_Datatype *pair_type);
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type);
 
 /* ---- Pack and unpack ---- */
 
@@ -2107,6 +2123,8 @@ int MPI_Get_library_version(char *version, int *resultlen);
 int PMPI_Get_library_version(char *version, int *resultlen);
 int MPI_Get_processor_name(char *name, int *resultlen);
 int PMPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int MPI_Free_mem(void *base);
@@ -2154,6 +2172,12 @@ int MPI_Add_error_code(int errorclass, int *errorcode);
 int PMPI_Add_error_code(int errorclass, int *errorcode);
 int MPI_Add_error_string(int errorcode, const char *string);
 int PMPI_Add_error_string(int errorcode, const char *string);
+int MPI_Remove_error_class(int errorclass);
+int PMPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int PMPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+int PMPI_Remove_error_string(int errorcode);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
@@ -2489,10 +2513,24 @@ int MPI_Grequest_complete(MPI_Request request);
 int PMPI_Grequest_complete(MPI_Request request);
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
 int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
+int MPI_Status_get_source(const MPI_Status *status, int *source);
+int PMPI_Status_get_source(const MPI_Status *status, int *source);
+int MPI_Status_set_source(MPI_Status *status, int source);
+int PMPI_Status_set_source(MPI_Status *status, int source);
+int MPI_Status_get_tag(const MPI_Status *status, int *tag);
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag);
+int MPI_Status_set_tag(MPI_Status *status, int tag);
+int PMPI_Status_set_tag(MPI_Status *status, int tag);
+int MPI_Status_get_error(const MPI_Status *status, int *err);
+int PMPI_Status_get_error(const MPI_Status *status, int *err);
+int MPI_Status_set_error(MPI_Status *status, int err);
+int PMPI_Status_set_error(MPI_Status *status, int err);
 
 /* ---- Profiling control ---- */
 

@@ -271,14 +271,50 @@ def cmd_mpich_binary(args):
     work.mkdir(parents=True, exist_ok=True)
     exe = str(work / "mpich_built_client")
     mpich.build(args.source, exe, ["-Wall"])
-    r = run([exe], env=fmpl_env(args.libdir))
-    print(r.stdout + r.stderr, end="")
+    for bind_now in (False, True):
+        env = fmpl_env(args.libdir)
+        if bind_now:  # every symbol the program names resolved at load
+            env["LD_BIND_NOW"] = "1"
+        r = run([exe], env=env)
+        print(r.stdout + r.stderr, end="")
+        how = " with LD_BIND_NOW=1" if bind_now else ""
+        if r.returncode != 0:
+            print(f"the MPICH-built program failed on FMPL's library{how} "
+                  f"(exit {r.returncode})")
+            return 1
+        if "FMPL" not in r.stdout:
+            print(f"the MPICH-built program did not load FMPL's library{how}")
+            return 1
+    return check_exports(exe, args.libdir)
+
+
+def dynamic_functions(lib):
+    r = run(["nm", "-D", "--defined-only", lib])
     if r.returncode != 0:
-        print(f"the MPICH-built program failed on FMPL's library (exit {r.returncode})")
+        skip(f"nm cannot read {lib}: {r.stderr.strip()}")
+    return {f[2] for f in (ln.split() for ln in r.stdout.splitlines())
+            if len(f) == 3 and f[1] in "TW" and re.match(r"P?MPIX?_", f[2])}
+
+
+def check_exports(exe, libdir):
+    """Every MPI_/PMPI_/MPIX_ function MPICH's library exports, FMPL's exports
+    too: a binary built against MPICH may name any of them."""
+    if not shutil.which("nm"):
+        print("nm not found: the export check is left out")
+        return 0
+    m = re.search(r"libmpich\.so\.12 => (\S+)", run(["ldd", exe]).stdout)
+    if not m:
+        print("MPICH's libmpich.so.12 not found through ldd: the export check is left out")
+        return 0
+    theirs = dynamic_functions(m.group(1))
+    ours = dynamic_functions(os.path.join(libdir, "libmpi.so.12"))
+    missing = sorted(theirs - ours)
+    if missing:
+        print(f"{len(missing)} functions MPICH's library exports and FMPL's does not:",
+              " ".join(missing))
         return 1
-    if "FMPL" not in r.stdout:
-        print("the MPICH-built program did not load FMPL's library")
-        return 1
+    print(f"all {len(theirs)} MPI, PMPI and MPIX functions MPICH's library exports are "
+          "exported by FMPL's")
     return 0
 
 

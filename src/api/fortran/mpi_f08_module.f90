@@ -1478,6 +1478,68 @@ module mpi_f08
     TYPE(MPI_Status) :: status
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Request_get_status_f08
+  SUBROUTINE MPI_Request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Request_get_status_any_f08
+  SUBROUTINE PMPI_Request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+    INTEGER, INTENT(OUT) :: index
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: status
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Request_get_status_any_f08
+  SUBROUTINE MPI_Request_get_status_all_f08(count, array_of_requests, flag, array_of_statuses, &
+      ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Request_get_status_all_f08
+  SUBROUTINE PMPI_Request_get_status_all_f08(count, array_of_requests, flag, array_of_statuses, &
+      ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: count
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+    LOGICAL, INTENT(OUT) :: flag
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Request_get_status_all_f08
+  SUBROUTINE MPI_Request_get_status_some_f08(incount, array_of_requests, outcount, &
+      array_of_indices, array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Request_get_status_some_f08
+  SUBROUTINE PMPI_Request_get_status_some_f08(incount, array_of_requests, outcount, &
+      array_of_indices, array_of_statuses, ierror)
+    IMPORT :: MPI_Request, MPI_Status
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: incount
+    TYPE(MPI_Request), INTENT(IN) :: array_of_requests(incount)
+    INTEGER, INTENT(OUT) :: outcount
+    INTEGER, INTENT(OUT) :: array_of_indices(*)
+    TYPE(MPI_Status) :: array_of_statuses(*)
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Request_get_status_some_f08
   SUBROUTINE MPI_Cancel_f08(request, ierror)
     IMPORT :: MPI_Request
     IMPLICIT NONE
@@ -2936,6 +2998,22 @@ module mpi_f08
     TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Type_get_contents_f08c
+  SUBROUTINE MPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: value_type
+    TYPE(MPI_Datatype), INTENT(IN) :: index_type
+    TYPE(MPI_Datatype), INTENT(OUT) :: pair_type
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Type_get_value_index_f08
+  SUBROUTINE PMPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+    IMPORT :: MPI_Datatype
+    IMPLICIT NONE
+    TYPE(MPI_Datatype), INTENT(IN) :: value_type
+    TYPE(MPI_Datatype), INTENT(IN) :: index_type
+    TYPE(MPI_Datatype), INTENT(OUT) :: pair_type
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Type_get_value_index_f08
   SUBROUTINE MPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype
     IMPLICIT NONE
@@ -8693,6 +8771,18 @@ module mpi_f08
     INTEGER, INTENT(OUT) :: resultlen
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Get_processor_name_f08
+  SUBROUTINE MPI_Get_hw_resource_info_f08(hw_info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(OUT) :: hw_info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Get_hw_resource_info_f08
+  SUBROUTINE PMPI_Get_hw_resource_info_f08(hw_info, ierror)
+    IMPORT :: MPI_Info
+    IMPLICIT NONE
+    TYPE(MPI_Info), INTENT(OUT) :: hw_info
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Get_hw_resource_info_f08
   SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror)
     IMPORT :: C_PTR, MPI_ADDRESS_KIND, MPI_Info
     IMPLICIT NONE
@@ -8931,6 +9021,36 @@ module mpi_f08
     CHARACTER(LEN=*), INTENT(IN) :: string
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Add_error_string_f08
+  SUBROUTINE MPI_Remove_error_class_f08(errorclass, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Remove_error_class_f08
+  SUBROUTINE PMPI_Remove_error_class_f08(errorclass, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorclass
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Remove_error_class_f08
+  SUBROUTINE MPI_Remove_error_code_f08(errorcode, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Remove_error_code_f08
+  SUBROUTINE PMPI_Remove_error_code_f08(errorcode, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Remove_error_code_f08
+  SUBROUTINE MPI_Remove_error_string_f08(errorcode, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Remove_error_string_f08
+  SUBROUTINE PMPI_Remove_error_string_f08(errorcode, ierror)
+    IMPLICIT NONE
+    INTEGER, INTENT(IN) :: errorcode
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Remove_error_string_f08
   SUBROUTINE MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
     IMPORT :: MPI_Comm
     IMPLICIT NONE
@@ -10767,6 +10887,22 @@ module mpi_f08
     INTEGER, INTENT(IN) :: count
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Status_set_elements_f08
+  SUBROUTINE MPI_Status_set_elements_f08c(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_set_elements_f08c
+  SUBROUTINE PMPI_Status_set_elements_f08c(status, datatype, count, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    TYPE(MPI_Datatype), INTENT(IN) :: datatype
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_elements_f08c
   SUBROUTINE MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
     IMPORT :: MPI_COUNT_KIND, MPI_Datatype, MPI_Status
     IMPLICIT NONE
@@ -10797,6 +10933,90 @@ module mpi_f08
     LOGICAL, INTENT(IN) :: flag
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Status_set_cancelled_f08
+  SUBROUTINE MPI_Status_get_source_f08(status, source, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: source
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_get_source_f08
+  SUBROUTINE PMPI_Status_get_source_f08(status, source, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: source
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_get_source_f08
+  SUBROUTINE MPI_Status_set_source_f08(status, source, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: source
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_set_source_f08
+  SUBROUTINE PMPI_Status_set_source_f08(status, source, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: source
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_source_f08
+  SUBROUTINE MPI_Status_get_tag_f08(status, tag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: tag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_get_tag_f08
+  SUBROUTINE PMPI_Status_get_tag_f08(status, tag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: tag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_get_tag_f08
+  SUBROUTINE MPI_Status_set_tag_f08(status, tag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: tag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_set_tag_f08
+  SUBROUTINE PMPI_Status_set_tag_f08(status, tag, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: tag
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_tag_f08
+  SUBROUTINE MPI_Status_get_error_f08(status, err, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: err
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_get_error_f08
+  SUBROUTINE PMPI_Status_get_error_f08(status, err, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(IN) :: status
+    INTEGER, INTENT(OUT) :: err
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_get_error_f08
+  SUBROUTINE MPI_Status_set_error_f08(status, err, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: err
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Status_set_error_f08
+  SUBROUTINE PMPI_Status_set_error_f08(status, err, ierror)
+    IMPORT :: MPI_Status
+    IMPLICIT NONE
+    TYPE(MPI_Status), INTENT(INOUT) :: status
+    INTEGER, INTENT(IN) :: err
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Status_set_error_f08
   SUBROUTINE MPI_Pcontrol_f08(level)
     IMPLICIT NONE
     INTEGER, INTENT(IN) :: level
@@ -12853,6 +13073,24 @@ module mpi_f08
   interface PMPI_Request_get_status
     procedure :: PMPI_Request_get_status_f08
   end interface
+  interface MPI_Request_get_status_any
+    procedure :: MPI_Request_get_status_any_f08
+  end interface
+  interface PMPI_Request_get_status_any
+    procedure :: PMPI_Request_get_status_any_f08
+  end interface
+  interface MPI_Request_get_status_all
+    procedure :: MPI_Request_get_status_all_f08
+  end interface
+  interface PMPI_Request_get_status_all
+    procedure :: PMPI_Request_get_status_all_f08
+  end interface
+  interface MPI_Request_get_status_some
+    procedure :: MPI_Request_get_status_some_f08
+  end interface
+  interface PMPI_Request_get_status_some
+    procedure :: PMPI_Request_get_status_some_f08
+  end interface
   interface MPI_Cancel
     procedure :: MPI_Cancel_f08
   end interface
@@ -13146,6 +13384,12 @@ module mpi_f08
   end interface
   interface PMPI_Type_get_contents
     procedure :: PMPI_Type_get_contents_f08, PMPI_Type_get_contents_f08c
+  end interface
+  interface MPI_Type_get_value_index
+    procedure :: MPI_Type_get_value_index_f08
+  end interface
+  interface PMPI_Type_get_value_index
+    procedure :: PMPI_Type_get_value_index_f08
   end interface
   interface MPI_Pack
     procedure :: MPI_Pack_f08, MPI_Pack_f08c
@@ -14053,6 +14297,12 @@ module mpi_f08
   interface PMPI_Get_processor_name
     procedure :: PMPI_Get_processor_name_f08
   end interface
+  interface MPI_Get_hw_resource_info
+    procedure :: MPI_Get_hw_resource_info_f08
+  end interface
+  interface PMPI_Get_hw_resource_info
+    procedure :: PMPI_Get_hw_resource_info_f08
+  end interface
   interface MPI_Alloc_mem
     procedure :: MPI_Alloc_mem_f08
   end interface
@@ -14154,6 +14404,24 @@ module mpi_f08
   end interface
   interface PMPI_Add_error_string
     procedure :: PMPI_Add_error_string_f08
+  end interface
+  interface MPI_Remove_error_class
+    procedure :: MPI_Remove_error_class_f08
+  end interface
+  interface PMPI_Remove_error_class
+    procedure :: PMPI_Remove_error_class_f08
+  end interface
+  interface MPI_Remove_error_code
+    procedure :: MPI_Remove_error_code_f08
+  end interface
+  interface PMPI_Remove_error_code
+    procedure :: PMPI_Remove_error_code_f08
+  end interface
+  interface MPI_Remove_error_string
+    procedure :: MPI_Remove_error_string_f08
+  end interface
+  interface PMPI_Remove_error_string
+    procedure :: PMPI_Remove_error_string_f08
   end interface
   interface MPI_Comm_call_errhandler
     procedure :: MPI_Comm_call_errhandler_f08
@@ -14654,10 +14922,10 @@ module mpi_f08
     procedure :: PMPI_Grequest_complete_f08
   end interface
   interface MPI_Status_set_elements
-    procedure :: MPI_Status_set_elements_f08
+    procedure :: MPI_Status_set_elements_f08, MPI_Status_set_elements_f08c
   end interface
   interface PMPI_Status_set_elements
-    procedure :: PMPI_Status_set_elements_f08
+    procedure :: PMPI_Status_set_elements_f08, PMPI_Status_set_elements_f08c
   end interface
   interface MPI_Status_set_elements_x
     procedure :: MPI_Status_set_elements_x_f08
@@ -14670,6 +14938,42 @@ module mpi_f08
   end interface
   interface PMPI_Status_set_cancelled
     procedure :: PMPI_Status_set_cancelled_f08
+  end interface
+  interface MPI_Status_get_source
+    procedure :: MPI_Status_get_source_f08
+  end interface
+  interface PMPI_Status_get_source
+    procedure :: PMPI_Status_get_source_f08
+  end interface
+  interface MPI_Status_set_source
+    procedure :: MPI_Status_set_source_f08
+  end interface
+  interface PMPI_Status_set_source
+    procedure :: PMPI_Status_set_source_f08
+  end interface
+  interface MPI_Status_get_tag
+    procedure :: MPI_Status_get_tag_f08
+  end interface
+  interface PMPI_Status_get_tag
+    procedure :: PMPI_Status_get_tag_f08
+  end interface
+  interface MPI_Status_set_tag
+    procedure :: MPI_Status_set_tag_f08
+  end interface
+  interface PMPI_Status_set_tag
+    procedure :: PMPI_Status_set_tag_f08
+  end interface
+  interface MPI_Status_get_error
+    procedure :: MPI_Status_get_error_f08
+  end interface
+  interface PMPI_Status_get_error
+    procedure :: PMPI_Status_get_error_f08
+  end interface
+  interface MPI_Status_set_error
+    procedure :: MPI_Status_set_error_f08
+  end interface
+  interface PMPI_Status_set_error
+    procedure :: PMPI_Status_set_error_f08
   end interface
   interface MPI_Pcontrol
     procedure :: MPI_Pcontrol_f08

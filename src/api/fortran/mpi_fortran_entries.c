@@ -488,6 +488,40 @@ FMPL_F_NAMES(request_get_status, REQUEST_GET_STATUS)
 FMPL_F_ALIAS(mpi_request_get_status_f08_, pmpi_request_get_status_)
 FMPL_F_ALIAS(pmpi_request_get_status_f08_, pmpi_request_get_status_)
 
+void pmpi_request_get_status_any_(const int *count, const MPI_Request *array_of_requests,
+                                  int *index, int *flag, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_Request_get_status_any(*count, array_of_requests, index, flag,
+                                         fmpl_f_status(status));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(request_get_status_any, REQUEST_GET_STATUS_ANY)
+FMPL_F_ALIAS(mpi_request_get_status_any_f08_, pmpi_request_get_status_any_)
+FMPL_F_ALIAS(pmpi_request_get_status_any_f08_, pmpi_request_get_status_any_)
+
+void pmpi_request_get_status_all_(const int *count, const MPI_Request *array_of_requests, int *flag,
+                                  MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+{
+    int rc = PMPI_Request_get_status_all(*count, array_of_requests, flag,
+                                         fmpl_f_statuses(array_of_statuses));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(request_get_status_all, REQUEST_GET_STATUS_ALL)
+FMPL_F_ALIAS(mpi_request_get_status_all_f08_, pmpi_request_get_status_all_)
+FMPL_F_ALIAS(pmpi_request_get_status_all_f08_, pmpi_request_get_status_all_)
+
+void pmpi_request_get_status_some_(const int *incount, const MPI_Request *array_of_requests,
+                                   int *outcount, int *array_of_indices,
+                                   MPI_Fint *array_of_statuses, MPI_Fint *ierror)
+{
+    int rc = PMPI_Request_get_status_some(*incount, array_of_requests, outcount, array_of_indices,
+                                          fmpl_f_statuses(array_of_statuses));
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(request_get_status_some, REQUEST_GET_STATUS_SOME)
+FMPL_F_ALIAS(mpi_request_get_status_some_f08_, pmpi_request_get_status_some_)
+FMPL_F_ALIAS(pmpi_request_get_status_some_f08_, pmpi_request_get_status_some_)
+
 void pmpi_cancel_(MPI_Request *request, MPI_Fint *ierror)
 {
     int rc = PMPI_Cancel(request);
@@ -1261,6 +1295,16 @@ void pmpi_type_get_contents_c_(const MPI_Datatype *datatype, const MPI_Count *ma
 FMPL_F_ALIAS(mpi_type_get_contents_c_, pmpi_type_get_contents_c_)
 FMPL_F_ALIAS(mpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
 FMPL_F_ALIAS(pmpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
+
+void pmpi_type_get_value_index_(const MPI_Datatype *value_type, const MPI_Datatype *index_type,
+                                MPI_Datatype *pair_type, MPI_Fint *ierror)
+{
+    int rc = PMPI_Type_get_value_index(*value_type, *index_type, pair_type);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(type_get_value_index, TYPE_GET_VALUE_INDEX)
+FMPL_F_ALIAS(mpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
+FMPL_F_ALIAS(pmpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
 
 /* ---- Pack and unpack ---- */
 
@@ -3841,6 +3885,15 @@ FMPL_F_NAMES(get_processor_name, GET_PROCESSOR_NAME)
 FMPL_F_ALIAS(mpi_get_processor_name_f08_, pmpi_get_processor_name_)
 FMPL_F_ALIAS(pmpi_get_processor_name_f08_, pmpi_get_processor_name_)
 
+void pmpi_get_hw_resource_info_(MPI_Info *hw_info, MPI_Fint *ierror)
+{
+    int rc = PMPI_Get_hw_resource_info(hw_info);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(get_hw_resource_info, GET_HW_RESOURCE_INFO)
+FMPL_F_ALIAS(mpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+FMPL_F_ALIAS(pmpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+
 void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Info *info, void *baseptr, MPI_Fint *ierror)
 {
     int rc = PMPI_Alloc_mem(*size, *info, baseptr);
@@ -4021,6 +4074,33 @@ void pmpi_add_error_string_(const int *errorcode, char *string, MPI_Fint *ierror
 FMPL_F_NAMES(add_error_string, ADD_ERROR_STRING)
 FMPL_F_ALIAS(mpi_add_error_string_f08_, pmpi_add_error_string_)
 FMPL_F_ALIAS(pmpi_add_error_string_f08_, pmpi_add_error_string_)
+
+void pmpi_remove_error_class_(const int *errorclass, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_class(*errorclass);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(remove_error_class, REMOVE_ERROR_CLASS)
+FMPL_F_ALIAS(mpi_remove_error_class_f08_, pmpi_remove_error_class_)
+FMPL_F_ALIAS(pmpi_remove_error_class_f08_, pmpi_remove_error_class_)
+
+void pmpi_remove_error_code_(const int *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_code(*errorcode);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(remove_error_code, REMOVE_ERROR_CODE)
+FMPL_F_ALIAS(mpi_remove_error_code_f08_, pmpi_remove_error_code_)
+FMPL_F_ALIAS(pmpi_remove_error_code_f08_, pmpi_remove_error_code_)
+
+void pmpi_remove_error_string_(const int *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_string(*errorcode);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(remove_error_string, REMOVE_ERROR_STRING)
+FMPL_F_ALIAS(mpi_remove_error_string_f08_, pmpi_remove_error_string_)
+FMPL_F_ALIAS(pmpi_remove_error_string_f08_, pmpi_remove_error_string_)
 
 void pmpi_comm_call_errhandler_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
@@ -5109,6 +5189,16 @@ FMPL_F_NAMES(status_set_elements, STATUS_SET_ELEMENTS)
 FMPL_F_ALIAS(mpi_status_set_elements_f08_, pmpi_status_set_elements_)
 FMPL_F_ALIAS(pmpi_status_set_elements_f08_, pmpi_status_set_elements_)
 
+void pmpi_status_set_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype,
+                                 const MPI_Count *count, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_set_elements_c(fmpl_f_status(status), *datatype, *count);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_status_set_elements_c_, pmpi_status_set_elements_c_)
+FMPL_F_ALIAS(mpi_status_set_elements_f08c_, pmpi_status_set_elements_c_)
+FMPL_F_ALIAS(pmpi_status_set_elements_f08c_, pmpi_status_set_elements_c_)
+
 void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype,
                                  const MPI_Count *count, MPI_Fint *ierror)
 {
@@ -5127,6 +5217,60 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint
 FMPL_F_NAMES(status_set_cancelled, STATUS_SET_CANCELLED)
 FMPL_F_ALIAS(mpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
 FMPL_F_ALIAS(pmpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
+
+void pmpi_status_get_source_(MPI_Fint *status, int *source, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_get_source(fmpl_f_status(status), source);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_get_source, STATUS_GET_SOURCE)
+FMPL_F_ALIAS(mpi_status_get_source_f08_, pmpi_status_get_source_)
+FMPL_F_ALIAS(pmpi_status_get_source_f08_, pmpi_status_get_source_)
+
+void pmpi_status_set_source_(MPI_Fint *status, const int *source, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_set_source(fmpl_f_status(status), *source);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_set_source, STATUS_SET_SOURCE)
+FMPL_F_ALIAS(mpi_status_set_source_f08_, pmpi_status_set_source_)
+FMPL_F_ALIAS(pmpi_status_set_source_f08_, pmpi_status_set_source_)
+
+void pmpi_status_get_tag_(MPI_Fint *status, int *tag, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_get_tag(fmpl_f_status(status), tag);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_get_tag, STATUS_GET_TAG)
+FMPL_F_ALIAS(mpi_status_get_tag_f08_, pmpi_status_get_tag_)
+FMPL_F_ALIAS(pmpi_status_get_tag_f08_, pmpi_status_get_tag_)
+
+void pmpi_status_set_tag_(MPI_Fint *status, const int *tag, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_set_tag(fmpl_f_status(status), *tag);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_set_tag, STATUS_SET_TAG)
+FMPL_F_ALIAS(mpi_status_set_tag_f08_, pmpi_status_set_tag_)
+FMPL_F_ALIAS(pmpi_status_set_tag_f08_, pmpi_status_set_tag_)
+
+void pmpi_status_get_error_(MPI_Fint *status, int *err, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_get_error(fmpl_f_status(status), err);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_get_error, STATUS_GET_ERROR)
+FMPL_F_ALIAS(mpi_status_get_error_f08_, pmpi_status_get_error_)
+FMPL_F_ALIAS(pmpi_status_get_error_f08_, pmpi_status_get_error_)
+
+void pmpi_status_set_error_(MPI_Fint *status, const int *err, MPI_Fint *ierror)
+{
+    int rc = PMPI_Status_set_error(fmpl_f_status(status), *err);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(status_set_error, STATUS_SET_ERROR)
+FMPL_F_ALIAS(mpi_status_set_error_f08_, pmpi_status_set_error_)
+FMPL_F_ALIAS(pmpi_status_set_error_f08_, pmpi_status_set_error_)
 
 /* ---- Profiling control ---- */
 

@@ -1304,3 +1304,40 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
     return f90("MPI_Type_create_f90_integer", newtype);
 }
 FMPL_MPI_WEAK(Type_create_f90_integer)
+
+/* MPI-4.1: the predefined pair type of MINLOC/MAXLOC for a value type and
+ * an index type, MPI_DATATYPE_NULL when there is none. */
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    FMPL_CORE_GUARD();
+    static const char func[] = "MPI_Type_get_value_index";
+    FMPL_MPI_CHECK_READY(ERRC);
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    if (!pair_type)
+        return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "pair_type is NULL");
+    fmpl_datatype *d;
+    int rc = get_type(func, "value_type", value_type, &d);
+    if (rc == MPI_SUCCESS)
+        rc = get_type(func, "index_type", index_type, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i].value == value_type && pairs[i].index == index_type)
+            *pair_type = pairs[i].pair;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Type_get_value_index)

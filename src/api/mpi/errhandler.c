@@ -183,11 +183,17 @@ static user_code *codes;          /* [n] values MPI_ERR_LASTCODE + 1 + i */
 static int ncodes, capcodes;
 int fmpl_mpi_lastusedcode = MPI_ERR_LASTCODE;
 
+/* Marks a value MPI_Remove_error_class/code took back: it stays unused
+ * (values are never handed out twice, so a stale copy cannot mean a new
+ * class). */
+#define REMOVED (-2)
+
 static user_code *user_code_get(int code)
 {
     if (code <= MPI_ERR_LASTCODE || code > MPI_ERR_LASTCODE + ncodes)
         return NULL;
-    return &codes[code - MPI_ERR_LASTCODE - 1];
+    user_code *u = &codes[code - MPI_ERR_LASTCODE - 1];
+    return u->cls == REMOVED ? NULL : u;
 }
 
 int fmpl_mpi_user_error_class(int code)
@@ -270,3 +276,51 @@ FMPL_MPI_WEAK(Add_error_string)
 /* The codes live on: MPI_Error_string may follow MPI_Finalize.  Their
  * strings are released at exit by the C library's process end; to keep
  * leak checkers quiet the table stays reachable through `codes`. */
+
+/* MPI-4.1: taking back what MPI_Add_error_* gave.  A class goes only when
+ * no code of it is left; a string goes back to the class's description. */
+int PMPI_Remove_error_class(int errorclass)
+{
+    FMPL_CORE_GUARD();
+    static const char func[] = "MPI_Remove_error_class";
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    user_code *u = user_code_get(errorclass);
+    if (!u || u->cls != errorclass)
+        return ERR(MPI_ERR_ARG, func, "%d is not a user error class", errorclass);
+    for (int i = 0; i < ncodes; i++)
+        if (codes[i].cls == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass)
+            return ERR(MPI_ERR_ARG, func, "error class %d still has code %d", errorclass,
+                       MPI_ERR_LASTCODE + 1 + i);
+    free(u->string);
+    *u = (user_code){.cls = REMOVED};
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Remove_error_class)
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    user_code *u = user_code_get(errorcode);
+    if (!u || u->cls == errorcode)
+        return ERR(MPI_ERR_ARG, "MPI_Remove_error_code", "%d is not a user error code",
+                   errorcode);
+    free(u->string);
+    *u = (user_code){.cls = REMOVED};
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Remove_error_code)
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    user_code *u = user_code_get(errorcode);
+    if (!u)
+        return ERR(MPI_ERR_ARG, "MPI_Remove_error_string",
+                   "%d is not a user error code or class", errorcode);
+    free(u->string);
+    u->string = NULL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Remove_error_string)

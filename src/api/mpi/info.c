@@ -469,3 +469,17 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_get_info)
+
+/* MPI-4.1: the hardware resources this process may use, as info keys.  The
+ * standard defines none yet; the object is new and empty, the caller's to
+ * free. */
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!hw_info)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_hw_resource_info",
+                              "hw_info is NULL");
+    return PMPI_Info_create(hw_info);
+}
+FMPL_MPI_WEAK(Get_hw_resource_info)
