@@ -332,9 +332,46 @@ static void test_predefined(void)
     EXPECT(s == 16, "complex16 size");
     FAILS(MPI_ERR_ARG, MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &m));
     FAILS(MPI_ERR_ARG, MPI_Type_match_size(99, 4, &m));
-    FAILS(MPI_ERR_UNSUPPORTED_OPERATION, MPI_Type_create_f90_real(6, 30, &m));
-    FAILS(MPI_ERR_UNSUPPORTED_OPERATION, MPI_Type_create_f90_complex(6, 30, &m));
-    FAILS(MPI_ERR_UNSUPPORTED_OPERATION, MPI_Type_create_f90_integer(9, &m));
+    /* Parameterized Fortran 90 types (type_f90.c): the smallest kind that
+     * reaches precision p and range r; its own predefined handle with the
+     * F90 combiner; the same arguments give the same handle. */
+    MPI_Datatype f;
+    OK(MPI_Type_create_f90_real(6, 30, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 4, "REAL(p=6, r=30) has %d bytes", s);
+    ENVELOPE_IS(f, 2, 0, 0, MPI_COMBINER_F90_REAL);
+    int ints[2] = {0, 0};
+    OK(MPI_Type_get_contents(f, 2, 0, 0, ints, NULL, NULL));
+    EXPECT(ints[0] == 6 && ints[1] == 30, "contents %d %d", ints[0], ints[1]);
+    OK(MPI_Type_create_f90_real(6, 30, &m));
+    EXPECT(m == f, "a second call made another handle");
+    FAILS(MPI_ERR_TYPE, MPI_Type_free(&m));
+    OK(MPI_Type_create_f90_real(7, MPI_UNDEFINED, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 8, "REAL(p=7) has %d bytes", s);
+    OK(MPI_Type_create_f90_real(MPI_UNDEFINED, 400, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 16, "REAL(r=400) has %d bytes", s);
+    FAILS(MPI_ERR_ARG, MPI_Type_create_f90_real(40, MPI_UNDEFINED, &f));
+    FAILS(MPI_ERR_ARG, MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &f));
+    OK(MPI_Type_create_f90_complex(15, 300, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 16, "COMPLEX(15, 300) has %d bytes", s);
+    ENVELOPE_IS(f, 2, 0, 0, MPI_COMBINER_F90_COMPLEX);
+    OK(MPI_Type_create_f90_integer(9, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 4, "INTEGER(r=9) has %d bytes", s);
+    ENVELOPE_IS(f, 1, 0, 0, MPI_COMBINER_F90_INTEGER);
+    OK(MPI_Type_get_contents(f, 1, 0, 0, ints, NULL, NULL));
+    EXPECT(ints[0] == 9, "integer contents %d", ints[0]);
+    OK(MPI_Type_create_f90_integer(10, &f));
+    OK(MPI_Type_size(f, &s));
+    EXPECT(s == 8, "INTEGER(r=10) has %d bytes", s);
+    FAILS(MPI_ERR_ARG, MPI_Type_create_f90_integer(19, &f));
+    /* It communicates as the sized type: a reduction on it. */
+    long long v = 40, sum = 0;
+    OK(MPI_Allreduce(&v, &sum, 1, f, MPI_SUM, MPI_COMM_SELF));
+    EXPECT(sum == 40, "sum over an F90 integer type: %lld", sum);
 }
 
 /* ------------------------------------------------------------ constructors */

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int rank, size;
 
@@ -58,6 +59,32 @@ int main(int argc, char **argv)
             for (int i = 0; i < n; i++)
                 EXPECT(r[i] == 0.25 * size * (size - 1), "reduce n=%d i=%d got %g", n, i, r[i]);
         free(in); free(out); free(d); free(r);
+    }
+
+    /* MPI_CHAR with arithmetic operations, as MPICH and OSU's benchmarks use
+     * it (mpi_ops.c); also in a window, by MPI_Accumulate. */
+    {
+        char c[64], cr[64];
+        for (int i = 0; i < 64; i++)
+            c[i] = (char)(i + rank);
+        MPI_Allreduce(c, cr, 64, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < 64; i++)
+            EXPECT(cr[i] == (char)(size * i + size * (size - 1) / 2), "MPI_CHAR sum i=%d", i);
+        MPI_Allreduce(c, cr, 64, MPI_CHAR, MPI_MAX, MPI_COMM_WORLD);
+        EXPECT(cr[5] == (char)(5 + size - 1), "MPI_CHAR max");
+        char *base;
+        MPI_Win win;
+        MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        memset(base, 1, 64);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_fence(0, win);
+        MPI_Accumulate(c, 64, MPI_CHAR, 0, 0, 64, MPI_CHAR, MPI_SUM, win);
+        MPI_Win_fence(0, win);
+        if (rank == 0)
+            for (int i = 0; i < 64; i++)
+                EXPECT(base[i] == (char)(1 + size * i + size * (size - 1) / 2),
+                       "MPI_CHAR accumulate i=%d: %d", i, base[i]);
+        MPI_Win_free(&win);
     }
 
     struct { double v; int i; } mine = {rank % 2 ? 5.0 : 1.0, rank}, best;

@@ -90,7 +90,8 @@ static const struct {
      {FMPL_BT_INT, FMPL_BT_LONG, FMPL_BT_SHORT, FMPL_BT_UNSIGNED_SHORT, FMPL_BT_UNSIGNED,
       FMPL_BT_UNSIGNED_LONG, FMPL_BT_LONG_LONG, FMPL_BT_UNSIGNED_LONG_LONG,
       FMPL_BT_SIGNED_CHAR, FMPL_BT_UNSIGNED_CHAR, FMPL_BT_INT8, FMPL_BT_INT16, FMPL_BT_INT32,
-      FMPL_BT_INT64, FMPL_BT_UINT8, FMPL_BT_UINT16, FMPL_BT_UINT32, FMPL_BT_UINT64}},
+      FMPL_BT_INT64, FMPL_BT_UINT8, FMPL_BT_UINT16, FMPL_BT_UINT32, FMPL_BT_UINT64,
+      FMPL_BT_CHAR /* as MPICH (mpi_ops.c) */}},
     {"Fortran integer", MAXMIN | ARITH | BITS,
      {FMPL_BT_F_INTEGER, FMPL_BT_F_INTEGER1, FMPL_BT_F_INTEGER2, FMPL_BT_F_INTEGER4,
       FMPL_BT_F_INTEGER8}},
@@ -110,7 +111,7 @@ static const struct {
       FMPL_BT_LONG_DOUBLE_INT, FMPL_BT_F_2REAL, FMPL_BT_F_2DOUBLE_PRECISION,
       FMPL_BT_F_2INTEGER}},
     {"none (characters, packed)", 0,
-     {FMPL_BT_CHAR, FMPL_BT_WCHAR, FMPL_BT_F_CHARACTER, FMPL_BT_PACKED}},
+     {FMPL_BT_WCHAR, FMPL_BT_F_CHARACTER, FMPL_BT_PACKED}},
 };
 #define NCLASSES (int)(sizeof classes / sizeof *classes)
 
@@ -187,7 +188,10 @@ static model scalar_model(fmpl_basic_type bt)
     case FMPL_CAT_INT:
     case FMPL_CAT_LOGICAL: m.kind = K_SINT; break;
     case FMPL_CAT_UINT: m.kind = K_UINT; break;
-    case FMPL_CAT_BYTE: m.kind = bt == FMPL_BT_BYTE ? K_UINT : K_RAW; break;
+    case FMPL_CAT_BYTE: /* MPI_CHAR reduces as C's char (mpi_ops.c) */
+        m.kind = bt == FMPL_BT_BYTE ? K_UINT
+                 : bt == FMPL_BT_CHAR ? ((char)-1 < 0 ? K_SINT : K_UINT) : K_RAW;
+        break;
     case FMPL_CAT_FLOAT:
         m.kind = t->size == 4 ? K_F32 : t->size == 8 ? K_F64 : bt == FMPL_BT_F_REAL16 ? K_Q : K_LD;
         if (m.kind == K_LD)
@@ -630,7 +634,15 @@ static void test_edges(void)
     APPLY(FMPL_MOP_LAND, FMPL_BT_AINT, l3, l4, 2);
     CHECK(l4[0] == 0 && l4[1] == 1, "LAND on MPI_AINT");
     CHECK(fmpl_mpi_kernel(FMPL_MOP_LAND, FMPL_BT_F_INTEGER) == NULL, "no LAND on MPI_INTEGER");
-    CHECK(fmpl_mpi_kernel(FMPL_MOP_MAX, FMPL_BT_CHAR) == NULL, "no MAX on MPI_CHAR");
+    /* MPI_CHAR reduces as C's char, as in MPICH (mpi_ops.c); MPI_WCHAR not. */
+    char chr[3] = {100, -3, 7}, chr2[3] = {27, 2, 9};
+    APPLY(FMPL_MOP_SUM, FMPL_BT_CHAR, chr, chr2, 3);
+    CHECK(chr2[0] == (char)127 && chr2[1] == (char)-1 && chr2[2] == 16, "MPI_CHAR sum");
+    char cmax = (char)-1, cmax2 = 1;
+    APPLY(FMPL_MOP_MAX, FMPL_BT_CHAR, &cmax, &cmax2, 1);
+    CHECK(cmax2 == ((char)-1 < 0 ? 1 : (char)-1), "MPI_CHAR max follows char's signedness");
+    CHECK(fmpl_mpi_kernel(FMPL_MOP_SUM, FMPL_BT_WCHAR) == NULL, "no SUM on MPI_WCHAR");
+    CHECK(fmpl_mpi_kernel(FMPL_MOP_SUM, FMPL_BT_F_CHARACTER) == NULL, "no SUM on MPI_CHARACTER");
     CHECK(fmpl_mpi_kernel(FMPL_MOP_MAX, FMPL_BT_SIGNED_CHAR) != NULL, "MAX on MPI_SIGNED_CHAR");
     signed char sc = -5, sc2 = 3;
     APPLY(FMPL_MOP_MIN, FMPL_BT_SIGNED_CHAR, &sc, &sc2, 1);

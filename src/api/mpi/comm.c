@@ -134,6 +134,48 @@ int PMPI_Comm_free(MPI_Comm *comm)
 }
 FMPL_MPI_WEAK(Comm_free)
 
+/* No FMPL job is spawned yet (MPI_Comm_spawn is not provided): the parent
+ * is MPI_COMM_NULL, as the standard says for a job started otherwise. */
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!parent)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent",
+                              "parent is NULL");
+    *parent = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+FMPL_MPI_WEAK(Comm_get_parent)
+
+/* MPI_Comm_disconnect: collective; "waits for all pending communication on
+ * comm to complete internally" and frees it.  Every message a member sent
+ * on comm must be matched before the call (the standard's condition), so
+ * what remains in flight is the protocols' own traffic for those messages
+ * (a rendezvous's last acknowledgement): a barrier over comm, which every
+ * member enters only after its own operations on comm completed, leaves
+ * none behind.  Intra- and intercommunicators alike. */
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    FMPL_CORE_GUARD();
+    static const char func[] = "MPI_Comm_disconnect";
+    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
+    if (!comm)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "comm is NULL");
+    if (*comm == MPI_COMM_NULL)
+        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func, "comm is MPI_COMM_NULL");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return fmpl_mpi_error(*comm, MPI_ERR_COMM, func,
+                              "predefined communicators cannot be disconnected");
+    GET_COMM(*comm, c, func);
+    (void)c;
+    int rc = PMPI_Barrier(*comm);
+    if (rc != MPI_SUCCESS)
+        return rc; /* reported by MPI_Barrier */
+    return PMPI_Comm_free(comm);
+}
+FMPL_MPI_WEAK(Comm_disconnect)
+
 void fmpl_mpi_comm_hold(fmpl_mpi_comm *c) { c->refs++; }
 
 void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c)

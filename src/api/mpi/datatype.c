@@ -813,6 +813,11 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     if (fmpl_mpi_is_predefined_type(t))
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func, "%s is predefined: it cannot be freed",
                               fmpl_dt_get_name(fmpl_mpi_datatype_get(t)));
+    int f90_combiner, f90_ints[2], f90_n;
+    if (fmpl_mpi_type_f90_params(t, &f90_combiner, f90_ints, &f90_n))
+        return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func,
+                              "0x%x is a parameterized Fortran 90 type, which is predefined: "
+                              "it cannot be freed", (unsigned)t);
     slot *s = slot_of(t);
     if (!s || s->freed)
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func, "0x%x is %s", (unsigned)t,
@@ -1046,6 +1051,12 @@ int PMPI_Type_get_envelope(MPI_Datatype t, int *num_integers, int *num_addresses
         return rc;
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return null_arg(func, "an output argument");
+    int f90_ints[2], f90_n;
+    if (fmpl_mpi_type_f90_params(t, combiner, f90_ints, &f90_n)) {
+        *num_integers = f90_n;
+        *num_addresses = *num_datatypes = 0;
+        return MPI_SUCCESS;
+    }
     if (env.num_large_counts > 0)
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func,
                               "datatype 0x%x was built by a large-count constructor: "
@@ -1074,6 +1085,12 @@ int PMPI_Type_get_envelope_c(MPI_Datatype t, MPI_Count *num_integers, MPI_Count 
         return rc;
     if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
         return null_arg(func, "an output argument");
+    int f90_ints[2], f90_n;
+    if (fmpl_mpi_type_f90_params(t, combiner, f90_ints, &f90_n)) {
+        *num_integers = f90_n;
+        *num_addresses = *num_large_counts = *num_datatypes = 0;
+        return MPI_SUCCESS;
+    }
     *num_integers = env.num_integers;
     *num_addresses = env.num_addresses;
     *num_large_counts = env.num_large_counts;
@@ -1115,6 +1132,17 @@ static int contents(const char *func, MPI_Datatype t, int64_t max_integers,
     int rc = envelope(func, t, &d, &env);
     if (rc)
         return rc;
+    int f90_combiner, f90_ints[2], f90_n;
+    if (fmpl_mpi_type_f90_params(t, &f90_combiner, f90_ints, &f90_n)) {
+        if (max_integers < f90_n)
+            return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func, "the envelope has %d integers",
+                                  f90_n);
+        if (!array_of_integers)
+            return null_arg(func, "array_of_integers");
+        for (int i = 0; i < f90_n; i++)
+            array_of_integers[i] = f90_ints[i];
+        return MPI_SUCCESS;
+    }
     if (env.combiner == FMPL_DT_COMBINER_NAMED)
         return fmpl_mpi_error(ERRC, MPI_ERR_TYPE, func,
                               "%s is predefined (MPI_COMBINER_NAMED): it has no contents",
@@ -1268,42 +1296,6 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 }
 FMPL_MPI_WEAK(Type_match_size)
 
-/* Parameterized Fortran 90 types need their own combiners
- * (MPI_COMBINER_F90_*) which the engine does not have. */
-static int f90(const char *func, MPI_Datatype *newtype)
-{
-    FMPL_MPI_CHECK_READY(ERRC);
-    (void)newtype;
-    return fmpl_mpi_error(ERRC, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                          "parameterized Fortran 90 types are not supported: use "
-                          "MPI_Type_match_size or a sized type (MPI_REAL8, ...)");
-}
-
-int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
-{
-    FMPL_CORE_GUARD();
-    (void)p;
-    (void)r;
-    return f90("MPI_Type_create_f90_real", newtype);
-}
-FMPL_MPI_WEAK(Type_create_f90_real)
-
-int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
-{
-    FMPL_CORE_GUARD();
-    (void)p;
-    (void)r;
-    return f90("MPI_Type_create_f90_complex", newtype);
-}
-FMPL_MPI_WEAK(Type_create_f90_complex)
-
-int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
-{
-    FMPL_CORE_GUARD();
-    (void)r;
-    return f90("MPI_Type_create_f90_integer", newtype);
-}
-FMPL_MPI_WEAK(Type_create_f90_integer)
 
 /* MPI-4.1: the predefined pair type of MINLOC/MAXLOC for a value type and
  * an index type, MPI_DATATYPE_NULL when there is none. */

@@ -460,6 +460,9 @@ int fmpl_mpi_type_check(MPI_Comm comm, MPI_Datatype t, const char *func);
 int fmpl_mpi_basic_type(MPI_Datatype t);
 /* 1 for a predefined datatype handle (MPI_LB and MPI_UB included). */
 int fmpl_mpi_is_predefined_type(MPI_Datatype t);
+/* A type made by MPI_Type_create_f90_real/complex/integer (type_f90.c):
+ * 1 with its combiner and integer parameters (1 or 2 of them), else 0. */
+int fmpl_mpi_type_f90_params(MPI_Datatype t, int *combiner, int ints[2], int *nints);
 /* The table of builtin handles behind both (basic_type_map.c), indexed
  * by the handle's low byte. */
 typedef struct fmpl_mpi_builtin_entry {

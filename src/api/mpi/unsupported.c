@@ -49,10 +49,6 @@ FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, M
                  ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
 FMPL_UNSUPPORTED(Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
                  ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
-FMPL_UNSUPPORTED(Comm_disconnect, (MPI_Comm *comm), MPI_COMM_WORLD,
-                 ((void)comm))
-FMPL_UNSUPPORTED(Comm_get_parent, (MPI_Comm *parent), MPI_COMM_WORLD,
-                 ((void)parent))
 FMPL_UNSUPPORTED(Comm_join, (int fd, MPI_Comm *intercomm), MPI_COMM_WORLD,
                  ((void)fd, (void)intercomm))
 FMPL_UNSUPPORTED(Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
