@@ -18,6 +18,8 @@ FMPL_TUNABLE(tunable_spin, "FMPL_SPIN_COUNT", "auto",
 unsigned fmpl_spin_count = 4000;
 int fmpl_oversubscribed;
 int (*fmpl_wait_poll)(void);
+void (*fmpl_wait_share)(void);
+int fmpl_threads_on;
 
 /* With peers on other hosts a rank's messages arrive through this host's
  * kernel: TCP and the virtual links of a test cluster deliver packets in

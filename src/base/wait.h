@@ -32,6 +32,14 @@ static inline void fmpl_poll_remote(void)
         fmpl_wait_poll();
 }
 
+/* Set when several application threads share the library (progress/
+ * threads.c): every poll that found nothing calls it, so that a thread
+ * waiting inside a call lets the others in.  NULL otherwise. */
+extern FMPL_WAIT_INTERNAL void (*fmpl_wait_share)(void);
+/* Several application threads share the library (set with fmpl_wait_share;
+ * read by protocols that keep per-process state across a wait). */
+extern FMPL_WAIT_INTERNAL int fmpl_threads_on;
+
 typedef struct fmpl_waiter {
     unsigned polls;
 } fmpl_waiter;
@@ -50,6 +58,8 @@ static inline void fmpl_cpu_relax(void)
 /* Call once per unsuccessful poll. */
 static inline void fmpl_wait_once(fmpl_waiter *w)
 {
+    if (__builtin_expect(fmpl_wait_share != 0, 0))
+        fmpl_wait_share();
     if (__builtin_expect(fmpl_wait_poll != 0, 0) && fmpl_wait_poll() > 0)
         return;
     if (w->polls < fmpl_spin_count) {

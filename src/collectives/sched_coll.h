@@ -19,7 +19,7 @@
 #include "collectives/collectives.h"
 #include "collectives/sched.h"
 
-extern fmpl_sched *fmpl_coll_capture;
+extern __thread fmpl_sched *fmpl_coll_capture;
 
 /* Entry points (sched_select.c): bind the schedule to the team, set the
  * operation, pick the builder. */

@@ -414,6 +414,7 @@ void fmpl_agent_start(void)
     }
     place_agent();
     fmpl_agent_on = 1;
+    fmpl_core_guarded = 1;
     fmpl_log_info("agent: thread started (%s hand-over; grace timed by %s)",
                   fmpl_core_light ? "membarrier" : "fenced",
                   ticks_per_ns > 0 ? "the time-stamp counter" : "the agent");
@@ -432,6 +433,7 @@ void fmpl_agent_stop(void)
     /* Called inside a guarded call: the depth stays balanced because the
      * guard remembers that it entered (fmpl_core_leave). */
     fmpl_agent_on = 0;
+    fmpl_core_guarded = fmpl_threads_on;
 }
 
 const char *fmpl_agent_describe(void)

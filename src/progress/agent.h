@@ -33,8 +33,19 @@
  * Calls nest (MPI calls call MPI calls; a handler run by the agent calls
  * the library): a per-thread depth counts them and only the outermost
  * takes and gives the core.  The agent holds depth 1 while it progresses.
- * With several application threads (MPI_THREAD_MULTIPLE, a later issue)
- * step 1 becomes a lock among them; the agent side stays as it is.
+ *
+ * Several application threads (MPI_THREAD_SERIALIZED and _MULTIPLE,
+ * threads.c): before step 1 the outermost call takes the application
+ * threads' lock, a ticket lock (first come, first served), and gives it
+ * back after step 4; so one application thread at a time owns the core,
+ * and the agent side stays as it is.  A thread that waits inside a call
+ * (a blocking receive, a collective waiting for a peer) lets the lock go
+ * between polls whenever another thread is queued for it (fmpl_wait_once
+ * calls fmpl_wait_share): steps 3-4, unlock, yield, lock, steps 1-2.  So a
+ * blocking call never holds up the calls of other threads that it may be
+ * waiting for.  Whatever a waiting call keeps across its waits therefore
+ * lives in its request, on its stack or in thread-local scratch, never in
+ * a process-wide buffer.
  *
  * Sleeping: the agent sleeps on a futex word (the bell, in this rank's
  * shared segment, so local peers can ring it too) whenever nothing is
@@ -58,35 +69,61 @@ typedef struct fmpl_core_flags {
 extern FMPL_WAIT_INTERNAL fmpl_core_flags fmpl_core;
 extern FMPL_WAIT_INTERNAL int fmpl_agent_on;   /* the agent thread runs */
 extern FMPL_WAIT_INTERNAL int fmpl_core_light; /* membarrier works: light side */
+/* fmpl_agent_on || fmpl_threads_on: the guard has something to do. */
+extern FMPL_WAIT_INTERNAL int fmpl_core_guarded;
 extern __thread unsigned fmpl_core_depth __attribute__((tls_model("initial-exec")));
 
 void fmpl_core_wait_for_agent(void);
 void fmpl_core_handback(void);
+/* The application threads' lock (threads.c). */
+void fmpl_threads_lock(void);
+void fmpl_threads_unlock(void);
 
-/* Enter the core (outermost call: take it).  Returns whether this call
- * took part in the hand-over protocol; pass it to fmpl_core_leave. */
+/* What the outermost call took, for fmpl_core_leave. */
+enum { FMPL_CORE_COUNTED = 1, FMPL_CORE_LOCKED = 2, FMPL_CORE_APP_IN = 4 };
+
+/* Step 1-2: the application side of the hand-over (agent on). */
+static inline void fmpl_core_take(void)
+{
+    if (fmpl_core_light) {
+        atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_seq_cst);
+    }
+    if (atomic_load_explicit(&fmpl_core.agent_in,
+                             fmpl_core_light ? memory_order_acquire : memory_order_seq_cst))
+        fmpl_core_wait_for_agent();
+}
+
+/* Enter the core (outermost call: take it).  Returns what this call took
+ * (FMPL_CORE_*); pass it to fmpl_core_leave. */
 static inline int fmpl_core_enter(void)
 {
-    if (__builtin_expect(!fmpl_agent_on, 1))
+    if (__builtin_expect(!fmpl_core_guarded, 1))
         return 0;
-    if (fmpl_core_depth++ == 0) {
-        if (fmpl_core_light) {
-            atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_relaxed);
-            atomic_signal_fence(memory_order_seq_cst);
-        } else {
-            atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_seq_cst);
-        }
-        if (atomic_load_explicit(&fmpl_core.agent_in,
-                                 fmpl_core_light ? memory_order_acquire : memory_order_seq_cst))
-            fmpl_core_wait_for_agent();
+    if (fmpl_core_depth++ != 0)
+        return FMPL_CORE_COUNTED;
+    int took = FMPL_CORE_COUNTED;
+    if (fmpl_threads_on) {
+        fmpl_threads_lock();
+        took |= FMPL_CORE_LOCKED;
     }
-    return 1;
+    if (fmpl_agent_on) {
+        fmpl_core_take();
+        took |= FMPL_CORE_APP_IN;
+    }
+    return took;
 }
 
 static inline void fmpl_core_leave(const int *entered)
 {
-    if (__builtin_expect(*entered, 0) && --fmpl_core_depth == 0)
-        fmpl_core_handback();
+    if (__builtin_expect(*entered, 0) && --fmpl_core_depth == 0) {
+        if (*entered & FMPL_CORE_APP_IN)
+            fmpl_core_handback();
+        if (*entered & FMPL_CORE_LOCKED)
+            fmpl_threads_unlock();
+    }
 }
 
 /* The first statement of every API function that may touch the core: the
@@ -94,6 +131,12 @@ static inline void fmpl_core_leave(const int *entered)
 #define FMPL_CORE_GUARD()                                                          \
     const int fmpl_core_entered_ __attribute__((cleanup(fmpl_core_leave), unused)) = \
         fmpl_core_enter()
+
+/* Let several application threads call the library (MPI_THREAD_SERIALIZED,
+ * _MULTIPLE): from now on every outermost call takes the threads' lock.
+ * Called once, by the thread initialising the library, before any other
+ * thread may call it. */
+void fmpl_threads_enable(void);
 
 /* Start the agent if FMPL_AGENT asks for it (after start-up, when every
  * protocol is connected); stop it (first thing in finalize). */

@@ -798,8 +798,11 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
     if (size > eager_max)
         return 0;
     int w = t->world[dst];
+    /* Not with several application threads: the state line is one per
+     * destination, and the sender lets the core go while it waits
+     * (progress/threads.c), so another thread's send could take it. */
     if (size >= eager_ref && w != fmpl_fab.rank && !fmpl_fab.peers[w].net &&
-        fmpl_fab_is_shared(buf) &&
+        !fmpl_threads_on && fmpl_fab_is_shared(buf) &&
         (int64_t)sizeof(ref_body) + size <= fmpl_chan_max_record - FMPL_CHAN_HEADER) {
         send_eager_ref(t, buf, size, dst, tag, w);
         return 1;

@@ -70,11 +70,14 @@ int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Co
 FMPL_MPI_WEAK(Bcast_c)
 
 /* Grow-only scratch for reductions: a non-root's input copy and the tree
- * algorithms' work buffer.  Allocated once per size increase, not per call. */
+ * algorithms' work buffer.  Allocated once per size increase, not per call;
+ * one per thread, since a call keeps it across its waits, in which another
+ * thread's call may run (progress/threads.c); a thread's is not freed when
+ * it ends. */
 static void *scratch(size_t bytes)
 {
-    static void *buf;
-    static size_t have;
+    static __thread void *buf;
+    static __thread size_t have;
     if (bytes > have) {
         void *p = realloc(buf, bytes);
         if (!p)

@@ -23,11 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Grow-only arrays for per-member byte counts and displacements. */
+/* Grow-only arrays for per-member byte counts and displacements, one set
+ * per thread (kept across the call's waits: coll.c's scratch). */
 static int64_t *counts_scratch(int n, int which)
 {
-    static int64_t *buf[4];
-    static int have[4];
+    static __thread int64_t *buf[4];
+    static __thread int have[4];
     if (n > have[which]) {
         int64_t *p = realloc(buf[which], (size_t)n * sizeof *p);
         if (!p)
@@ -423,8 +424,8 @@ FMPL_MPI_WEAK(Allgatherv_c)
  * aside first. */
 static void *in_place_copy(const void *from, size_t bytes)
 {
-    static void *buf;
-    static size_t have;
+    static __thread void *buf; /* per thread: coll.c's scratch */
+    static __thread size_t have;
     if (bytes > have) {
         void *p = realloc(buf, bytes);
         if (!p)

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-const char *fmpl_mpi_nbc_func;
+__thread const char *fmpl_mpi_nbc_func;
 
 /* ------------------------------------------------------------ data helpers */
 

@@ -4,6 +4,7 @@
 #include "protocols/any_source.h"
 #include "runtime/runtime.h"
 #include "base/timer.h"
+#include "base/tunable.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,25 @@ static void teardown_at_exit(void)
         teardown();
 }
 
+FMPL_TUNABLE(tunable_threads, "FMPL_THREAD_LEVEL", "multiple",
+             "the highest thread level MPI_Init_thread and sessions grant: single, funneled, "
+             "serialized or multiple (several threads share the library through one lock, "
+             "progress/threads.c)");
+
+/* The level granted for `required`: what was asked, up to FMPL_THREAD_LEVEL.
+ * Above FUNNELED, application threads take turns at the core (threads.c). */
+static int thread_level(int required)
+{
+    static const char *const levels[] = {"single", "funneled", "serialized", "multiple", NULL};
+    int most = MPI_THREAD_SINGLE + fmpl_tunable_choice(&tunable_threads, levels);
+    int level = required > most ? most : required;
+    if (level < MPI_THREAD_SINGLE)
+        level = MPI_THREAD_SINGLE;
+    if (level > MPI_THREAD_FUNNELED)
+        fmpl_threads_enable();
+    return level;
+}
+
 int fmpl_mpi_core_start(int required, int *provided, const char *func)
 {
     if (fmpl_mpi_state == FMPL_MPI_DONE)
@@ -52,9 +72,8 @@ int fmpl_mpi_core_start(int required, int *provided, const char *func)
                               "MPI cannot be initialized again after it was finalized");
     if (fmpl_mpi_state == FMPL_MPI_READY) {
         core_refs++;
-        if (required > fmpl_mpi_thread_level) /* up to the honest FUNNELED, as below */
-            fmpl_mpi_thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
-                                                                    : required;
+        if (required > fmpl_mpi_thread_level)
+            fmpl_mpi_thread_level = thread_level(required);
         if (provided)
             *provided = fmpl_mpi_thread_level;
         return MPI_SUCCESS;
@@ -81,11 +100,7 @@ int fmpl_mpi_core_start(int required, int *provided, const char *func)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, func,
                               "cannot create MPI_COMM_SELF");
     fmpl_mpi_comm_set_self(self);
-    /* One thread calls MPI at a time in this version: FUNNELED is honest
-     * (only the main thread calls MPI), SERIALIZED and MULTIPLE are not. */
-    fmpl_mpi_thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : required;
-    if (fmpl_mpi_thread_level < MPI_THREAD_SINGLE)
-        fmpl_mpi_thread_level = MPI_THREAD_SINGLE;
+    fmpl_mpi_thread_level = thread_level(required);
     if (provided)
         *provided = fmpl_mpi_thread_level;
     main_thread = pthread_self();

@@ -354,7 +354,7 @@ int fmpl_mpi_nbc_start(fmpl_mpi_request *r);
 int fmpl_mpi_nbc_release(fmpl_mpi_request *r);
 /* While a nonblocking or persistent collective is being built from its
  * blocking body: the name its errors are reported under. */
-extern const char *fmpl_mpi_nbc_func;
+extern __thread const char *fmpl_mpi_nbc_func;
 
 /* ------------------------------------------------------------ point-to-point helpers */
 

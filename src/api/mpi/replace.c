@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *scratch;
-static size_t scratch_size;
+static __thread void *scratch; /* per thread: coll.c's scratch */
+static __thread size_t scratch_size;
 
 static void *scratch_get(size_t bytes)
 {
