@@ -25,18 +25,6 @@ static int unsupported(MPI_Comm comm, const char *func)
     }                                                                                             \
     FMPL_MPI_WEAK(name)
 
-FMPL_UNSUPPORTED(Parrived, (MPI_Request request, int partition, int *flag), MPI_COMM_WORLD,
-                 ((void)request, (void)partition, (void)flag))
-FMPL_UNSUPPORTED(Pready, (int partition, MPI_Request request), MPI_COMM_WORLD,
-                 ((void)partition, (void)request))
-FMPL_UNSUPPORTED(Pready_list, (int length, const int array_of_partitions[], MPI_Request request), MPI_COMM_WORLD,
-                 ((void)length, (void)array_of_partitions, (void)request))
-FMPL_UNSUPPORTED(Pready_range, (int partition_low, int partition_high, MPI_Request request), MPI_COMM_WORLD,
-                 ((void)partition_low, (void)partition_high, (void)request))
-FMPL_UNSUPPORTED(Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
-                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)source, (void)tag, (void)comm, (void)info, (void)request))
-FMPL_UNSUPPORTED(Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
-                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)dest, (void)tag, (void)comm, (void)info, (void)request))
 FMPL_UNSUPPORTED(Close_port, (const char *port_name), MPI_COMM_WORLD,
                  ((void)port_name))
 FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
