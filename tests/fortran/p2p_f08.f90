@@ -1,6 +1,7 @@
 ! Point-to-point with `use mpi_f08`: TYPE(MPI_Comm)/(MPI_Request)/
 ! (MPI_Status), the optional ierror, handle comparisons, MPI_STATUS_IGNORE,
-! the profiling interface's PMPI_ names.
+! the profiling interface's PMPI_ names, partitioned communication (5 send
+! partitions into 2 receive partitions, LOGICAL flag of MPI_Parrived).
 program p2p_f08
   use mpi_f08
   implicit none
@@ -11,6 +12,11 @@ program p2p_f08
   type(MPI_Request) :: reqs(2)
   type(MPI_Status) :: st, sts(2)
   type(MPI_Comm) :: dup
+  type(MPI_Request) :: psend, precv
+  logical :: arrived
+  integer :: it
+  ! MPI writes the receive buffer between calls that do not name it
+  integer, asynchronous :: pbuf(n), parts(n)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -51,6 +57,33 @@ program p2p_f08
   call check(st%MPI_SOURCE == left .and. all(rbuf == [(left * 1000 + i, i = 1, n)]), &
              'PMPI_Sendrecv')
   call check(PMPI_Wtime() > 0, 'PMPI_Wtime')
+
+  call MPI_Psend_init(pbuf, 5, 10_MPI_COUNT_KIND, MPI_INTEGER, right, 5, MPI_COMM_WORLD, &
+                      MPI_INFO_NULL, psend)
+  call MPI_Precv_init(parts, 2, 25_MPI_COUNT_KIND, MPI_INTEGER, left, 5, MPI_COMM_WORLD, &
+                      MPI_INFO_NULL, precv)
+  do it = 1, 3
+    pbuf = [(rank * 1000 + it * 100 + i, i = 1, n)]
+    parts = -1
+    call MPI_Start(precv)
+    call MPI_Start(psend)
+    call MPI_Pready_list(2, [4, 2], psend)
+    call MPI_Pready(3, psend)
+    arrived = .false.
+    do while (.not. arrived)
+      call MPI_Parrived(precv, 1, arrived)
+    end do
+    call check(all(parts(26:n) == [(left * 1000 + it * 100 + i, i = 26, n)]), 'Parrived')
+    call MPI_Pready_range(0, 1, psend)
+    call MPI_Wait(psend, MPI_STATUS_IGNORE)
+    call MPI_Wait(precv, st)
+    call MPI_Get_count(st, MPI_INTEGER, cnt)
+    call check(st%MPI_SOURCE == left .and. cnt == n, 'partitioned status')
+    call check(all(parts == [(left * 1000 + it * 100 + i, i = 1, n)]), 'partitioned data')
+  end do
+  call MPI_Request_free(psend)
+  call MPI_Request_free(precv)
+  call check(psend == MPI_REQUEST_NULL .and. precv == MPI_REQUEST_NULL, 'partitioned free')
   call MPI_Finalize()
 contains
   include 'check.inc'

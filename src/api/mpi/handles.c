@@ -204,6 +204,7 @@ void fmpl_mpi_comm_release(fmpl_mpi_comm *c)
     if (c == &comm_world || c == &comm_self)
         return;
     fmpl_mpi_comm_unregister(c);
+    fmpl_mpi_part_comm_free(c);
     free(c);
 }
 
@@ -226,11 +227,14 @@ void fmpl_mpi_comms_finalize(void)
         if (comms[i]) {
             fmpl_mpi_comm_drop_objects(comms[i]); /* objects.c */
             fmpl_mpi_inter_finalize(comms[i]);    /* intercomm.c */
+            fmpl_mpi_part_comm_free(comms[i]);    /* partitioned.c */
         }
         free(comms[i]);
         comms[i] = NULL;
     }
     fmpl_mpi_comm_drop_objects(&comm_world);
     fmpl_mpi_comm_drop_objects(&comm_self);
+    fmpl_mpi_part_comm_free(&comm_world);
+    fmpl_mpi_part_comm_free(&comm_self);
     comm_world.team = comm_self.team = NULL;
 }

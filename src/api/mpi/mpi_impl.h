@@ -78,6 +78,8 @@ typedef struct fmpl_mpi_comm {
     struct fmpl_mpi_inter *inter; /* intercommunicators only (intercomm.h); team is then
                                      a view whose peers are the remote group */
     struct fmpl_mpi_topo *topo;   /* process topology (topo.h), NULL if none */
+    struct fmpl_mpi_part_comm *part; /* partitioned communication (partitioned.c): init
+                                        counters, library tags, HELLOs; NULL until used */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
@@ -92,6 +94,9 @@ void fmpl_mpi_comm_hold(fmpl_mpi_comm *c);
 void fmpl_mpi_comm_unhold(fmpl_mpi_comm *c);
 /* The handle no longer names c (the object itself stays). */
 void fmpl_mpi_comm_unregister(fmpl_mpi_comm *c);
+/* Release c->part (partitioned.c) when the object goes (no request holds it
+ * then) or at MPI_Finalize. */
+void fmpl_mpi_part_comm_free(fmpl_mpi_comm *c);
 int fmpl_mpi_comms_init(void);
 void fmpl_mpi_comms_finalize(void);
 
@@ -227,6 +232,10 @@ enum {
  * FMPL_TM_MODE_SYNC, or this one (copied into the attached buffer). */
 #define FMPL_MPI_MODE_BUFFERED 0x100
 
+/* r->partitioned: a partitioned request (partitioned.c), a persistent
+ * FMPL_MREQ_ASYNC one; Pready takes only sends, Parrived only receives. */
+enum { FMPL_MPI_PART_SEND = 1, FMPL_MPI_PART_RECV };
+
 typedef struct fmpl_mpi_request {
     fmpl_tm_req tm;
     int handle;
@@ -236,6 +245,7 @@ typedef struct fmpl_mpi_request {
     int proc_null;       /* completes with an empty status */
     int error;           /* an MPI error code found when it was started */
     int freed;           /* MPI_Request_free on an active request */
+    int partitioned;     /* FMPL_MPI_PART_SEND / _RECV (partitioned.c), else 0 */
     /* the call's arguments, for persistent starts and unpacking */
     MPI_Comm comm;
     fmpl_mpi_buf buf;    /* the data; a non-contiguous type is referenced while

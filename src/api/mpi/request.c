@@ -298,8 +298,10 @@ int PMPI_Request_free(MPI_Request *request)
     if (r->kind == FMPL_MREQ_ASYNC && r->persistent) {
         if (r->active || (!r->async_release && !fmpl_mpi_nbc_release(r)))
             return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
-                                  "persistent collective request 0x%x is active: complete it "
-                                  "with MPI_Wait or MPI_Test first", (unsigned)*request);
+                                  "persistent %s request 0x%x is active: complete it "
+                                  "with MPI_Wait or MPI_Test first",
+                                  r->partitioned ? "partitioned" : "collective",
+                                  (unsigned)*request);
         fmpl_mpi_request_free(r);
         *request = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
@@ -331,6 +333,12 @@ int PMPI_Cancel(MPI_Request *request)
     fmpl_mpi_request *r = request ? fmpl_mpi_request_get(*request) : NULL;
     if (!r)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    /* Partitioned requests: cancelling an active one is erroneous
+     * (MPI-4.0 4.2.1), an inactive one has nothing to cancel. */
+    if (r->partitioned && r->active)
+        return fmpl_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                              "partitioned request 0x%x is active: cancelling it is erroneous "
+                              "(complete it with MPI_Wait or MPI_Test)", (unsigned)*request);
     if (r->kind == FMPL_MREQ_RECV && !r->proc_null)
         fmpl_tm_cancel_recv(&r->tm);
     else if (r->kind == FMPL_MREQ_ASYNC && r->async_cancel)

@@ -31,18 +31,6 @@ static int unsupported(MPI_Comm comm, const char *func)
  * no file can be opened to carry one of its own (file.c). */
 #define FMPL_UNSUPPORTED_FILE(name, params, unused)                                                   int PMPI_##name params                                                                            {                                                                                                     unused;                                                                                           return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                                                      "MPI_" #name " is not implemented by this version of FMPL "                                       "(MPI-IO is not provided yet)");                                   }                                                                                                 FMPL_MPI_WEAK(name)
 
-FMPL_UNSUPPORTED(Parrived, (MPI_Request request, int partition, int *flag), MPI_COMM_WORLD,
-                 ((void)request, (void)partition, (void)flag))
-FMPL_UNSUPPORTED(Pready, (int partition, MPI_Request request), MPI_COMM_WORLD,
-                 ((void)partition, (void)request))
-FMPL_UNSUPPORTED(Pready_list, (int length, const int array_of_partitions[], MPI_Request request), MPI_COMM_WORLD,
-                 ((void)length, (void)array_of_partitions, (void)request))
-FMPL_UNSUPPORTED(Pready_range, (int partition_low, int partition_high, MPI_Request request), MPI_COMM_WORLD,
-                 ((void)partition_low, (void)partition_high, (void)request))
-FMPL_UNSUPPORTED(Precv_init, (void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
-                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)source, (void)tag, (void)comm, (void)info, (void)request))
-FMPL_UNSUPPORTED(Psend_init, (const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request), comm,
-                 ((void)buf, (void)partitions, (void)count, (void)datatype, (void)dest, (void)tag, (void)comm, (void)info, (void)request))
 FMPL_UNSUPPORTED(Close_port, (const char *port_name), MPI_COMM_WORLD,
                  ((void)port_name))
 FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
