@@ -525,10 +525,39 @@ static void check_derived(const setup *s)
     MPI_Group_free(&sub);
     MPI_Group_free(&lg);
 
+    /* Split by host: on one host, the same two groups facing each other
+     * (ranks by key, reversed here); MPI_UNDEFINED gives MPI_COMM_NULL. */
+    MPI_Comm sh, node;
+    int node_size;
+    CHECK_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    CHECK_OK(MPI_Comm_split_type(s->inter, MPI_COMM_TYPE_SHARED, -s->lrank, MPI_INFO_NULL, &sh));
+    if (node_size < wsize) { /* several hosts (or the network backend): per host */
+        int flag = 0;
+        if (sh != MPI_COMM_NULL) {
+            CHECK_OK(MPI_Comm_test_inter(sh, &flag));
+            CHECK(flag, "the shared split of an intercommunicator is not one");
+            MPI_Comm_free(&sh);
+        }
+    } else {
+        int flag = 0, lsz, rsz, r;
+        CHECK(sh != MPI_COMM_NULL, "no communicator for the shared split");
+        CHECK_OK(MPI_Comm_test_inter(sh, &flag));
+        CHECK(flag, "the shared split of an intercommunicator is not one");
+        CHECK_OK(MPI_Comm_size(sh, &lsz));
+        CHECK_OK(MPI_Comm_remote_size(sh, &rsz));
+        CHECK_OK(MPI_Comm_rank(sh, &r));
+        CHECK(lsz == s->lsize && rsz == s->rsize && r == s->lsize - 1 - s->lrank,
+              "shared split: size %d remote %d rank %d", lsz, rsz, r);
+        CHECK_OK(MPI_Barrier(sh));
+        MPI_Comm_free(&sh);
+    }
+    CHECK_OK(MPI_Comm_split_type(s->inter, MPI_UNDEFINED, 0, MPI_INFO_NULL, &sh));
+    CHECK(sh == MPI_COMM_NULL, "undefined shared split");
+
     /* Intercommunicator-invalid operations. */
     MPI_Comm bad;
-    CHECK_CLASS(MPI_Comm_split_type(s->inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &bad),
-                MPI_ERR_COMM);
     MPI_Group g;
     MPI_Comm_group(s->inter, &g);
     CHECK_CLASS(MPI_Comm_create_group(s->inter, g, 0, &bad), MPI_ERR_COMM);

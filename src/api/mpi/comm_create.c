@@ -2,7 +2,8 @@
  * over the parent, or over the group's members only), by type (shared
  * memory node), nonblocking dup, dup with info; and the intercommunicator
  * queries (answered by intercomm.c); on an intercommunicator, MPI_Comm_create
- * goes to intercomm.c and create_group / split_type are MPI_ERR_COMM.
+ * goes to intercomm.c, split_type splits it by host (an intercommunicator
+ * per host), and create_group is MPI_ERR_COMM.
  *
  *   MPI_Comm_create        fmpl_team_split over the parent: a member's color
  *                          is the lowest parent rank of its group (disjoint
@@ -185,8 +186,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_split_type";
     GET_COMM(comm, c, func);
-    if (c->inter)
-        return fmpl_mpi_inter_invalid(c, func);
     if (!newcomm)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
     if (!fmpl_mpi_info_valid(info))
@@ -195,9 +194,13 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED &&
         split_type != MPI_COMM_TYPE_HW_GUIDED && split_type != MPI_COMM_TYPE_HW_UNGUIDED)
         return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "unknown split type %d", split_type);
-    /* Every process takes part in both exchanges, whatever it asked for. */
+    /* Every process takes part in both exchanges, whatever it asked for.
+     * An intercommunicator's hosts are named over both groups (its span),
+     * so a color means the same host on either side, and the split is an
+     * intercommunicator split (as MPICH: each side's processes on a host,
+     * facing the other side's on the same host). */
     int color = -1, nhosts = 1;
-    int rc = host_color(c->team, &color, &nhosts);
+    int rc = host_color(c->inter ? c->inter->span : c->team, &color, &nhosts);
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(comm, fmpl_mpi_error_class_of(rc), func,
                               "exchanging host names failed");
@@ -215,6 +218,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     } else if (split_type == MPI_UNDEFINED) {
         color = -1;
     }
+    if (c->inter)
+        return fmpl_mpi_inter_split(c, color, key, newcomm, func);
     fmpl_team *t;
     rc = fmpl_team_split(c->team, color, key, &t);
     if (rc != FMPL_SUCCESS)
