@@ -638,7 +638,7 @@ int PMPI_Pready(int partition, MPI_Request request)
 {
     FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    part_op *op;
+    part_op *op = NULL; /* set by active_op on success (gcc -O3 cannot tell) */
     int rc = active_op("MPI_Pready", request, FMPL_MPI_PART_SEND, &op);
     if (rc == MPI_SUCCESS)
         rc = partition_check("MPI_Pready", op, partition);
@@ -653,7 +653,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
     FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     const char *func = "MPI_Pready_range";
-    part_op *op;
+    part_op *op = NULL; /* set by active_op on success (gcc -O3 cannot tell) */
     int rc = active_op(func, request, FMPL_MPI_PART_SEND, &op);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -674,7 +674,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
     FMPL_CORE_GUARD();
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
     const char *func = "MPI_Pready_list";
-    part_op *op;
+    part_op *op = NULL; /* set by active_op on success (gcc -O3 cannot tell) */
     int rc = active_op(func, request, FMPL_MPI_PART_SEND, &op);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -722,7 +722,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
         *flag = 1;
         return MPI_SUCCESS;
     }
-    part_op *op;
+    part_op *op = NULL; /* set by active_op on success (gcc -O3 cannot tell) */
     int rc = active_op(func, request, FMPL_MPI_PART_RECV, &op);
     if (rc != MPI_SUCCESS)
         return rc;
