@@ -152,6 +152,10 @@ KNOWN_FAILURES = [
           "others, collectives in different orders (erroneous, MPI-4.0 6.12): FMPL "
           "matches them in order and hangs; MPICH has MPIX_Comm_iagree",
           ranks=[2, 3, 4], hangs=True),
+    # The MPICH-built mpi4py on FMPL's library.
+    known(("mpich-on-fmpl",), "(import)",
+          "needs MPI-IO: the MPICH-built mpi4py.MPI links MPI_File_* (ImportError: undefined "
+          "symbol MPI_File_get_atomicity)"),
     # MPICH 4.0.2 (not judged; listed so that its known hangs do not cost
     # a --timeout each).
     known(("mpich",), "test_util_sync.TestCondition*World.*",
