@@ -10,6 +10,11 @@
 #                   the NAS Parallel Benchmarks (an NPB3.4-MPI tree, which
 #                   users download from NASA), class S, every kernel at 1, 2
 #                   and 4 ranks on FMPL, MPICH and Open MPI, each verified
+#   make check-mpi4py
+#                   mpi4py (from PyPI) built with FMPL's mpicc and with MPICH's,
+#                   its own test suite at 1, 2, 3 and 4 ranks on each, and the
+#                   MPICH-built mpi4py on FMPL's library; failures not among
+#                   the known ones (tools/testsuites/mpi4py.py) fail it
 #   make bench      FMPL, Open MPI and MPICH side by side (bench/compare --quick;
 #                   report, plots and JSON in build/bench-report/)
 #   make install    install to PREFIX (default /usr/local; DESTDIR stages)
@@ -28,7 +33,7 @@ BUILD_TSAN := build-tsan
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: all build build-sanitize build-tsan build-werror test test-release test-sanitize test-net \
-        test-agent check-apps demo bench deps \
+        test-agent check-apps check-mpi4py demo bench deps \
         install builds deb test-deb clean
 
 all: build
@@ -76,9 +81,11 @@ build-werror: $(BUILD)/CMakeCache.txt
 # the other tests in CI), which the release run has; the blacs_* tests run
 # BLACS-FMPL under the sanitizers, and under the network and agent runs.
 # And npb (the NAS Parallel Benchmarks, when NPB_DIR is set: Fortran builds
-# and runs of minutes), which the release run and make check-apps have.
+# and runs of minutes), which the release run and make check-apps have, and
+# mpi4py (when FMPL_MPI4PY is set: Python loads the library, without the
+# sanitizers' runtime first), which the release run and make check-mpi4py have.
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|$(HEAVY_SWEEPS))$$
+SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -121,6 +128,13 @@ check-apps: build
 	@test -n "$(NPB_DIR)" || { echo "usage: make check-apps NPB_DIR=<NPB3.4-MPI tree or its parent>"; exit 2; }
 	tools/testsuites/npb.py --npb "$(NPB_DIR)" --build $(BUILD) --libs fmpl,mpich,openmpi \
 	  --classes S --ranks 1,2,4 --json $(BUILD)/npb-work/check-apps.json
+
+# mpi4py's source comes from PyPI; it is built in venvs in
+# $(BUILD)/mpi4py-work (kept: a second run reuses the builds).  MPI4PY_ARGS
+# adds options, e.g. MPI4PY_ARGS="--ranks 2 --only test_comm".
+check-mpi4py: build
+	tools/testsuites/mpi4py.py --build $(BUILD) --peer mpich --abi \
+	  --json $(BUILD)/mpi4py-work/check-mpi4py.json $(MPI4PY_ARGS)
 
 demo: deps build
 	@echo "== fmpl-bench, 2 ranks =="
