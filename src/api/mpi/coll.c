@@ -9,6 +9,7 @@
 #include "api/mpi/coll_nbc.h"
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
+#include "base/scratch.h"
 #include "collectives/collectives.h"
 
 #include <stdlib.h>
@@ -70,22 +71,10 @@ int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Co
 FMPL_MPI_WEAK(Bcast_c)
 
 /* Grow-only scratch for reductions: a non-root's input copy and the tree
- * algorithms' work buffer.  Allocated once per size increase, not per call;
- * one per thread, since a call keeps it across its waits, in which another
- * thread's call may run (progress/threads.c); a thread's is not freed when
- * it ends. */
+ * algorithms' work buffer (base/scratch.h: per thread, no malloc per call). */
 static void *scratch(size_t bytes)
 {
-    static __thread void *buf;
-    static __thread size_t have;
-    if (bytes > have) {
-        void *p = realloc(buf, bytes);
-        if (!p)
-            return NULL;
-        buf = p;
-        have = bytes;
-    }
-    return buf;
+    return fmpl_scratch(FMPL_SCRATCH_REDUCE, bytes);
 }
 
 static int reduce_common(const char *func, const void *sendbuf, void *recvbuf, MPI_Count count,

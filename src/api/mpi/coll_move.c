@@ -17,6 +17,7 @@
  * fmpl_mpi_coll_* helpers. */
 #include "api/mpi/coll_nbc.h"
 #include "api/mpi/intercomm.h"
+#include "base/scratch.h"
 #include "collectives/collectives.h"
 #include "collectives/op.h"
 
@@ -24,19 +25,10 @@
 #include <string.h>
 
 /* Grow-only arrays for per-member byte counts and displacements, one set
- * per thread (kept across the call's waits: coll.c's scratch). */
+ * per thread (base/scratch.h). */
 static int64_t *counts_scratch(int n, int which)
 {
-    static __thread int64_t *buf[4];
-    static __thread int have[4];
-    if (n > have[which]) {
-        int64_t *p = realloc(buf[which], (size_t)n * sizeof *p);
-        if (!p)
-            return NULL;
-        buf[which] = p;
-        have[which] = n;
-    }
-    return buf[which];
+    return fmpl_scratch((fmpl_scratch_slot)(FMPL_SCRATCH_COUNTS0 + which), (size_t)n * sizeof(int64_t));
 }
 
 #define TRY(expr)                                                                  \
@@ -424,15 +416,9 @@ FMPL_MPI_WEAK(Allgatherv_c)
  * aside first. */
 static void *in_place_copy(const void *from, size_t bytes)
 {
-    static __thread void *buf; /* per thread: coll.c's scratch */
-    static __thread size_t have;
-    if (bytes > have) {
-        void *p = realloc(buf, bytes);
-        if (!p)
-            return NULL;
-        buf = p;
-        have = bytes;
-    }
+    void *buf = fmpl_scratch(FMPL_SCRATCH_ALLTOALL_COPY, bytes);
+    if (!buf && bytes)
+        return NULL;
     if (bytes)
         memcpy(buf, from, bytes);
     return buf;

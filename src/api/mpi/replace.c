@@ -11,23 +11,14 @@
  * use fmpl_tm_req objects on the stack, like the blocking calls in pt2pt.c. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/progress.h"
+#include "base/scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static __thread void *scratch; /* per thread: coll.c's scratch */
-static __thread size_t scratch_size;
-
 static void *scratch_get(size_t bytes)
 {
-    if (bytes <= scratch_size)
-        return scratch;
-    void *p = realloc(scratch, bytes);
-    if (!p)
-        return NULL;
-    scratch = p;
-    scratch_size = bytes;
-    return p;
+    return fmpl_scratch(FMPL_SCRATCH_REPLACE, bytes); /* per thread: base/scratch.h */
 }
 
 int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint count,
