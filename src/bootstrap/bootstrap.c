@@ -100,6 +100,10 @@ int fmpl_bootstrap_init(fmpl_bootstrap **bsp)
         free(bs);
         return FMPL_ERR_BOOTSTRAP;
     }
+    if (bs->universe_base == 0) /* no spawned worlds: the universe is the world */
+        bs->universe_rank = bs->rank;
+    if (bs->universe_size < bs->size)
+        bs->universe_size = bs->size;
     fmpl_log_set_rank(bs->rank);
     fmpl_log_debug("bootstrap: rank %d of %d, launcher %s, job %s", bs->rank, bs->size,
                    bs->launcher, bs->job_id);

@@ -8,6 +8,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/bootstrap_impl.h"
 #include "bootstrap/jobid.h"
+#include "bootstrap/pmi1_client.h"
 #include "bootstrap/pmi1_wire.h"
 #include "base/error.h"
 #include "base/tunable.h"
@@ -23,17 +24,9 @@
 FMPL_TUNABLE(tunable_launcher, "FMPL_LAUNCHER", "",
              "set by fmplrun to 'fmplrun' for its ranks; not meant to be set by hand");
 
-typedef struct pmi1 {
-    int fd;
-    int keylen_max, vallen_max;
-    char kvsname[FMPL_PMI1_KVSNAME_MAX];
-    size_t rlen;                     /* bytes buffered in rbuf */
-    char rbuf[FMPL_PMI1_LINE_MAX];   /* received, not yet consumed */
-} pmi1;
 
 /* Send one request line built from fmt.  FMPL_SUCCESS or reported error. */
-__attribute__((format(printf, 3, 4))) static int send_line(pmi1 *p, const char *func,
-                                                           const char *fmt, ...)
+int fmpl_pmi1_send_line(pmi1 *p, const char *func, const char *fmt, ...)
 {
     char line[FMPL_PMI1_LINE_MAX];
     va_list ap;
@@ -46,7 +39,7 @@ __attribute__((format(printf, 3, 4))) static int send_line(pmi1 *p, const char *
 }
 
 /* Read one reply line (without its newline) into line[FMPL_PMI1_LINE_MAX]. */
-static int read_line(pmi1 *p, const char *func, char *line)
+int fmpl_pmi1_read_line(pmi1 *p, const char *func, char *line)
 {
     for (;;) {
         char *nl = memchr(p->rbuf, '\n', p->rlen);
@@ -78,9 +71,9 @@ static int read_line(pmi1 *p, const char *func, char *line)
 
 /* Read the reply to a request: it must be cmd=<cmd>, and rc (if present)
  * must be 0.  The whole line is left in line[FMPL_PMI1_LINE_MAX]. */
-static int expect(pmi1 *p, const char *func, const char *cmd, char *line)
+int fmpl_pmi1_expect(pmi1 *p, const char *func, const char *cmd, char *line)
 {
-    int rc = read_line(p, func, line);
+    int rc = fmpl_pmi1_read_line(p, func, line);
     if (rc != FMPL_SUCCESS)
         return rc;
     return fmpl_bootstrap_check_reply(func, line, cmd, fmpl_pmi1_field, "msg");
@@ -102,7 +95,7 @@ static int p_put(fmpl_bootstrap *bs, const char *key, const char *value)
 {
     pmi1 *p = bs->impl;
     char full[FMPL_BOOTSTRAP_KEY_MAX], line[FMPL_PMI1_LINE_MAX];
-    int rc = fmpl_bootstrap_full_key(__func__, bs->rank, key, full);
+    int rc = fmpl_bootstrap_full_key(__func__, bs->universe_rank, key, full);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_bootstrap_check_value(__func__, value);
     if (rc != FMPL_SUCCESS)
@@ -110,26 +103,39 @@ static int p_put(fmpl_bootstrap *bs, const char *key, const char *value)
     if ((int)strlen(full) >= p->keylen_max || (int)strlen(value) >= p->vallen_max)
         return FMPL_ERROR(FMPL_ERR_ARG, "key '%s' or its value exceeds the launcher's limits "
                           "(key %d, value %d)", full, p->keylen_max - 1, p->vallen_max - 1);
-    rc = send_line(p, __func__, "cmd=put kvsname=%s key=%s value=%s\n", p->kvsname, full, value);
+    rc = fmpl_pmi1_send_line(p, __func__, "cmd=put kvsname=%s key=%s value=%s\n", p->kvsname, full, value);
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "put_result", line);
+        rc = fmpl_pmi1_expect(p, __func__, "put_result", line);
     return rc;
 }
 
-static int p_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, size_t len)
+/* A get whose absence is an answer: FMPL_ERR_NOT_PENDING, unreported, when
+ * the launcher has no such key (quiet), else reported like any failure. */
+static int get_key(fmpl_bootstrap *bs, const char *func, int rank, const char *key, char *value,
+                   size_t len, int quiet)
 {
     pmi1 *p = bs->impl;
-    char full[FMPL_BOOTSTRAP_KEY_MAX], line[FMPL_PMI1_LINE_MAX];
-    if (rank < 0 || rank >= bs->size)
-        return FMPL_ERROR(FMPL_ERR_RANK, "rank %d outside 0..%d", rank, bs->size - 1);
+    char full[FMPL_BOOTSTRAP_KEY_MAX], line[FMPL_PMI1_LINE_MAX], rcval[16];
+    /* Spawned worlds may name any universe rank; others only their world. */
+    int limit = bs->spawn ? FMPL_UNIVERSE_MAX : bs->universe_base + bs->size;
+    if (rank < 0 || rank >= limit)
+        return FMPL_ERROR(FMPL_ERR_RANK, "rank %d outside 0..%d", rank, limit - 1);
     if (!value)
         return FMPL_ERROR(FMPL_ERR_ARG, "value buffer is NULL");
-    int rc = fmpl_bootstrap_full_key(__func__, rank, key, full);
+    int rc = fmpl_bootstrap_full_key(func, rank, key, full);
     if (rc != FMPL_SUCCESS)
         return rc;
-    rc = send_line(p, __func__, "cmd=get kvsname=%s key=%s\n", p->kvsname, full);
-    if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "get_result", line);
+    rc = fmpl_pmi1_send_line(p, func, "cmd=get kvsname=%s key=%s\n", p->kvsname, full);
+    if (rc == FMPL_SUCCESS && quiet) {
+        rc = fmpl_pmi1_read_line(p, func, line);
+        if (rc == FMPL_SUCCESS && fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) == 0 &&
+            strcmp(rcval, "0") != 0)
+            return FMPL_ERR_NOT_PENDING;
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_bootstrap_check_reply(func, line, "get_result", fmpl_pmi1_field, "msg");
+    } else if (rc == FMPL_SUCCESS) {
+        rc = fmpl_pmi1_expect(p, func, "get_result", line);
+    }
     if (rc != FMPL_SUCCESS)
         return rc;
     int f = fmpl_pmi1_field(line, "value", value, len);
@@ -140,13 +146,23 @@ static int p_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, siz
     return FMPL_SUCCESS;
 }
 
+static int p_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, size_t len)
+{
+    return get_key(bs, __func__, rank, key, value, len, 0);
+}
+
+static int p_try_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, size_t len)
+{
+    return get_key(bs, __func__, rank, key, value, len, 1);
+}
+
 static int p_barrier(fmpl_bootstrap *bs)
 {
     pmi1 *p = bs->impl;
     char line[FMPL_PMI1_LINE_MAX];
-    int rc = send_line(p, __func__, "cmd=barrier_in\n");
+    int rc = fmpl_pmi1_send_line(p, __func__, "cmd=barrier_in\n");
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "barrier_out", line);
+        rc = fmpl_pmi1_expect(p, __func__, "barrier_out", line);
     return rc;
 }
 
@@ -171,9 +187,9 @@ static int p_finalize(fmpl_bootstrap *bs)
     if (!p)
         return FMPL_SUCCESS;
     char line[FMPL_PMI1_LINE_MAX];
-    int rc = send_line(p, __func__, "cmd=finalize\n");
+    int rc = fmpl_pmi1_send_line(p, __func__, "cmd=finalize\n");
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "finalize_ack", line);
+        rc = fmpl_pmi1_expect(p, __func__, "finalize_ack", line);
     close(p->fd);
     free(p);
     bs->impl = NULL;
@@ -183,20 +199,20 @@ static int p_finalize(fmpl_bootstrap *bs)
 static int handshake(fmpl_bootstrap *bs, pmi1 *p)
 {
     char line[FMPL_PMI1_LINE_MAX];
-    int rc = send_line(p, __func__, "cmd=init pmi_version=1 pmi_subversion=1\n");
+    int rc = fmpl_pmi1_send_line(p, __func__, "cmd=init pmi_version=1 pmi_subversion=1\n");
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "response_to_init", line);
+        rc = fmpl_pmi1_expect(p, __func__, "response_to_init", line);
     if (rc == FMPL_SUCCESS)
-        rc = send_line(p, __func__, "cmd=get_maxes\n");
+        rc = fmpl_pmi1_send_line(p, __func__, "cmd=get_maxes\n");
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "maxes", line);
+        rc = fmpl_pmi1_expect(p, __func__, "maxes", line);
     if (rc != FMPL_SUCCESS)
         return rc;
     if (int_field(line, "keylen_max", &p->keylen_max) || int_field(line, "vallen_max", &p->vallen_max))
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "malformed maxes reply '%.200s'", line);
-    rc = send_line(p, __func__, "cmd=get_my_kvsname\n");
+    rc = fmpl_pmi1_send_line(p, __func__, "cmd=get_my_kvsname\n");
     if (rc == FMPL_SUCCESS)
-        rc = expect(p, __func__, "my_kvsname", line);
+        rc = fmpl_pmi1_expect(p, __func__, "my_kvsname", line);
     if (rc != FMPL_SUCCESS)
         return rc;
     if (fmpl_pmi1_field(line, "kvsname", p->kvsname, sizeof p->kvsname) != 0 || !p->kvsname[0])
@@ -217,6 +233,8 @@ int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
     bs->rank = rank;
     bs->size = size;
     int rc = handshake(bs, p);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_bootstrap_pmi1_universe(bs, p);
     if (rc != FMPL_SUCCESS) {
         free(p);
         return rc;
@@ -229,6 +247,9 @@ int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
     bs->barrier = p_barrier;
     bs->abort = p_abort;
     bs->finalize = p_finalize;
+    bs->try_get = p_try_get;
     bs->impl = p;
+    if (strcmp(bs->launcher, "fmplrun") == 0)
+        fmpl_bootstrap_pmi1_dynamic_ops(bs);
     return FMPL_SUCCESS;
 }

@@ -28,6 +28,7 @@
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 typedef struct keyval {
@@ -56,6 +57,17 @@ static int wtime_is_global = 1;           /* one CLOCK_MONOTONIC on one host */
 static int universe_size;
 static int appnum = 0;
 
+/* An int the launcher told the bootstrap (MPI_UNIVERSE_SIZE: the processes
+ * it offers room for, spawned ones included; MPI_APPNUM: the command of an
+ * MPMD start or a spawn this process runs). */
+static int launcher_value(size_t offset)
+{
+    fmpl_bootstrap *bs = NULL;
+    if (fmpl_runtime_bootstrap(&bs) != FMPL_SUCCESS || !bs)
+        return 0;
+    return *(const int *)((const char *)bs + offset);
+}
+
 /* The value of a predefined attribute, or NULL if k is none. */
 static int *predefined(int k)
 {
@@ -65,10 +77,12 @@ static int *predefined(int k)
     case MPI_IO: return &io;
     case MPI_WTIME_IS_GLOBAL: return &wtime_is_global;
     case MPI_UNIVERSE_SIZE:
-        universe_size = fmpl_teams[0] ? fmpl_teams[0]->size : 0; /* no spawning */
+        universe_size = launcher_value(offsetof(fmpl_bootstrap, universe_size));
         return &universe_size;
     case MPI_LASTUSEDCODE: return &fmpl_mpi_lastusedcode;
-    case MPI_APPNUM: return &appnum;
+    case MPI_APPNUM:
+        appnum = launcher_value(offsetof(fmpl_bootstrap, appnum));
+        return &appnum;
     default: return NULL;
     }
 }

@@ -43,14 +43,8 @@ FMPL_UNSUPPORTED(Comm_spawn, (const char *command, char *argv[], int maxprocs, M
                  ((void)command, (void)argv, (void)maxprocs, (void)info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
 FMPL_UNSUPPORTED(Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
                  ((void)count, (void)array_of_commands, (void)array_of_argv, (void)array_of_maxprocs, (void)array_of_info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
-FMPL_UNSUPPORTED(Lookup_name, (const char *service_name, MPI_Info info, char *port_name), MPI_COMM_WORLD,
-                 ((void)service_name, (void)info, (void)port_name))
 FMPL_UNSUPPORTED(Open_port, (MPI_Info info, char *port_name), MPI_COMM_WORLD,
                  ((void)info, (void)port_name))
-FMPL_UNSUPPORTED(Publish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD,
-                 ((void)service_name, (void)info, (void)port_name))
-FMPL_UNSUPPORTED(Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name), MPI_COMM_WORLD,
-                 ((void)service_name, (void)info, (void)port_name))
 FMPL_UNSUPPORTED_FILE(File_close, (MPI_File *fh),
                       ((void)fh))
 FMPL_UNSUPPORTED_FILE(File_delete, (const char *filename, MPI_Info info),
