@@ -1,6 +1,7 @@
 /* Collective scratch blocks: allocation, exchange of their addresses,
  * pre-built barrier flag writes.  See coll_team.h for the layout. */
 #include "collectives/coll_team.h"
+#include "base/wait.h"
 #include "collectives/barrier_split.h"
 #include "progress/progress.h"
 #include "collectives/sched_nodes.h"
@@ -110,7 +111,10 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
     fmpl_coll_team *c = t->coll;
     c->cma_all = 1;
     c->net = 0;
+    c->central_barrier = fmpl_oversubscribed;
     for (int p = 0; p < t->size; p++) {
+        if ((unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size)
+            c->central_barrier = 0;
         if (!fmpl_fab.peers[t->world[p]].cma)
             c->cma_all = 0;
         c->peer_at[p] = scratch[p];

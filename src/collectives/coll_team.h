@@ -153,6 +153,10 @@ typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here; NULL for network peers */
     fmpl_raddr *peer_at;       /* [size] each member's scratch, as remote addresses */
+    int central_barrier;       /* barriers count on one line (barrier_central.c):
+                                  oversubscribed, and every member is of this world,
+                                  so all members decide alike (members of several
+                                  worlds may see different loads) */
     int net;                   /* some member is a network peer: only the
                                   point-to-point algorithms and the dissemination
                                   barrier run (select.c) */

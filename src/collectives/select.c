@@ -83,7 +83,7 @@ typedef struct rule {
 } rule;
 
 /* With more ranks than cores on the node (fmpl_oversubscribed, the same on
- * every member: one node today) the central counter: 4 ranks on 2 cores,
+ * every member of one world: coll_team.h, central_barrier) the central counter: 4 ranks on 2 cores,
  * barrier 5.9-7.3 us (dissemination 5.5-6.1, Open MPI 6.1-7.7), and a
  * broadcast after it 0.12-0.14 us against 2.6-3.3 after dissemination
  * (barrier_central.c says why). */
@@ -234,7 +234,7 @@ int fmpl_coll_barrier(fmpl_team *t)
     if (algo == ALGO_AUTO && t->coll->net && (t->coll->nodes & FMPL_NODES_HIER))
         RUN_P2P(s, fmpl_sched_coll_barrier(s, t));
     if (algo == ALGO_AUTO)
-        algo = fmpl_oversubscribed ? BARRIER_CENTRAL : LOOKUP(barrier_table, t->size, 0);
+        algo = t->coll->central_barrier ? BARRIER_CENTRAL : LOOKUP(barrier_table, t->size, 0);
     fmpl_barrier_run st;
     /* binomial and central store into the peers' lines directly: shared
      * memory only (a network member segfaulted a forced binomial) */

@@ -66,6 +66,9 @@ static int fabric_mode;
 
 /* "<host name>/<boot id>": the boot id tells hosts apart that share a name
  * and, being per kernel, containers of one host apart from hosts. */
+static void host_identity(char *out, size_t len);
+void fmpl_fabric_host_identity(char *out, size_t len) { host_identity(out, len); }
+
 static void host_identity(char *out, size_t len)
 {
     char boot[64] = "noboot";
@@ -79,7 +82,8 @@ static void host_identity(char *out, size_t len)
     snprintf(out, len, "%s/%s", fmpl_fab.host, boot);
     if (fabric_mode == FABRIC_SPLIT) { /* the half is part of the identity */
         size_t used = strlen(out);
-        snprintf(out + used, len - used, "/half%d", fmpl_fab.rank * 2 / fmpl_fab.size);
+        snprintf(out + used, len - used, "/half%d",
+                 fmpl_fab_world_index(fmpl_fab.rank) * 2 / fmpl_fab.size);
     }
 }
 
@@ -103,7 +107,10 @@ static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
 {
     char host[384], value[FMPL_BOOTSTRAP_VALUE_MAX];
     host_identity(host, sizeof host);
-    snprintf(value, sizeof value, "%s:%d:%zx", host, (int)getpid(), fmpl_fab.my_size);
+    /* The descriptor that holds the segment open lets a process linked
+     * later (a spawned world: fabric_link.c) map it after its file is gone. */
+    snprintf(value, sizeof value, "%s:%d:%zx:%d", host, (int)getpid(), fmpl_fab.my_size,
+             fmpl_fab.my_fd);
     int rc = bs->put(bs, "shm", value);
     if (rc == FMPL_SUCCESS)
         rc = bs->fence(bs);
@@ -139,7 +146,7 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
 {
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
     int nids = 0, rc;
-    for (int r = 0; r < fmpl_fab.size; r++) {
+    FMPL_FAB_FOR_WORLD(r) {
         if (r == fmpl_fab.rank) {
             int node = node_of_identity(host, r, ids, id_rank, &nids);
             fmpl_fab.peers[r].node = force_net ? r : node;
@@ -149,9 +156,10 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
         int pid;
         size_t size;
         if (bs->get(bs, r, "shm", value, sizeof value) != FMPL_SUCCESS ||
-            sscanf(value, "%383[^:]:%d:%zx", peer_host, &pid, &size) != 3)
+            sscanf(value, "%383[^:]:%d:%zx:", peer_host, &pid, &size) != 3)
             return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no shared segment", r);
         fmpl_peer *peer = &fmpl_fab.peers[r];
+        peer->linked = 1;
         peer->pid = pid;
         peer->seg_size = size;
         int node = node_of_identity(peer_host, r, ids, id_rank, &nids);
@@ -187,7 +195,7 @@ static int probe_cma(void)
         return FMPL_SUCCESS;
     }
     int refused = 0, first_errno = 0;
-    for (int r = 0; r < fmpl_fab.size; r++) {
+    FMPL_FAB_FOR_WORLD(r) {
         if (r == fmpl_fab.rank || fmpl_fab.peers[r].net)
             continue;
         int e = fmpl_shm_cma_probe(r);
@@ -215,8 +223,12 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
 {
     memset(&fmpl_fab, 0, sizeof fmpl_fab);
     fmpl_fab.bs = bs;
-    fmpl_fab.rank = bs->rank;
+    fmpl_fab.rank = bs->universe_rank;
     fmpl_fab.size = bs->size;
+    fmpl_fab.world_base = bs->universe_base;
+    fmpl_fab.capacity = bs->spawn ? FMPL_UNIVERSE_MAX : bs->universe_base + bs->size;
+    fmpl_fab.my_fd = -1;
+    fmpl_fab.linked_end = bs->universe_base + bs->size;
     fmpl_fab.net_first = -1;
     fmpl_fab.machine_ranks = 1;
     if (gethostname(fmpl_fab.host, sizeof fmpl_fab.host) != 0)
@@ -225,10 +237,12 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     fabric_mode = fmpl_tunable_choice(&tunable_fabric, fabric_choices);
     int force_net = fabric_mode == FABRIC_NET;
     /* One more entry than ranks, all zero: the out-of-line paths meet rank
-     * `size` (a common off-by-one) as "no such peer", not as stray memory. */
-    fmpl_fab.peers = calloc((size_t)bs->size + 1, sizeof *fmpl_fab.peers);
+     * `capacity` (a common off-by-one) as "no such peer", not as stray
+     * memory.  Entries of processes not linked stay zero (calloc's pages
+     * cost nothing until touched). */
+    fmpl_fab.peers = calloc((size_t)fmpl_fab.capacity + 1, sizeof *fmpl_fab.peers);
     if (!fmpl_fab.peers)
-        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", bs->size);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", fmpl_fab.capacity);
 
     long long heap = fmpl_tunable_long(&tunable_heap_size);
     if (heap < (1 << 20))
@@ -240,26 +254,27 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     size_t sym_bytes = ((size_t)sym + 4095) & ~(size_t)4095;
     size_t size = FMPL_SHM_HEADER_SIZE + heap_bytes + sym_bytes;
     int fd = -1;
-    int rc = fmpl_shm_segment_create(bs->job_id, bs->rank, size, &fmpl_fab.my_base,
-                                     sym_bytes ? &fd : NULL);
+    int rc = fmpl_shm_segment_create(bs->job_id, fmpl_fab.rank, size, &fmpl_fab.my_base, &fd);
     if (rc != FMPL_SUCCESS)
         return rc;
+    fmpl_fab.my_fd = fd;
     fmpl_sym_setup(FMPL_SHM_HEADER_SIZE + heap_bytes, sym_bytes, fd);
     fmpl_fab.my_size = size;
-    fmpl_peer *me = &fmpl_fab.peers[bs->rank];
+    fmpl_peer *me = &fmpl_fab.peers[fmpl_fab.rank];
     me->base = fmpl_fab.my_base;
     me->seg_size = size;
     me->pid = getpid();
     me->cma = 1;
+    me->linked = 1;
 
     fmpl_shm_header *h = (fmpl_shm_header *)fmpl_fab.my_base;
     h->owner_addr = (uint64_t)(uintptr_t)fmpl_fab.my_base;
-    h->rank = bs->rank;
+    h->rank = fmpl_fab.rank;
     h->pid = (int32_t)getpid();
     h->size = size;
     fmpl_fab.heap = fmpl_heap_create(fmpl_fab.my_base + FMPL_SHM_HEADER_SIZE, heap_bytes);
     if (!fmpl_fab.heap) {
-        fmpl_shm_segment_unlink(bs->job_id, bs->rank);
+        fmpl_shm_segment_unlink(bs->job_id, fmpl_fab.rank);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "cannot create the shared heap");
     }
     atomic_store_explicit((_Atomic uint64_t *)&h->magic, FMPL_SHM_MAGIC, memory_order_release);
@@ -274,11 +289,11 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
      * manager that does not clean /dev/shm (Open MPI's mpirun) may kill us
      * while we wait in it. */
     if (rc != FMPL_SUCCESS)
-        fmpl_shm_segment_unlink(bs->job_id, bs->rank);
+        fmpl_shm_segment_unlink(bs->job_id, fmpl_fab.rank);
     /* Everyone has mapped every segment (or failed): the files can go. */
     if (bs->barrier(bs) != FMPL_SUCCESS && rc == FMPL_SUCCESS)
         rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "barrier after attaching segments failed");
-    fmpl_shm_segment_unlink(bs->job_id, bs->rank);
+    fmpl_shm_segment_unlink(bs->job_id, fmpl_fab.rank);
     if (rc == FMPL_SUCCESS)
         rc = probe_cma();
     /* Every rank agrees whether the network is needed (any rank has a
@@ -309,7 +324,7 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
 
 int fmpl_fab_bell(int rank, _Atomic uint32_t **bell, _Atomic uint32_t **sleeping)
 {
-    if (rank < 0 || rank >= fmpl_fab.size || !fmpl_fab.peers || !fmpl_fab.peers[rank].base)
+    if (rank < 0 || rank >= fmpl_fab.capacity || !fmpl_fab.peers || !fmpl_fab.peers[rank].base)
         return 0;
     fmpl_shm_header *h = (fmpl_shm_header *)fmpl_fab.peers[rank].base;
     *bell = &h->agent_bell;
@@ -336,7 +351,7 @@ void fmpl_fabric_finalize(void)
     fmpl_net_close();
 #endif
     fmpl_sym_finalize();
-    for (int r = 0; r < fmpl_fab.size; r++)
+    for (int r = 0; r < fmpl_fab.capacity; r++)
         if ((r != fmpl_fab.rank || !keep_mine) && fmpl_fab.peers[r].base)
             fmpl_shm_segment_unmap(fmpl_fab.peers[r].base, fmpl_fab.peers[r].seg_size);
     free(fmpl_fab.peers);
@@ -345,13 +360,15 @@ void fmpl_fabric_finalize(void)
 
 /* ------------------------------------------------ out-of-line paths */
 
-static inline int bad_rank(int rank) { return rank < 0 || rank >= fmpl_fab.size; }
+static inline int bad_rank(int rank)
+{
+    return rank < 0 || rank >= fmpl_fab.capacity || !fmpl_fab.peers[rank].linked;
+}
 
 int fmpl_fab_put_far(const void *src, size_t len, fmpl_raddr dst)
 {
     if (bad_rank(dst.rank))
-        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such rank (%d ranks)", dst.rank,
-                          fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such peer", dst.rank);
     if (fmpl_fab.peers[dst.rank].net)
         return fmpl_fab.net->put(src, len, dst);
     return fmpl_fab_cma_write(dst.rank, dst.addr, src, len);
@@ -360,8 +377,7 @@ int fmpl_fab_put_far(const void *src, size_t len, fmpl_raddr dst)
 int fmpl_fab_get_far(void *dst, size_t len, fmpl_raddr src)
 {
     if (bad_rank(src.rank))
-        return FMPL_ERROR(FMPL_ERR_ARG, "get from rank %d: no such rank (%d ranks)", src.rank,
-                          fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_ARG, "get from rank %d: no such peer", src.rank);
     if (fmpl_fab.peers[src.rank].net)
         return fmpl_fab.net->get(dst, len, src);
     return fmpl_fab_cma_read(src.rank, dst, src.addr, len);
@@ -370,8 +386,7 @@ int fmpl_fab_get_far(void *dst, size_t len, fmpl_raddr src)
 int fmpl_fab_notify_far(fmpl_raddr flag, uint64_t value)
 {
     if (bad_rank(flag.rank))
-        return FMPL_ERROR(FMPL_ERR_ARG, "notify to rank %d: no such rank (%d ranks)", flag.rank,
-                          fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_ARG, "notify to rank %d: no such peer", flag.rank);
     if (fmpl_fab.peers[flag.rank].net)
         return fmpl_fab.net->notify(flag, value);
     return fmpl_fab_cma_write(flag.rank, flag.addr, &value, sizeof value);
@@ -380,8 +395,7 @@ int fmpl_fab_notify_far(fmpl_raddr flag, uint64_t value)
 int fmpl_fab_put_flagged(const void *src, size_t len, fmpl_raddr dst)
 {
     if (bad_rank(dst.rank))
-        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such rank (%d ranks)", dst.rank,
-                          fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_ARG, "put to rank %d: no such peer", dst.rank);
     if (len < 8 || (dst.addr & 7))
         return FMPL_ERROR(FMPL_ERR_ARG,
                           "flagged put of %zu bytes at %#llx: 8 bytes at least, 8-byte aligned",

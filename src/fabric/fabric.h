@@ -71,6 +71,9 @@ typedef struct fmpl_raddr {
 
 /* What this process knows about one peer (the local rank included). */
 typedef struct fmpl_peer {
+    int linked;        /* set up: a member of this world, or a process of another
+                          world linked since (fabric_link.c); 0 for every other
+                          entry of the table */
     char *base;        /* where the peer's segment is mapped here; NULL when the
                           peer is reached over the network */
     size_t seg_size;
@@ -110,10 +113,18 @@ typedef struct fmpl_fab_ops {
 } fmpl_fab_ops;
 
 typedef struct fmpl_fabric {
-    int rank;
-    int size;
-    fmpl_peer *peers;         /* [size] */
+    int rank;                 /* this process's universe rank (bootstrap.h): the
+                                 index every peer table uses */
+    int size;                 /* processes in this process's world */
+    int world_base;           /* universe rank of the world's first process */
+    int capacity;             /* entries of the peer tables: universe ranks that
+                                 may ever be peers (FMPL_UNIVERSE_MAX where the
+                                 launcher spawns, else world_base + size) */
+    int linked_end;           /* 1 + the highest universe rank linked: loops over
+                                 every peer (polling) stop there */
+    fmpl_peer *peers;         /* [capacity] */
     char *my_base;            /* == peers[rank].base */
+    int my_fd;                /* holds my segment open (symmetric.h, fabric_link.c) */
     size_t my_size;
     struct fmpl_heap *heap;   /* this rank's shared heap */
     fmpl_bootstrap *bs;
@@ -136,8 +147,17 @@ typedef struct fmpl_fabric {
 
 extern fmpl_fabric fmpl_fab;
 
+/* Every process of this world, by universe rank. */
+#define FMPL_FAB_FOR_WORLD(r)                                                      \
+    for (int r = fmpl_fab.world_base; r < fmpl_fab.world_base + fmpl_fab.size; r++)
+/* Universe rank r's place in this world (valid for members only). */
+static inline int fmpl_fab_world_index(int r) { return r - fmpl_fab.world_base; }
+
 int fmpl_fabric_init(fmpl_bootstrap *bs);
 void fmpl_fabric_finalize(void);
+/* Map and probe universe rank r, a process of another world of this job
+ * (fabric_link.c); nothing to do when it is linked already. */
+int fmpl_fabric_link(int r);
 /* Start-up is over (every rank has connected its protocols): the network
  * backend may start its progress thread. */
 void fmpl_fabric_started(void);

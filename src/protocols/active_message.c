@@ -119,7 +119,7 @@ static void handle(fmpl_chan_rec *rec, int from)
 
 int fmpl_am_init(void)
 {
-    nqueues = fmpl_fab.size;
+    nqueues = fmpl_fab.capacity;
     queues = calloc((size_t)nqueues, sizeof *queues);
     if (!queues)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d active-message queues",

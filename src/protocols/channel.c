@@ -64,6 +64,7 @@ chan_out *fmpl_chan_out;
 chan_in *fmpl_chan_in;
 
 static size_t ring_bytes(void) { return sizeof(chan_ring) + capacity; }
+static void clear_ring(chan_ring *ring);
 static char *ring_data(chan_ring *r) { return fmpl_chan_ring_data(r); }
 
 int fmpl_chan_init(fmpl_raddr *base)
@@ -78,48 +79,84 @@ int fmpl_chan_init(fmpl_raddr *base)
     fmpl_chan_max_record = (int64_t)capacity / 2;
     if (fmpl_chan_max_record > 65535 * 64) /* a record's length fits in 16 bits of units */
         fmpl_chan_max_record = 65535 * 64;
+    /* Rings for the senders of my world, in world order; a process linked
+     * later gets one of its own (fmpl_chan_link).  Polling walks every
+     * universe rank up to the highest linked one: an entry not linked points
+     * at a ring that never holds a record, so the poll needs no test. */
     int n = fmpl_fab.size;
     my_rings = fmpl_fab_alloc(ring_bytes() * (size_t)n);
-    fmpl_chan_out = calloc((size_t)n, sizeof *fmpl_chan_out);
-    fmpl_chan_in = calloc((size_t)n, sizeof *fmpl_chan_in);
+    fmpl_chan_out = calloc((size_t)fmpl_fab.capacity, sizeof *fmpl_chan_out);
+    fmpl_chan_in = calloc((size_t)fmpl_fab.capacity, sizeof *fmpl_chan_in);
     if (!my_rings || !fmpl_chan_out || !fmpl_chan_in)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channels of %llu bytes", n,
                           (unsigned long long)capacity);
-    for (int r = 0; r < n; r++) {
-        chan_ring *ring = (chan_ring *)((char *)my_rings + ring_bytes() * (size_t)r);
-        atomic_store(&ring->head, 0);
-        /* Sequence 0 never matches: no stale record can look published. */
-        for (uint64_t off = 0; off < capacity; off += 64)
-            atomic_store(&((fmpl_chan_rec *)(ring_data(ring) + off))->seq, 0);
+    static chan_ring never_written[2]; /* a header and one zero 64-byte unit */
+    for (int r = 0; r < fmpl_fab.capacity; r++)
+        fmpl_chan_in[r].ring = never_written;
+    FMPL_FAB_FOR_WORLD(r) {
+        chan_ring *ring = (chan_ring *)((char *)my_rings +
+                                        ring_bytes() * (size_t)fmpl_fab_world_index(r));
+        clear_ring(ring);
         fmpl_chan_in[r].ring = ring;
     }
     *base = fmpl_fab_raddr(my_rings);
     return FMPL_SUCCESS;
 }
 
+/* Sequence 0 never matches: no stale record can look published. */
+static void clear_ring(chan_ring *ring)
+{
+    atomic_store(&ring->head, 0);
+    for (uint64_t off = 0; off < capacity; off += 64)
+        atomic_store(&((fmpl_chan_rec *)(ring_data(ring) + off))->seq, 0);
+}
+
+/* Where my records to universe rank r go: its ring for me at `at`. */
+static int connect_out(int r, fmpl_raddr at)
+{
+    chan_out *o = &fmpl_chan_out[r];
+    char *p = fmpl_fab_ptr(at);
+    if (p) {
+        o->ring = (chan_ring *)p;
+        return FMPL_SUCCESS;
+    }
+    if (!fmpl_fab.peers[r].net)
+        return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's channels are not shared", r);
+    /* The shadow is touched only where records are built: calloc's
+     * untouched pages cost nothing. */
+    o->ring = calloc(1, ring_bytes());
+    if (!o->ring)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a channel shadow to rank %d", r);
+    o->net = 1;
+    o->remote = at;
+    return FMPL_SUCCESS;
+}
+
 int fmpl_chan_connect(const fmpl_raddr *bases)
 {
-    for (int r = 0; r < fmpl_fab.size; r++) {
-        chan_out *o = &fmpl_chan_out[r];
-        char *p = fmpl_fab_ptr(bases[r]);
-        if (p) {
-            o->ring = (chan_ring *)(p + ring_bytes() * (size_t)fmpl_fab.rank);
-            continue;
-        }
-        if (!fmpl_fab.peers[r].net)
-            return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's channels are not shared", r);
-        /* The shadow is touched only where records are built: calloc's
-         * untouched pages cost nothing. */
-        o->ring = calloc(1, ring_bytes());
-        if (!o->ring)
-            return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a channel shadow to rank %d",
-                              r);
-        o->net = 1;
-        o->remote = bases[r];
-        o->remote.addr += ring_bytes() * (size_t)fmpl_fab.rank;
+    size_t mine = ring_bytes() * (size_t)fmpl_fab_world_index(fmpl_fab.rank);
+    FMPL_FAB_FOR_WORLD(r) {
+        fmpl_raddr at = bases[fmpl_fab_world_index(r)];
+        at.addr += mine;
+        int rc = connect_out(r, at);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
     return FMPL_SUCCESS;
 }
+
+fmpl_raddr fmpl_chan_link_prepare(int r)
+{
+    chan_ring *ring = fmpl_fab_alloc(ring_bytes());
+    if (!ring)
+        return (fmpl_raddr){0};
+    clear_ring(ring);
+    fmpl_chan_in[r].ring = ring;
+    fmpl_chan_in[r].head = 0;
+    return fmpl_fab_raddr(ring);
+}
+
+int fmpl_chan_link(int r, fmpl_raddr theirs) { return connect_out(r, theirs); }
 
 /* Step 4n. */
 void fmpl_chan_publish_net(chan_out *o, fmpl_chan_rec *rec, uint64_t pos)
@@ -154,7 +191,7 @@ static uint64_t head_of(chan_out *o)
 
 void fmpl_chan_finalize(void)
 {
-    for (int r = 0; fmpl_chan_out && r < fmpl_fab.size; r++)
+    for (int r = 0; fmpl_chan_out && r < fmpl_fab.capacity; r++)
         if (fmpl_chan_out[r].net)
             free(fmpl_chan_out[r].ring);
     free(fmpl_chan_out);

@@ -47,8 +47,15 @@ void fmpl_chan_register_type(int type, fmpl_chan_handler fn);
 /* Largest record a channel accepts (half the ring). */
 extern int64_t fmpl_chan_max_record;
 
+/* Start-up: my rings for the senders of my world (their base in *base),
+ * then, with every member's base (by world index), where mine go. */
 int fmpl_chan_init(fmpl_raddr *base);
 int fmpl_chan_connect(const fmpl_raddr *bases);
+/* Linking universe rank r of another world (runtime/link.c): a ring of
+ * my own for its records (its address goes to r; zero on no memory), then
+ * the ring r made for mine. */
+fmpl_raddr fmpl_chan_link_prepare(int r);
+int fmpl_chan_link(int r, fmpl_raddr theirs);
 void fmpl_chan_finalize(void);
 
 

@@ -69,22 +69,26 @@ typedef struct ack_line {
     _Atomic uint64_t failed;
 } ack_line;
 
+/* Remote copies run among the members of one world (the native API's
+ * teams): acks is by world index, the rest by universe rank. */
 static ack_line *acks;          /* [world size], mine, written by the sources */
-static uint64_t *issued;        /* [world size] records I sent to each source */
-static uint64_t *failed_seen;   /* [world size] failed counts already reported */
-static uint64_t *served_done;   /* [world size] S side: records finished per issuer */
-static uint64_t *served_failed; /* [world size] S side: records refused per issuer */
+static uint64_t *issued;        /* [capacity] records I sent to each source */
+static uint64_t *failed_seen;   /* [capacity] failed counts already reported */
+static uint64_t *served_done;   /* [capacity] S side: records finished per issuer */
+static uint64_t *served_failed; /* [capacity] S side: records refused per issuer */
+
+static ack_line *ack_of(int w) { return &acks[fmpl_fab_world_index(w)]; }
 
 static void on_forward(fmpl_chan_rec *rec, int from);
 
 int fmpl_rc_init(void)
 {
-    int n = fmpl_fab.size;
+    int n = fmpl_fab.size, cap = fmpl_fab.capacity;
     acks = fmpl_fab_alloc((size_t)n * sizeof *acks);
-    issued = calloc((size_t)n, sizeof *issued);
-    failed_seen = calloc((size_t)n, sizeof *failed_seen);
-    served_done = calloc((size_t)n, sizeof *served_done);
-    served_failed = calloc((size_t)n, sizeof *served_failed);
+    issued = calloc((size_t)cap, sizeof *issued);
+    failed_seen = calloc((size_t)cap, sizeof *failed_seen);
+    served_done = calloc((size_t)cap, sizeof *served_done);
+    served_failed = calloc((size_t)cap, sizeof *served_failed);
     if (!acks || !issued || !failed_seen || !served_done || !served_failed)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for remote-copy state of %d ranks", n);
     for (int r = 0; r < n; r++) {
@@ -154,7 +158,7 @@ int fmpl_rc_forward(int src_w, uint64_t src_off, int dst_w, uint64_t dst_off, si
     b->kind = note ? note->kind : FMPL_NOTIFY_NONE;
     b->word_off = note ? note->word_off : 0;
     b->value = note ? note->value : 0;
-    b->ack_off = fmpl_fab_raddr(&acks[src_w]).addr;
+    b->ack_off = fmpl_fab_raddr(ack_of(src_w)).addr;
     b->dst = dst_w;
     issued[src_w]++;
     fmpl_chan_publish(src_w, rec);
@@ -164,7 +168,7 @@ int fmpl_rc_forward(int src_w, uint64_t src_off, int dst_w, uint64_t dst_off, si
 /* Forwarded, step 2's checks: why the record cannot be carried out, or NULL. */
 static const char *refusal(const fwd_body *b, uint64_t size)
 {
-    if (b->dst < 0 || b->dst >= fmpl_fab.size)
+    if (b->dst < 0 || b->dst >= fmpl_fab.capacity || !fmpl_fab.peers[b->dst].linked)
         return "the destination rank does not exist";
     if (size && !fmpl_sym_in_block(b->src_off, size))
         return "the source is not inside one of this rank's symmetric blocks";
@@ -212,7 +216,7 @@ int fmpl_rc_acked(const int *world, int n)
 {
     for (int i = 0; i < n; i++) {
         int w = world[i];
-        if (atomic_load_explicit(&acks[w].done, memory_order_acquire) < issued[w])
+        if (atomic_load_explicit(&ack_of(w)->done, memory_order_acquire) < issued[w])
             return 0;
     }
     return 1;
@@ -223,7 +227,7 @@ int fmpl_rc_sync_finish(const int *world, int n)
     int rc = fmpl_fab_flush(-1);
     for (int i = 0; i < n; i++) {
         int w = world[i];
-        uint64_t failed = atomic_load_explicit(&acks[w].failed, memory_order_acquire);
+        uint64_t failed = atomic_load_explicit(&ack_of(w)->failed, memory_order_acquire);
         if (failed > failed_seen[w]) {
             rc = FMPL_ERROR(FMPL_ERR_ARG,
                             "rank %d refused %llu of the copies forwarded to it (its log says "

@@ -95,10 +95,10 @@ int fmpl_sm_init(void)
     inline_max = v < 0 ? 0 : (v > FMPL_SM_INLINE_CAP ? FMPL_SM_INLINE_CAP : v);
     v = fmpl_tunable_long(&tunable_cma_min);
     cma_min = v < 0 ? 0 : v;
-    stage_expect = calloc((size_t)fmpl_fab.size, sizeof *stage_expect);
-    stage_owner = calloc((size_t)fmpl_fab.size, sizeof *stage_owner);
+    stage_expect = calloc((size_t)fmpl_fab.capacity, sizeof *stage_expect);
+    stage_owner = calloc((size_t)fmpl_fab.capacity, sizeof *stage_owner);
     if (!stage_expect || !stage_owner)
-        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d peers", fmpl_fab.capacity);
     return FMPL_SUCCESS;
 }
 
@@ -463,7 +463,7 @@ int fmpl_sm_progress(void)
         }
     }
     if (stage_expect_total) {
-        for (int w = 0; w < fmpl_fab.size; w++)
+        for (int w = 0; w < fmpl_fab.linked_end; w++)
             if (stage_expect[w])
                 n += drain(w);
     }

@@ -23,8 +23,9 @@ FMPL_TUNABLE(tunable_stage_chunk, "FMPL_STAGE_CHUNK", "32k",
              "bytes per chunk of the staging rings (two-copy path), 4 chunks per sender");
 
 int64_t fmpl_stage_chunk;
-static fmpl_stage_ring *my_rings;   /* [world size], sender-indexed */
-static fmpl_stage_ring **peer_rings; /* [world size]: ring in peer r for me */
+static fmpl_stage_ring *my_rings;   /* [world size], by the sender's world index */
+static fmpl_stage_ring **peer_rings; /* [capacity]: ring in peer r for me */
+static fmpl_stage_ring **in_rings;   /* [capacity]: my ring for sender r */
 static size_t ring_bytes;
 
 int fmpl_stage_init(fmpl_raddr *base)
@@ -34,15 +35,18 @@ int fmpl_stage_init(fmpl_raddr *base)
         fmpl_stage_chunk = 4096;
     fmpl_stage_chunk = (fmpl_stage_chunk + 63) & ~63ll;
     ring_bytes = sizeof(fmpl_stage_ring) + FMPL_STAGE_CHUNKS * (size_t)fmpl_stage_chunk;
-    my_rings = fmpl_fab_alloc(ring_bytes * (size_t)fmpl_fab.size);
-    peer_rings = calloc((size_t)fmpl_fab.size, sizeof *peer_rings);
-    if (!my_rings || !peer_rings)
+    my_rings = fmpl_fab_alloc(ring_bytes * (size_t)fmpl_fab.size); /* my world, in order */
+    peer_rings = calloc((size_t)fmpl_fab.capacity, sizeof *peer_rings);
+    in_rings = calloc((size_t)fmpl_fab.capacity, sizeof *in_rings);
+    if (!my_rings || !peer_rings || !in_rings)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d staging rings of %zu bytes",
                           fmpl_fab.size, ring_bytes);
-    for (int r = 0; r < fmpl_fab.size; r++) {
-        fmpl_stage_ring *ring = (fmpl_stage_ring *)((char *)my_rings + ring_bytes * (size_t)r);
+    FMPL_FAB_FOR_WORLD(r) {
+        fmpl_stage_ring *ring = (fmpl_stage_ring *)((char *)my_rings +
+                                                    ring_bytes * (size_t)fmpl_fab_world_index(r));
         atomic_store(&ring->produced, 0);
         atomic_store(&ring->consumed, 0);
+        in_rings[r] = ring;
     }
     *base = fmpl_fab_raddr(my_rings);
     return FMPL_SUCCESS;
@@ -50,27 +54,48 @@ int fmpl_stage_init(fmpl_raddr *base)
 
 int fmpl_stage_connect(const fmpl_raddr *bases)
 {
-    for (int r = 0; r < fmpl_fab.size; r++) {
-        char *p = fmpl_fab_ptr(bases[r]);
+    size_t mine = ring_bytes * (size_t)fmpl_fab_world_index(fmpl_fab.rank);
+    FMPL_FAB_FOR_WORLD(r) {
+        char *p = fmpl_fab_ptr(bases[fmpl_fab_world_index(r)]);
         if (!p && fmpl_fab.peers[r].net)
             continue; /* network peers take no staging (sender_match.c) */
         if (!p)
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's staging rings are not shared", r);
-        peer_rings[r] = (fmpl_stage_ring *)(p + ring_bytes * (size_t)fmpl_fab.rank);
+        peer_rings[r] = (fmpl_stage_ring *)(p + mine);
     }
+    return FMPL_SUCCESS;
+}
+
+fmpl_raddr fmpl_stage_link_prepare(int r)
+{
+    fmpl_stage_ring *ring = fmpl_fab_alloc(ring_bytes);
+    if (!ring)
+        return (fmpl_raddr){0};
+    atomic_store(&ring->produced, 0);
+    atomic_store(&ring->consumed, 0);
+    in_rings[r] = ring;
+    return fmpl_fab_raddr(ring);
+}
+
+int fmpl_stage_link(int r, fmpl_raddr theirs)
+{
+    char *p = fmpl_fab_ptr(theirs);
+    if (!p && fmpl_fab.peers[r].net)
+        return FMPL_SUCCESS;
+    if (!p)
+        return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's staging ring is not shared", r);
+    peer_rings[r] = (fmpl_stage_ring *)p;
     return FMPL_SUCCESS;
 }
 
 void fmpl_stage_finalize(void)
 {
     free(peer_rings);
-    peer_rings = NULL;
+    free(in_rings);
+    peer_rings = in_rings = NULL;
     my_rings = NULL; /* the heap goes with the segment */
 }
 
 fmpl_stage_ring *fmpl_stage_ring_to(int receiver) { return peer_rings[receiver]; }
 
-fmpl_stage_ring *fmpl_stage_ring_from(int sender)
-{
-    return (fmpl_stage_ring *)((char *)my_rings + ring_bytes * (size_t)sender);
-}
+fmpl_stage_ring *fmpl_stage_ring_from(int sender) { return in_rings[sender]; }

@@ -36,8 +36,12 @@ extern int64_t fmpl_stage_chunk;
 
 /* Allocate this rank's rings (one per world sender); returns their base. */
 int fmpl_stage_init(fmpl_raddr *base);
-/* Record every rank's ring base (indexed by world rank). */
+/* Record every member's ring base (indexed by world index). */
 int fmpl_stage_connect(const fmpl_raddr *bases);
+/* Linking universe rank r of another world (runtime/link.c): my ring for
+ * it (zero address on no memory), then the one it made for me. */
+fmpl_raddr fmpl_stage_link_prepare(int r);
+int fmpl_stage_link(int r, fmpl_raddr theirs);
 void fmpl_stage_finalize(void);
 
 /* Sender: the ring in `receiver`'s memory this rank writes into. */

@@ -182,9 +182,10 @@ int fmpl_tm_init(fmpl_raddr *channels)
     if (rc != FMPL_SUCCESS)
         return rc;
     free(handling);
-    handling = calloc((size_t)fmpl_fab.size, 1);
+    handling = calloc((size_t)fmpl_fab.capacity, 1);
     if (!handling)
-        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channel marks", fmpl_fab.size);
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d channel marks",
+                          fmpl_fab.capacity);
     eager_max = fmpl_tunable_long(&tunable_eager_max);
     if (eager_max < 0)
         eager_max = 0;
@@ -205,7 +206,7 @@ int fmpl_tm_init(fmpl_raddr *channels)
     if (ref > 0) {
         int n = fmpl_fab.size;
         ref_state = fmpl_fab_alloc((size_t)n * sizeof *ref_state);
-        ref_seq = calloc((size_t)n, sizeof *ref_seq);
+        ref_seq = calloc((size_t)n, sizeof *ref_seq); /* both by world index */
         if (!ref_state || !ref_seq)
             return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %d send state lines", n);
         memset(ref_state, 0, (size_t)n * sizeof *ref_state);
@@ -685,7 +686,9 @@ int fmpl_tm_progress(void)
     if (depth >= 4)
         return 0;
     depth++;
-    int n = 0, size = fmpl_fab.size;
+    int n = 0, size = fmpl_fab.linked_end; /* entries not linked never hold a record */
+    if (poll_start >= size)
+        poll_start = 0;
     for (int i = 0, w = poll_start; i < size; i++, w = w + 1 < size ? w + 1 : 0) {
         fmpl_chan_rec *rec;
         while (!handling[w] && (rec = fmpl_chan_peek(w)) != NULL) {
@@ -741,8 +744,8 @@ static int send_eager_copy(fmpl_team *t, const void *buf, int64_t size, int dst,
 static void send_eager_ref(fmpl_team *t, const void *buf, int64_t size, int dst, int tag, int w)
 {
     fmpl_chan_rec *rec = fmpl_chan_reserve(w, (int64_t)sizeof(ref_body) + size);
-    uint64_t seq = ++ref_seq[w];
-    _Atomic uint64_t *state = &ref_state[w].v;
+    uint64_t seq = ++ref_seq[fmpl_fab_world_index(w)];
+    _Atomic uint64_t *state = &ref_state[fmpl_fab_world_index(w)].v;
     atomic_store_explicit(state, (seq << 8) | REF_POSTED, memory_order_relaxed);
     rec->type = REC_EAGER_REF;
     rec->context = t->peer_id[dst];
@@ -801,7 +804,9 @@ int fmpl_tm_send_eager(fmpl_team *t, const void *buf, int64_t size, int dst, int
     /* Not with several application threads: the state line is one per
      * destination, and the sender lets the core go while it waits
      * (progress/threads.c), so another thread's send could take it. */
+    /* Its state lines are for my world's members only. */
     if (size >= eager_ref && w != fmpl_fab.rank && !fmpl_fab.peers[w].net &&
+        (unsigned)fmpl_fab_world_index(w) < (unsigned)fmpl_fab.size &&
         !fmpl_threads_on && fmpl_fab_is_shared(buf) &&
         (int64_t)sizeof(ref_body) + size <= fmpl_chan_max_record - FMPL_CHAN_HEADER) {
         send_eager_ref(t, buf, size, dst, tag, w);

@@ -67,6 +67,8 @@ int fmpl_runtime_init(void *ma, void *fa, int count)
         rc = fmpl_team_build_world(bootstrap, ma, fa, count);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_am_init();
+    if (rc == FMPL_SUCCESS && bootstrap->spawn)
+        rc = fmpl_team_universe_create();
     if (rc != FMPL_SUCCESS) {
         /* A half-started job cannot continue: end it with the reason. */
         char msg[160];
@@ -95,6 +97,7 @@ int fmpl_runtime_finalize(void)
     int rc = fmpl_coll_barrier(fmpl_teams[0]);
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         fmpl_team_free(fmpl_teams[id]);
+    fmpl_team_universe_free();
     fmpl_stage_finalize();
     fmpl_am_finalize();
     fmpl_tm_finalize();

@@ -59,6 +59,18 @@ void fmpl_team_retire(fmpl_team *t);
 /* Release the retired teams whose members have all retired them. */
 void fmpl_team_reclaim_retired(void);
 
+/* Worlds of one job (link.c).  The universe team (NULL where the launcher
+ * cannot spawn): team ranks are universe ranks; the parent of teams whose
+ * members belong to several worlds. */
+#define FMPL_TEAM_UNIVERSE (FMPL_MAX_TEAMS - 1)
+int fmpl_team_universe_create(void);
+void fmpl_team_universe_free(void);
+fmpl_team *fmpl_team_universe(void);
+/* Link this process with processes of other worlds (universe ranks; this
+ * process and those linked already are skipped).  Each of them must call
+ * it with this process among its peers too; nothing else waits. */
+int fmpl_runtime_link(const int *peers, int n);
+
 /* Symmetric memory (symmetric.c): collective over t.  The allocation
  * returns the same address on every member, or NULL on every member with
  * the reason in *rc; the release checks that every member passes the same

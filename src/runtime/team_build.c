@@ -272,7 +272,8 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
     if (!t)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for FMPL_COMM_WORLD");
     for (int r = 0; r < bs->size; r++)
-        world[r] = r;
+        world[r] = bs->universe_base + r; /* team ranks are world ranks; the peers
+                                             universe ranks */
     fmpl_teams[FMPL_COMM_WORLD] = t;
 
     team_areas mine;
@@ -305,15 +306,15 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
     }
     for (int r = 0; r < bs->size && rc == FMPL_SUCCESS; r++) {
         unsigned long long a, b, c, d, e, f, g, h;
-        if (bs->get(bs, r, "areas", value, sizeof value) != FMPL_SUCCESS ||
+        if (bs->get(bs, world[r], "areas", value, sizeof value) != FMPL_SUCCESS ||
             sscanf(value, "%llx,%llx,%llx,%llx,%llx,%llx,%llx,%llx", &a, &b, &c, &d, &e, &f, &g,
                    &h) != 8) {
             rc = FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no area addresses", r);
             break;
         }
         all[r] = (team_areas){a, b, c, d, FMPL_COMM_WORLD, g, h};
-        stages[r] = fmpl_raddr_unpack(e, r);
-        chans[r] = fmpl_raddr_unpack(f, r);
+        stages[r] = fmpl_raddr_unpack(e, world[r]);
+        chans[r] = fmpl_raddr_unpack(f, world[r]);
     }
     if (rc == FMPL_SUCCESS)
         rc = team_connect(t, all);

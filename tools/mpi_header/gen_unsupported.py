@@ -42,7 +42,8 @@ PREAMBLE = """\
  * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
-static int unsupported(MPI_Comm comm, const char *func)
+/* Unused once every function with a communicator is implemented. */
+__attribute__((unused)) static int unsupported(MPI_Comm comm, const char *func)
 {
     if (!fmpl_mpi_comm_get(comm))
         comm = MPI_COMM_WORLD;
@@ -63,14 +64,14 @@ static int unsupported(MPI_Comm comm, const char *func)
 /* MPI-IO's functions report through the error handler of MPI_FILE_NULL
  * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
  * no file can be opened to carry one of its own (file.c). */
-#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                               \
-    int PMPI_##name params                                                                        \
-    {                                                                                             \
-        unused;                                                                                   \
-        return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                   \
-                                   "MPI_" #name " is not implemented by this version of FMPL "    \
-                                   "(MPI-IO is not provided yet)");                               \
-    }                                                                                             \
+#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                               \\
+    int PMPI_##name params                                                                        \\
+    {                                                                                             \\
+        unused;                                                                                   \\
+        return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                   \\
+                                   "MPI_" #name " is not implemented by this version of FMPL "    \\
+                                   "(MPI-IO is not provided yet)");                               \\
+    }                                                                                             \\
     FMPL_MPI_WEAK(name)
 
 """

@@ -36,7 +36,9 @@ static inline int fmpl_api_check_state(const char *func)
 /* The team of a communicator handle, or NULL after reporting. */
 static inline fmpl_team *fmpl_api_team(fmpl_comm comm, const char *func, int *rc)
 {
-    if (comm >= 0 && comm < FMPL_MAX_TEAMS && fmpl_teams[comm] && !fmpl_teams[comm]->retired)
+    /* The last entry may hold the universe team (runtime/link.c): no
+     * communicator of this API. */
+    if (comm >= 0 && comm < FMPL_MAX_TEAMS - 1 && fmpl_teams[comm] && !fmpl_teams[comm]->retired)
         return fmpl_teams[comm];
     *rc = fmpl_error_report(FMPL_ERR_COMM, func, "communicator %d does not exist%s", comm,
                             comm == FMPL_COMM_NULL ? " (FMPL_COMM_NULL)" : " (or was freed)");

@@ -127,26 +127,13 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = fmpl_mpi_comm_free_objects(c); /* objects.c: delete callbacks first */
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(*comm, rc, "MPI_Comm_free", "an attribute delete callback failed");
+    fmpl_mpi_dynamic_forget(*comm); /* a freed parent: MPI_Comm_get_parent says NULL */
     fmpl_mpi_comm_unregister(c);
     fmpl_mpi_comm_unhold(c); /* the handle's reference */
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Comm_free)
-
-/* No FMPL job is spawned yet (MPI_Comm_spawn is not provided): the parent
- * is MPI_COMM_NULL, as the standard says for a job started otherwise. */
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-    FMPL_CORE_GUARD();
-    FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    if (!parent)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent",
-                              "parent is NULL");
-    *parent = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-}
-FMPL_MPI_WEAK(Comm_get_parent)
 
 /* MPI_Comm_disconnect: collective; "waits for all pending communication on
  * comm to complete internally" and frees it.  Every message a member sent

@@ -118,7 +118,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
     GET_GROUP(group, g, "MPI_Group_rank");
     if (!rank)
         return ERR(MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
-    int r = fmpl_mpi_group_find(g, fmpl_teams[0]->rank);
+    int r = fmpl_mpi_group_find(g, fmpl_mpi_my_world_rank());
     *rank = r < 0 ? MPI_UNDEFINED : r;
     return MPI_SUCCESS;
 }

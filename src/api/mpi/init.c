@@ -132,6 +132,8 @@ static int start(int required, int *provided)
     int rc = fmpl_mpi_core_start(required, provided, "MPI_Init");
     if (rc == MPI_SUCCESS)
         world_state = FMPL_MPI_READY;
+    if (rc == MPI_SUCCESS) /* a spawned world meets its parent (dynamic.c) */
+        rc = fmpl_mpi_dynamic_start();
     return rc;
 }
 

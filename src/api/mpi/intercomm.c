@@ -237,8 +237,18 @@ static int inter_build_finish(fmpl_mpi_inter_build *ib, fmpl_mpi_comm *parent, M
  * `side` of a local group of local_size): builds the local, backing and
  * collective teams (collective over span), registers *newcomm with
  * parent's error handler.  Takes span.  MPI_SUCCESS or an error class. */
-static int build_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int local_size,
-                           MPI_Comm *newcomm)
+/* The team over which a team of both groups is built: its ranks must be
+ * the world ranks the groups hold (team->world[]), which are universe
+ * ranks (runtime/link.c).  The universe team where the launcher spawns,
+ * else the world (then both are the same numbers). */
+static fmpl_team *members_parent(void)
+{
+    fmpl_team *u = fmpl_team_universe();
+    return u ? u : fmpl_teams[0];
+}
+
+int fmpl_mpi_inter_from_span(fmpl_mpi_comm *parent, fmpl_team *span, int side, int local_size,
+                             MPI_Comm *newcomm)
 {
     fmpl_mpi_inter_build *ib;
     *newcomm = MPI_COMM_NULL;
@@ -301,7 +311,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         return fmpl_mpi_error(local_comm, MPI_ERR_RANK, func,
                               "local_leader %d is outside 0 .. %d", local_leader, lt->size - 1);
     *newintercomm = MPI_COMM_NULL;
-    int nworld = fmpl_teams[0]->size;
+    int nworld = members_parent()->size;
     /* What the leader broadcasts: {tag, remote size or -1 (the leader
      * failed), remote group's world ranks}. */
     int *info = malloc((size_t)(nworld + 2) * sizeof *info);
@@ -370,12 +380,12 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         memcpy(members, a, (size_t)na * sizeof *members);
         memcpy(members + na, b, (size_t)nb * sizeof *members);
         fmpl_team *span;
-        int frc = fmpl_team_from_members(fmpl_teams[0], na + nb, members, info[0], &span);
+        int frc = fmpl_team_from_members(members_parent(), na + nb, members, info[0], &span);
         if (frc != FMPL_SUCCESS) {
             leader_class = fmpl_mpi_error_class_of(frc);
             snprintf(why, sizeof why, "building the team of both groups failed");
         } else {
-            leader_class = build_from_span(c, span, side, lt->size, newintercomm);
+            leader_class = fmpl_mpi_inter_from_span(c, span, side, lt->size, newintercomm);
             if (leader_class != MPI_SUCCESS)
                 snprintf(why, sizeof why, "building the intercommunicator failed");
         }
@@ -466,7 +476,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (!fmpl_mpi_errhandler_valid(errhandler))
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func, "invalid error handler 0x%x",
                               (unsigned)errhandler);
-    int me = fmpl_teams[0]->rank;
+    int me = fmpl_mpi_my_world_rank();
     if (fmpl_mpi_group_find(lg, me) < 0)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_GROUP, func,
                               "this process is not in local_group");
@@ -486,14 +496,14 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     memcpy(members, a->world, (size_t)a->size * sizeof *members);
     memcpy(members + a->size, b->world, (size_t)b->size * sizeof *members);
     fmpl_team *span;
-    int rc = fmpl_team_from_members(fmpl_teams[0], a->size + b->size, members,
+    int rc = fmpl_team_from_members(members_parent(), a->size + b->size, members,
                                     (int)(tag & 0x3fffffff), &span);
     free(members);
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(MPI_COMM_WORLD, fmpl_mpi_error_class_of(rc), func,
                               "building the team of both groups failed (do all members pass "
                               "the same string tag?)");
-    rc = build_from_span(fmpl_mpi_comm_get(MPI_COMM_WORLD), span, side, lg->size, newintercomm);
+    rc = fmpl_mpi_inter_from_span(fmpl_mpi_comm_get(MPI_COMM_WORLD), span, side, lg->size, newintercomm);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_set_errhandler(*newintercomm, errhandler);
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
@@ -545,7 +555,7 @@ int fmpl_mpi_inter_split(fmpl_mpi_comm *c, int color, int key, MPI_Comm *newcomm
                               "cannot create the communicator");
     if (!t)
         return MPI_SUCCESS;
-    rc = build_from_span(c, t, in->side, count[my_side], newcomm);
+    rc = fmpl_mpi_inter_from_span(c, t, in->side, count[my_side], newcomm);
     if (rc != MPI_SUCCESS)
         return fmpl_mpi_error(c->handle, rc, func, "building the intercommunicator failed");
     return MPI_SUCCESS;

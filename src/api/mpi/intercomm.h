@@ -48,6 +48,11 @@ fmpl_team *fmpl_mpi_comm_local_team(const fmpl_mpi_comm *c);
 
 /* MPI_Comm_free on an intercommunicator: retire every team behind it and
  * release the hidden communicators (c itself stays for the caller). */
+/* The intercommunicator over span (group A's members, then B's; this
+ * process in group `side`, of local_size members): its local group, views
+ * and hidden communicators.  Collective over span; takes span. */
+int fmpl_mpi_inter_from_span(fmpl_mpi_comm *parent, struct fmpl_team *span, int side,
+                             int local_size, MPI_Comm *newcomm);
 void fmpl_mpi_inter_free(fmpl_mpi_comm *c);
 /* MPI_Finalize: give the context id back to the backing team and release
  * the view (the runtime then frees every team). */

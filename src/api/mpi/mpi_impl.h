@@ -574,6 +574,11 @@ void fmpl_mpi_reduction_in(const fmpl_mpi_reduction *r, const void *user, int64_
 void fmpl_mpi_reduction_out(const fmpl_mpi_reduction *r, const void *stream, int64_t count,
                             void *user);
 
+/* Dynamic processes (dynamic.c): a spawned world meets its parent in
+ * MPI_Init; a freed parent communicator is forgotten. */
+int fmpl_mpi_dynamic_start(void);
+void fmpl_mpi_dynamic_forget(MPI_Comm comm);
+
 /* ------------------------------------------------------------ errors */
 
 /* Map an FMPL_ERR_* code to an MPI error class. */

@@ -62,6 +62,10 @@ fmpl_mpi_group *fmpl_mpi_group_get(MPI_Group g);
 int fmpl_mpi_group_make(int n, const int *world, MPI_Group *out);
 /* Position of a world rank in the group, or -1. */
 int fmpl_mpi_group_find(const fmpl_mpi_group *g, int world_rank);
+/* This process as groups hold it: the world ranks of groups are the
+ * members' universe ranks (runtime/link.c), the same numbers as world
+ * ranks in a job that spawned nothing. */
+static inline int fmpl_mpi_my_world_rank(void) { return fmpl_teams[0]->world[fmpl_teams[0]->rank]; }
 void fmpl_mpi_groups_finalize(void);
 
 /* ------------------------------------------------------------ attributes */

@@ -202,12 +202,12 @@ int PMPI_Group_from_session_pset(MPI_Session session_h, const char *pset_name,
     if (p < 0 || !newgroup)
         return SESSION_ERR(s, session_h, MPI_ERR_ARG, "unknown process set \"%s\"",
                            pset_name ? pset_name : "(null)");
-    int n = pset_size(p), me = fmpl_teams[0]->rank;
+    int n = pset_size(p), me = fmpl_mpi_my_world_rank();
     int *world = malloc(sizeof(int) * (size_t)n);
     if (!world)
         return SESSION_ERR(s, session_h, MPI_ERR_NO_MEM, "no memory");
     for (int i = 0; i < n; i++)
-        world[i] = p == 0 ? i : me;
+        world[i] = p == 0 ? fmpl_teams[0]->world[i] : me;
     int rc = fmpl_mpi_group_make(n, world, newgroup);
     free(world);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : SESSION_ERR(s, session_h, rc, "no memory");
@@ -302,7 +302,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     }
     if (!fmpl_mpi_info_valid(info))
         return FAIL(MPI_ERR_INFO, "invalid info 0x%x", (unsigned)info);
-    if (fmpl_mpi_group_find(fmpl_mpi_group_get(group), fmpl_teams[0]->rank) < 0)
+    if (fmpl_mpi_group_find(fmpl_mpi_group_get(group), fmpl_mpi_my_world_rank()) < 0)
         return FAIL(MPI_ERR_GROUP, "the calling process is not in the group");
     /* The world communicator's handler must not see this call's errors. */
     fmpl_mpi_comm *world = fmpl_mpi_comm_get(MPI_COMM_WORLD);

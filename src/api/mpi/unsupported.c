@@ -8,7 +8,8 @@
  * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
-static int unsupported(MPI_Comm comm, const char *func)
+/* Unused once every function with a communicator is implemented. */
+__attribute__((unused)) static int unsupported(MPI_Comm comm, const char *func)
 {
     if (!fmpl_mpi_comm_get(comm))
         comm = MPI_COMM_WORLD;
@@ -29,22 +30,16 @@ static int unsupported(MPI_Comm comm, const char *func)
 /* MPI-IO's functions report through the error handler of MPI_FILE_NULL
  * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
  * no file can be opened to carry one of its own (file.c). */
-#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                                   int PMPI_##name params                                                                            {                                                                                                     unused;                                                                                           return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                                                      "MPI_" #name " is not implemented by this version of FMPL "                                       "(MPI-IO is not provided yet)");                                   }                                                                                                 FMPL_MPI_WEAK(name)
+#define FMPL_UNSUPPORTED_FILE(name, params, unused)                                               \
+    int PMPI_##name params                                                                        \
+    {                                                                                             \
+        unused;                                                                                   \
+        return fmpl_mpi_file_error(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_" #name,                   \
+                                   "MPI_" #name " is not implemented by this version of FMPL "    \
+                                   "(MPI-IO is not provided yet)");                               \
+    }                                                                                             \
+    FMPL_MPI_WEAK(name)
 
-FMPL_UNSUPPORTED(Close_port, (const char *port_name), MPI_COMM_WORLD,
-                 ((void)port_name))
-FMPL_UNSUPPORTED(Comm_accept, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
-                 ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
-FMPL_UNSUPPORTED(Comm_connect, (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm), comm,
-                 ((void)port_name, (void)info, (void)root, (void)comm, (void)newcomm))
-FMPL_UNSUPPORTED(Comm_join, (int fd, MPI_Comm *intercomm), MPI_COMM_WORLD,
-                 ((void)fd, (void)intercomm))
-FMPL_UNSUPPORTED(Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
-                 ((void)command, (void)argv, (void)maxprocs, (void)info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
-FMPL_UNSUPPORTED(Comm_spawn_multiple, (int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]), comm,
-                 ((void)count, (void)array_of_commands, (void)array_of_argv, (void)array_of_maxprocs, (void)array_of_info, (void)root, (void)comm, (void)intercomm, (void)array_of_errcodes))
-FMPL_UNSUPPORTED(Open_port, (MPI_Info info, char *port_name), MPI_COMM_WORLD,
-                 ((void)info, (void)port_name))
 FMPL_UNSUPPORTED_FILE(File_close, (MPI_File *fh),
                       ((void)fh))
 FMPL_UNSUPPORTED_FILE(File_delete, (const char *filename, MPI_Info info),

@@ -329,7 +329,7 @@ static int net_flush(int rank)
     int rc = FMPL_SUCCESS;
     if (rank >= 0)
         return settle(rank);
-    for (int r = 0; r < fmpl_fab.size && N.unsettled; r++)
+    for (int r = 0; r < fmpl_fab.capacity && N.unsettled; r++)
         if (N.unsettled[r] && fmpl_fab.peers[r].net) {
             int e = settle(r);
             rc = rc ? rc : e;

@@ -203,7 +203,7 @@ static int choose_notify(int asked)
     N.notify_mode = mode;
     N.write_flags = mode == NET_NOTIFY_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
     if (mode != NET_NOTIFY_DELIVERY) {
-        N.unsettled = calloc((size_t)fmpl_fab.size, 1);
+        N.unsettled = calloc((size_t)fmpl_fab.capacity, 1);
         if (!N.unsettled)
             return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the network's write states");
     }
@@ -296,7 +296,7 @@ static int exchange_addresses(fmpl_bootstrap *bs)
              (unsigned long long)base, (unsigned long long)fi_mr_key(N.seg_mr));
     if (bs->put(bs, "net", value) != FMPL_SUCCESS || bs->fence(bs) != FMPL_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "publishing the network endpoint failed");
-    for (int r = 0; r < fmpl_fab.size; r++) {
+    FMPL_FAB_FOR_WORLD(r) {
         fmpl_peer *peer = &fmpl_fab.peers[r];
         unsigned long long b, k;
         size_t n;

@@ -75,3 +75,17 @@ void fmpl_shm_segment_unmap(char *base, size_t size)
     if (base)
         munmap(base, size);
 }
+
+int fmpl_shm_segment_attach_fd(pid_t pid, int fd, size_t size, char **base)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/proc/%ld/fd/%d", (long)pid, fd);
+    int mine = open(name, O_RDWR | O_CLOEXEC);
+    if (mine < 0)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
+                          "cannot open process %ld's shared segment through %s: %s", (long)pid,
+                          name, strerror(errno));
+    int rc = map_fd(mine, size, base, name);
+    close(mine);
+    return rc;
+}

@@ -45,6 +45,10 @@ void fmpl_shm_segment_name(char *out, size_t len, const char *job_id, int rank);
 int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **base, int *fd_out);
 /* Map a peer's segment (it must exist). */
 int fmpl_shm_segment_attach(const char *job_id, int rank, size_t size, char **base);
+/* Map the segment a live process holds open in descriptor fd, after its
+ * file is gone (a process linked later: fabric_link.c), through
+ * /proc/<pid>/fd/<fd>; the kernel allows it to the same user. */
+int fmpl_shm_segment_attach_fd(pid_t pid, int fd, size_t size, char **base);
 void fmpl_shm_segment_unlink(const char *job_id, int rank);
 void fmpl_shm_segment_unmap(char *base, size_t size);
 
