@@ -1,10 +1,12 @@
-/* What a job that was not spawned sees of dynamic processes (issue 16 until
- * MPI_Comm_spawn lands): MPI_Comm_get_parent is MPI_COMM_NULL;
- * MPI_Comm_disconnect frees an intracommunicator and an intercommunicator
- * after all their traffic (a message sent just before is received intact),
- * and refuses MPI_COMM_NULL and the predefined communicators with
- * MPI_ERR_COMM; spawn, connect and accept fail at once with
- * MPI_ERR_UNSUPPORTED_OPERATION instead of waiting. */
+/* What a job that was not spawned sees of dynamic processes:
+ * MPI_Comm_get_parent is MPI_COMM_NULL; MPI_Comm_disconnect frees an
+ * intracommunicator and an intercommunicator after all their traffic (a
+ * message sent just before is received intact), and refuses MPI_COMM_NULL
+ * and the predefined communicators with MPI_ERR_COMM.  Under fmplrun a
+ * spawn of a missing program fails with MPI_ERR_SPAWN and a connect or
+ * accept on a port that is not one with MPI_ERR_PORT, all at once; under a
+ * launcher that cannot spawn (argv[1] "--unsupported": mpiexec.hydra) all
+ * three fail at once with MPI_ERR_UNSUPPORTED_OPERATION. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,16 +66,18 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Comm_disconnect(&c), MPI_ERR_COMM);
     CHECK(c == MPI_COMM_WORLD, "MPI_COMM_WORLD's handle changed");
 
+    int unsupported = argc > 1 && strcmp(argv[1], "--unsupported") == 0;
     MPI_Comm child;
     int codes[2];
     char *args[] = {NULL};
-    CHECK_CLASS(MPI_Comm_spawn("true", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &child, codes),
-                MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK_CLASS(MPI_Comm_spawn("/nonexistent/fmpl-program", args, 2, MPI_INFO_NULL, 0,
+                               MPI_COMM_WORLD, &child, codes),
+                unsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SPAWN);
     char port[MPI_MAX_PORT_NAME] = "no-such-port";
     CHECK_CLASS(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child),
-                MPI_ERR_UNSUPPORTED_OPERATION);
+                unsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT);
     CHECK_CLASS(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child),
-                MPI_ERR_UNSUPPORTED_OPERATION);
+                unsupported ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_PORT);
     MPI_Finalize();
     if (rank == 0)
         puts("dynamic ok");
