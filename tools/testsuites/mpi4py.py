@@ -105,23 +105,6 @@ def known(configs, pattern, reason, ranks=None, hangs=False):
 # Failures expected on FMPL, each with its reason.  Only what was observed
 # and explained goes here; a failure not listed makes the run fail.
 KNOWN_FAILURES = [
-    # Dynamic processes (FMPL: MPI_ERR_UNSUPPORTED_OPERATION).
-    known(("fmpl",), "test_spawn.*", "needs MPI_Comm_spawn (dynamic processes)"),
-    known(("fmpl",), "test_comm.*.testGetParent",
-          "MPI_Comm_get_parent is unsupported (it should give MPI_COMM_NULL outside a spawned "
-          "job)"),
-    known(("fmpl",), "test_util_pool.TestProcessPool.*",
-          "needs MPI_Comm_spawn: mpi4py's process pool waits for ever for the workers the "
-          "failed spawn did not start", ranks=[1], hangs=True),
-    known(("fmpl",), "test_dynproc.TestDPM.testJoin", "needs MPI_Comm_join"),
-    known(("fmpl",), "test_dynproc.TestDPM.testNamePublishing",
-          "needs MPI_Publish_name / MPI_Lookup_name"),
-    known(("fmpl",), "test_dynproc.TestDPM.test*Accept*",
-          "needs MPI_Open_port: rank 0's fails, the other ranks wait for its port",
-          hangs=True),
-    known(("fmpl",), "test_exceptions.TestExcCommNull.testDisconnect",
-          "MPI_Comm_disconnect is unsupported: MPI_ERR_UNSUPPORTED_OPERATION comes before "
-          "the check of its argument (MPI_COMM_NULL: MPI_ERR_COMM expected)"),
     # Partitioned communication (MPI-4.0 chapter 4).
     known(("fmpl",), "test_p2p_buf_part (start-up)",
           "needs partitioned communication: the module's import calls MPI_Psend_init, "
