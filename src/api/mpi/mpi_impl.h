@@ -80,6 +80,9 @@ typedef struct fmpl_mpi_comm {
     struct fmpl_mpi_topo *topo;   /* process topology (topo.h), NULL if none */
     struct fmpl_mpi_part_comm *part; /* partitioned communication (partitioned.c): init
                                         counters, library tags, HELLOs; NULL until used */
+    struct fmpl_bsend_pool *bsend;   /* MPI_Comm_attach_buffer's (bsend_pool.h), or NULL */
+    MPI_Session session;             /* the session it derives from, 0 if none (world
+                                        model): its buffer serves buffered sends */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
@@ -408,12 +411,14 @@ int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint 
                     comm, last);                                                           \
     }                                                                                      \
     FMPL_MPI_WEAK(Name##_c)
-/* Buffered send (bsend.c): copy (or pack) b's data into the attached buffer
- * and send from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or
- * MPI_ERR_BUFFER reported through the error handler of `comm`. */
+/* Buffered send (bsend.c): copy (or pack) b's data into the buffer that
+ * serves `comm` (its own, its session's or the process's) and send from
+ * there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or MPI_ERR_BUFFER
+ * reported through the error handler of `comm`. */
 int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team,
                          const fmpl_mpi_buf *b, int dest, int tag);
-/* MPI_Finalize: deliver what the attached buffer still holds, detach it. */
+/* MPI_Finalize: deliver what every attached buffer still holds, detach
+ * them all (bsend_pool.c). */
 void fmpl_mpi_bsend_finalize(void);
 
 /* ============================================================ datatypes
