@@ -262,12 +262,13 @@ typedef struct fmpl_mpi_request {
     void *async_state;
     /* persistent FMPL_MREQ_ASYNC (fmpl_mpi_async_request_persistent): each
      * MPI_Start runs restart, which starts the operation again and gives
-     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
+     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release.
+     * Its error (a generalised request's free_fn's) is the freeing call's. */
     int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
-    void (*async_release)(struct fmpl_mpi_request *r);
+    int (*async_release)(struct fmpl_mpi_request *r);
     /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests,
-     * MPI_Isendrecv), NULL: nothing to cancel */
-    void (*async_cancel)(struct fmpl_mpi_request *r);
+     * MPI_Isendrecv), NULL: nothing to cancel; its error is MPI_Cancel's */
+    int (*async_cancel)(struct fmpl_mpi_request *r);
     /* MPI_Request_free may free it while pending (point-to-point and
      * generalised requests; not collective operations, MPI 6.12) */
     int async_freeable;
@@ -281,8 +282,9 @@ typedef struct fmpl_mpi_request {
 
 fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 /* Back to the pool: unstages (a complete, uncancelled receive unpacks
- * first) and drops the request's datatype reference. */
-void fmpl_mpi_request_free(fmpl_mpi_request *r);
+ * first) and drops the request's datatype reference.  Returns the error of
+ * its release step (a generalised request's free_fn), else MPI_SUCCESS. */
+int fmpl_mpi_request_free(fmpl_mpi_request *r);
 /* Keep b in the request, with a reference on a non-contiguous type so that
  * MPI_Type_free before completion is harmless. */
 static inline void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
@@ -355,7 +357,7 @@ void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void 
                                        int (*complete)(fmpl_mpi_request *r),
                                        int (*restart)(fmpl_mpi_request *r, const char *func,
                                                       struct fmpl_async **a),
-                                       void (*release)(fmpl_mpi_request *r));
+                                       int (*release)(fmpl_mpi_request *r));
 /* MPI_Start of such a request: MPI_SUCCESS (active) or restart's error. */
 int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
