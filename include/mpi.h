@@ -207,6 +207,18 @@ typedef struct ADIOI_FileD *MPI_File;
 #define MPI_COMPLEX16 ((MPI_Datatype)0x4c00102a)
 #define MPI_COMPLEX32 ((MPI_Datatype)0x4c00202c)
 
+/* MPI-4.1's half-precision and fixed-size LOGICAL types, with the handles
+ * MPICH gives them (MPI_REAL2 and MPI_COMPLEX4 since MPICH 4.3, the
+ * LOGICALs since 5.0; same 0x4c00SSII encoding).  MPICH's MPIX_C_FLOAT16
+ * (0x4c000246, an extension, so not named here) is accepted too. */
+#define MPI_REAL2     ((MPI_Datatype)0x4c000226)
+#define MPI_COMPLEX4  ((MPI_Datatype)0x4c00042e)
+#define MPI_LOGICAL1  ((MPI_Datatype)0x4c000147)
+#define MPI_LOGICAL2  ((MPI_Datatype)0x4c000248)
+#define MPI_LOGICAL4  ((MPI_Datatype)0x4c000449)
+#define MPI_LOGICAL8  ((MPI_Datatype)0x4c00084a)
+#define MPI_LOGICAL16 ((MPI_Datatype)0x4c00104b)
+
 /* Bound markers of MPI-1, removed in MPI-3.0 (MPICH keeps them). */
 #define MPI_LB ((MPI_Datatype)0x4c000010)
 #define MPI_UB ((MPI_Datatype)0x4c000011)
@@ -248,6 +260,9 @@ typedef struct {
 
 #define MPI_BOTTOM          ((void *)0)
 #define MPI_IN_PLACE        ((void *)-1)
+/* MPI-4.1: attach this instead of a buffer and the library allocates the
+ * space of buffered sends as they need it (MPICH 4.2's value). */
+#define MPI_BUFFER_AUTOMATIC ((void *)-2)
 #define MPI_STATUS_IGNORE   ((MPI_Status *)1)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)1)
 #define MPI_ERRCODES_IGNORE ((int *)0)
@@ -709,6 +724,34 @@ int MPI_Buffer_detach(void *buffer_addr, int *size);
 int PMPI_Buffer_detach(void *buffer_addr, int *size);
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int MPI_Buffer_flush(void);
+int PMPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request *request);
+int PMPI_Buffer_iflush(MPI_Request *request);
+int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int MPI_Comm_flush_buffer(MPI_Comm comm);
+int PMPI_Comm_flush_buffer(MPI_Comm comm);
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int MPI_Session_flush_buffer(MPI_Session session);
+int PMPI_Session_flush_buffer(MPI_Session session);
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status);

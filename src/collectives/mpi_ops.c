@@ -9,11 +9,13 @@
  *                    INT8 INT16 INT32 INT64 UINT8 UINT16 UINT32 UINT64
  *   Fortran integer  F_INTEGER F_INTEGER1 F_INTEGER2 F_INTEGER4 F_INTEGER8
  *   Floating point   FLOAT DOUBLE LONG_DOUBLE F_REAL F_DOUBLE_PRECISION
- *                    F_REAL4 F_REAL8 F_REAL16
- *   Logical          F_LOGICAL C_BOOL CXX_BOOL
+ *                    F_REAL4 F_REAL8 F_REAL16 F_REAL2 C_FLOAT16
+ *   Logical          F_LOGICAL C_BOOL CXX_BOOL F_LOGICAL1 F_LOGICAL2 F_LOGICAL4
+ *                    F_LOGICAL8 F_LOGICAL16
  *   Complex          C_FLOAT_COMPLEX C_DOUBLE_COMPLEX C_LONG_DOUBLE_COMPLEX
  *                    CXX_FLOAT_COMPLEX CXX_DOUBLE_COMPLEX CXX_LONG_DOUBLE_COMPLEX
  *                    F_COMPLEX F_DOUBLE_COMPLEX F_COMPLEX8 F_COMPLEX16 F_COMPLEX32
+ *                    F_COMPLEX4
  *   Byte             BYTE
  *   Multi-language   AINT OFFSET COUNT
  *   Pair (6.9.4)     FLOAT_INT DOUBLE_INT LONG_INT 2INT SHORT_INT LONG_DOUBLE_INT
@@ -55,6 +57,12 @@
  *    computed as __float128 (or long double where that is binary128, e.g.
  *    aarch64); with neither, the kernels are NULL (MPI_ERR_OP) rather than
  *    wrong.
+ *  - MPI_REAL2, MPI_COMPLEX4 (MPI-4.1) and MPICH's MPIX_C_FLOAT16 are IEEE
+ *    binary16, computed as _Float16 (each operation rounded to half
+ *    precision, as Fortran's REAL(2) arithmetic is); a compiler without
+ *    _Float16 leaves their kernels NULL (MPI_ERR_OP), never wrong.
+ *  - MPI_LOGICAL1 .. MPI_LOGICAL16 (MPI-4.1) are logicals of their size;
+ *    LOGICAL16 is read as a 128-bit integer.
  *  - Fortran pair types are two values of the same type (MPI_2REAL's index
  *    is a REAL, compared as one); C pair types are struct {value; int}.
  *  - MPI_REPLACE and MPI_NO_OP do not look at the bits, so they exist for
@@ -96,6 +104,13 @@ typedef __float128 quad;
 #define HAVE_Q 0
 #endif
 
+/* IEEE binary16 for MPI_REAL2 / MPI_COMPLEX4 / MPIX_C_FLOAT16 (see above). */
+#if defined(__FLT16_MANT_DIG__)
+#define HAVE_H 1
+#else
+#define HAVE_H 0
+#endif
+
 /* ------------------------------------------------- element types (tags) */
 
 /* t_<tag>: the value type; ua_<tag>: the same at any byte address. */
@@ -118,6 +133,10 @@ SCALAR(sl, long)        /* value of MPI_LONG_INT */
 #if HAVE_Q
 SCALAR(q, quad)
 #endif
+#if HAVE_H
+SCALAR(h, _Float16)
+#endif
+SCALAR(u128, unsigned __int128) /* MPI_LOGICAL16: logical operations only */
 
 /* NaN tests for the shared MAX/MIN/MINLOC/MAXLOC code. */
 #define NAN_FP(x) __builtin_isnan(x)
@@ -167,6 +186,9 @@ INT_KERNELS(u8, uint8_t)
 INT_KERNELS(u16, uint16_t)
 INT_KERNELS(u32, uint32_t)
 INT_KERNELS(u64, uint64_t)
+ELEMWISE(land_u128, u128, (a != 0) & (b != 0))
+ELEMWISE(lor_u128, u128, (a != 0) | (b != 0))
+ELEMWISE(lxor_u128, u128, (a != 0) ^ (b != 0))
 
 /* Real floating point, and complex on top of it: an element is (re, im) of
  * the real type; the sum is the real sum over 2n components. */
@@ -195,6 +217,9 @@ FLOAT_KERNELS(f64)
 FLOAT_KERNELS(ld)
 #if HAVE_Q
 FLOAT_KERNELS(q)
+#endif
+#if HAVE_H
+FLOAT_KERNELS(h)
 #endif
 
 /* MINLOC / MAXLOC on struct {t_<vtag> v; t_<itag> i;}.  The value: b if
@@ -260,8 +285,9 @@ static void no_op(const void *in, void *io, int64_t n)
 enum rep {
     R_NONE,
     R_I8, R_I16, R_I32, R_I64, R_U8, R_U16, R_U32, R_U64,
-    R_F32, R_F64, R_LD, R_Q,
-    R_C32, R_C64, R_CLD, R_CQ,
+    R_F32, R_F64, R_LD, R_Q, R_H,
+    R_C32, R_C64, R_CLD, R_CQ, R_CH,
+    R_L128,
     R_FLOAT_INT, R_DOUBLE_INT, R_LONG_INT, R_2INT, R_SHORT_INT, R_LDOUBLE_INT,
     R_2REAL, R_2DP,
     R_COUNT
@@ -290,6 +316,11 @@ static const fmpl_kernel_fn kernels[R_COUNT][FMPL_MOP_REPLACE] = {
 #if HAVE_Q
     [R_Q] = FLOAT_ROW(q),      [R_CQ] = COMPLEX_ROW(q),
 #endif
+#if HAVE_H
+    [R_H] = FLOAT_ROW(h),      [R_CH] = COMPLEX_ROW(h),
+#endif
+    [R_L128] = {[FMPL_MOP_LAND] = land_u128, [FMPL_MOP_LOR] = lor_u128,
+                [FMPL_MOP_LXOR] = lxor_u128},
     [R_FLOAT_INT] = PAIR_ROW(float_int),     [R_DOUBLE_INT] = PAIR_ROW(double_int),
     [R_LONG_INT] = PAIR_ROW(long_int),       [R_2INT] = PAIR_ROW(two_int),
     [R_SHORT_INT] = PAIR_ROW(short_int),     [R_LDOUBLE_INT] = PAIR_ROW(ldouble_int),
@@ -404,6 +435,14 @@ static const struct { uint8_t cls, rep; } type_map[FMPL_BT_COUNT_OF_TYPES] = {
     [FMPL_BT_CXX_FLOAT_COMPLEX] = {CL_COMPLEX, R_C32},
     [FMPL_BT_CXX_DOUBLE_COMPLEX] = {CL_COMPLEX, R_C64},
     [FMPL_BT_CXX_LONG_DOUBLE_COMPLEX] = {CL_COMPLEX, R_CLD},
+    [FMPL_BT_F_LOGICAL1] = {CL_LOGICAL, R_I8},
+    [FMPL_BT_F_LOGICAL2] = {CL_LOGICAL, R_I16},
+    [FMPL_BT_F_LOGICAL4] = {CL_LOGICAL, R_I32},
+    [FMPL_BT_F_LOGICAL8] = {CL_LOGICAL, R_I64},
+    [FMPL_BT_F_LOGICAL16] = {CL_LOGICAL, R_L128},
+    [FMPL_BT_F_REAL2] = {CL_FLOAT, R_H},            /* R_H's row is empty without _Float16 */
+    [FMPL_BT_F_COMPLEX4] = {CL_COMPLEX, R_CH},
+    [FMPL_BT_C_FLOAT16] = {CL_FLOAT, R_H},
 };
 
 /* ---------------------------------------------------------------- lookup */

@@ -16,6 +16,10 @@
 typedef struct { float re, im; } f_complex8;
 typedef struct { double re, im; } f_complex16;
 typedef struct { int32_t a, b; } f_2integer; /* two INTEGERs: 4-byte aligned, not 8 */
+/* Half precision: IEEE binary16 (2 bytes, 2-aligned), whether or not the
+ * compiler computes in it (mpi_ops.c decides that). */
+typedef uint16_t f_real2;
+typedef struct { f_real2 re, im; } f_complex4;
 
 /* Where MPI gives one type two names (MPI_LONG_LONG_INT and MPI_LONG_LONG,
  * MPI_C_COMPLEX and MPI_C_FLOAT_COMPLEX: one handle each in MPICH's ABI),
@@ -83,4 +87,12 @@ const fmpl_basic_type_info fmpl_basic_types[FMPL_BT_COUNT_OF_TYPES] = {
     T(FMPL_BT_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", float _Complex, FMPL_CAT_COMPLEX, FMPL_BT_FLOAT),
     T(FMPL_BT_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", double _Complex, FMPL_CAT_COMPLEX, FMPL_BT_DOUBLE),
     T(FMPL_BT_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", long double _Complex, FMPL_CAT_COMPLEX, FMPL_BT_LONG_DOUBLE),
+    T(FMPL_BT_F_LOGICAL1, "MPI_LOGICAL1", int8_t, FMPL_CAT_LOGICAL, FMPL_BT_F_LOGICAL1),
+    T(FMPL_BT_F_LOGICAL2, "MPI_LOGICAL2", int16_t, FMPL_CAT_LOGICAL, FMPL_BT_F_LOGICAL2),
+    T(FMPL_BT_F_LOGICAL4, "MPI_LOGICAL4", int32_t, FMPL_CAT_LOGICAL, FMPL_BT_F_LOGICAL4),
+    T(FMPL_BT_F_LOGICAL8, "MPI_LOGICAL8", int64_t, FMPL_CAT_LOGICAL, FMPL_BT_F_LOGICAL8),
+    T(FMPL_BT_F_LOGICAL16, "MPI_LOGICAL16", unsigned __int128, FMPL_CAT_LOGICAL, FMPL_BT_F_LOGICAL16),
+    T(FMPL_BT_F_REAL2, "MPI_REAL2", f_real2, FMPL_CAT_FLOAT, FMPL_BT_F_REAL2),
+    T(FMPL_BT_F_COMPLEX4, "MPI_COMPLEX4", f_complex4, FMPL_CAT_COMPLEX, FMPL_BT_F_REAL2),
+    T(FMPL_BT_C_FLOAT16, "MPIX_C_FLOAT16", f_real2, FMPL_CAT_FLOAT, FMPL_BT_C_FLOAT16),
 };

@@ -144,7 +144,13 @@ def cmd_values(args):
         outputs[label] = r.stdout.splitlines()
         (work / f"abi_values.{label.lower()}.txt").write_text(r.stdout)
     ours, theirs = outputs["FMPL"], outputs["MPICH"]
-    diffs = [(a, b) for a, b in zip(ours, theirs) if a != b]
+    # Constants newer than this MPICH (gen_abi_values.py's NEWER) print
+    # "NAME absent" there: nothing to compare.
+    newer = [b.split()[0] for a, b in zip(ours, theirs)
+             if b.endswith(" absent") and a.split()[0] == b.split()[0]]
+    if newer:
+        print(f"not in this MPICH's header, not compared: {' '.join(newer)}")
+    diffs = [(a, b) for a, b in zip(ours, theirs) if a != b and not b.endswith(" absent")]
     if len(ours) != len(theirs):
         print(f"different number of lines: FMPL {len(ours)}, MPICH {len(theirs)}")
         return 1

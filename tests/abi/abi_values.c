@@ -250,6 +250,41 @@ int main(void)
     SHOW(MPI_COMPLEX8);
     SHOW(MPI_COMPLEX16);
     SHOW(MPI_COMPLEX32);
+#ifdef MPI_REAL2 /* since MPICH 4.3 */
+    SHOW(MPI_REAL2);
+#else
+    printf("MPI_REAL2 absent\n");
+#endif
+#ifdef MPI_COMPLEX4 /* since MPICH 4.3 */
+    SHOW(MPI_COMPLEX4);
+#else
+    printf("MPI_COMPLEX4 absent\n");
+#endif
+#ifdef MPI_LOGICAL1 /* since MPICH 5.0 */
+    SHOW(MPI_LOGICAL1);
+#else
+    printf("MPI_LOGICAL1 absent\n");
+#endif
+#ifdef MPI_LOGICAL2 /* since MPICH 5.0 */
+    SHOW(MPI_LOGICAL2);
+#else
+    printf("MPI_LOGICAL2 absent\n");
+#endif
+#ifdef MPI_LOGICAL4 /* since MPICH 5.0 */
+    SHOW(MPI_LOGICAL4);
+#else
+    printf("MPI_LOGICAL4 absent\n");
+#endif
+#ifdef MPI_LOGICAL8 /* since MPICH 5.0 */
+    SHOW(MPI_LOGICAL8);
+#else
+    printf("MPI_LOGICAL8 absent\n");
+#endif
+#ifdef MPI_LOGICAL16 /* since MPICH 5.0 */
+    SHOW(MPI_LOGICAL16);
+#else
+    printf("MPI_LOGICAL16 absent\n");
+#endif
     SHOW(MPI_LB);
     SHOW(MPI_UB);
     SHOW(MPI_TYPECLASS_REAL);
@@ -261,6 +296,11 @@ int main(void)
     SHOW(MPI_F_ERROR);
     SHOW(MPI_BOTTOM);
     SHOW(MPI_IN_PLACE);
+#ifdef MPI_BUFFER_AUTOMATIC /* since MPICH 4.2 */
+    SHOW(MPI_BUFFER_AUTOMATIC);
+#else
+    printf("MPI_BUFFER_AUTOMATIC absent\n");
+#endif
     SHOW(MPI_STATUS_IGNORE);
     SHOW(MPI_STATUSES_IGNORE);
     SHOW(MPI_ERRCODES_IGNORE);

@@ -2,7 +2,9 @@
  * MPI_Grequest_complete, then call query_fn (its status and error are the
  * request's) and free_fn once; MPI_Cancel calls cancel_fn with the
  * completion flag; MPI_Request_free of a pending one calls free_fn once it
- * completes; Waitall mixes them with point-to-point requests; errors. */
+ * completes; Waitall mixes them with point-to-point requests; the errors
+ * free_fn and cancel_fn return are those of the calls that run them
+ * (Wait, Test, Waitall's MPI_ERR_IN_STATUS, Request_free, Cancel); errors. */
 #include <mpi.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@
 
 typedef struct {
     int queries, frees, cancels, cancel_complete;
-    int query_rc;
+    int query_rc, free_rc, cancel_rc;
 } counters;
 
 static int query_fn(void *extra, MPI_Status *status)
@@ -27,7 +29,7 @@ static int query_fn(void *extra, MPI_Status *status)
 static int free_fn(void *extra)
 {
     ((counters *)extra)->frees++;
-    return MPI_SUCCESS;
+    return ((counters *)extra)->free_rc;
 }
 
 static int cancel_fn(void *extra, int complete)
@@ -35,7 +37,7 @@ static int cancel_fn(void *extra, int complete)
     counters *c = extra;
     c->cancels++;
     c->cancel_complete = complete;
-    return MPI_SUCCESS;
+    return c->cancel_rc;
 }
 
 int main(int argc, char **argv)
@@ -101,6 +103,51 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Grequest_complete(rq));
     CHECK_CLASS(MPI_Wait(&rq, &st), MPI_ERR_OTHER);
     CHECK(c.frees == 1, "free after failed query: %d", c.frees);
+
+    /* 3b. free_fn's error is the call's (MPI-4.0 13.2): Wait, Test, and
+     * also when query_fn failed too (free_fn runs last); query_fn's stands
+     * when free_fn succeeds (3 above) */
+    for (int how = 0; how < 3; how++) {
+        memset(&c, 0, sizeof c);
+        c.free_rc = MPI_ERR_BUFFER;
+        c.query_rc = how == 2 ? MPI_ERR_OTHER : MPI_SUCCESS;
+        CHECK_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &rq));
+        CHECK_OK(MPI_Grequest_complete(rq));
+        if (how == 1) {
+            flag = 0;
+            CHECK_CLASS(MPI_Test(&rq, &flag, &st), MPI_ERR_BUFFER);
+            CHECK(flag, "Test did not complete it");
+        } else {
+            CHECK_CLASS(MPI_Wait(&rq, &st), MPI_ERR_BUFFER);
+        }
+        CHECK(rq == MPI_REQUEST_NULL && c.frees == 1 && c.queries == 1,
+              "how %d: request 0x%x, free %d, query %d", how, (unsigned)rq, c.frees, c.queries);
+    }
+    /* ... MPI_Request_free of a complete one, MPI_Cancel's cancel_fn */
+    memset(&c, 0, sizeof c);
+    c.free_rc = MPI_ERR_BUFFER;
+    c.cancel_rc = MPI_ERR_ARG;
+    CHECK_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &rq));
+    CHECK_CLASS(MPI_Cancel(&rq), MPI_ERR_ARG);
+    CHECK(c.cancels == 1, "cancel_fn ran %d times", c.cancels);
+    CHECK_OK(MPI_Grequest_complete(rq));
+    CHECK_CLASS(MPI_Request_free(&rq), MPI_ERR_BUFFER);
+    CHECK(rq == MPI_REQUEST_NULL && c.frees == 1, "Request_free: free %d", c.frees);
+    /* ... and Waitall: MPI_ERR_IN_STATUS, the request's MPI_ERROR free_fn's */
+    memset(&c, 0, sizeof c);
+    c.free_rc = MPI_ERR_BUFFER;
+    counters ok = {0};
+    MPI_Request reqs[2];
+    MPI_Status sts[2];
+    CHECK_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &ok, &reqs[0]));
+    CHECK_OK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, &c, &reqs[1]));
+    CHECK_OK(MPI_Grequest_complete(reqs[0]));
+    CHECK_OK(MPI_Grequest_complete(reqs[1]));
+    CHECK_CLASS(MPI_Waitall(2, reqs, sts), MPI_ERR_IN_STATUS);
+    CHECK(sts[0].MPI_ERROR == MPI_SUCCESS && error_class(sts[1].MPI_ERROR) == MPI_ERR_BUFFER,
+          "Waitall statuses: %d %d", sts[0].MPI_ERROR, sts[1].MPI_ERROR);
+    CHECK(reqs[0] == MPI_REQUEST_NULL && reqs[1] == MPI_REQUEST_NULL && c.frees == 1 &&
+              ok.frees == 1, "Waitall freed both");
 
     /* 4. Waitall with a receive and a generalised request */
     memset(&c, 0, sizeof c);

@@ -120,10 +120,6 @@ KNOWN_FAILURES = [
     known(("fmpl",), "test_mpiapi.TestMPIAPI.testSymbolCoverage",
           "needs MPI-IO: mpi.h has no MPI_File_* functions, so mpi4py.MPI calls none "
           "(mpi4py excuses that for MPICH builds without ROMIO only)"),
-    # Generalized requests.
-    known(("fmpl",), "test_grequest.TestGrequest.testExceptionHandling",
-          "MPI_Wait on a generalized request does not return the error code its free_fn "
-          "returned (query_fn's is returned)"),
     # Intercommunicators.
     known(("fmpl",), "test_comm_inter.*.testSplitTypeShared",
           "MPI_Comm_split_type on an intercommunicator fails with MPI_ERR_COMM "

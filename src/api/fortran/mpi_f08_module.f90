@@ -222,6 +222,13 @@ module mpi_f08
   type(MPI_Datatype), parameter :: MPI_COMPLEX8 = MPI_Datatype(1275070504)
   type(MPI_Datatype), parameter :: MPI_COMPLEX16 = MPI_Datatype(1275072554)
   type(MPI_Datatype), parameter :: MPI_COMPLEX32 = MPI_Datatype(1275076652)
+  type(MPI_Datatype), parameter :: MPI_REAL2 = MPI_Datatype(1275068966)
+  type(MPI_Datatype), parameter :: MPI_COMPLEX4 = MPI_Datatype(1275069486)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL1 = MPI_Datatype(1275068743)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL2 = MPI_Datatype(1275069000)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL4 = MPI_Datatype(1275069513)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL8 = MPI_Datatype(1275070538)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL16 = MPI_Datatype(1275072587)
   type(MPI_Datatype), parameter :: MPI_LB = MPI_Datatype(1275068432)
   type(MPI_Datatype), parameter :: MPI_UB = MPI_Datatype(1275068433)
   integer, parameter :: MPI_TYPECLASS_REAL = 1
@@ -756,6 +763,214 @@ module mpi_f08
     INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
     INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   END SUBROUTINE PMPI_Buffer_detach_f08c
+  SUBROUTINE MPI_Buffer_flush_f08(ierror)
+    IMPLICIT NONE
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Buffer_flush_f08
+  SUBROUTINE PMPI_Buffer_flush_f08(ierror)
+    IMPLICIT NONE
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_flush_f08
+  SUBROUTINE MPI_Buffer_iflush_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Buffer_iflush_f08
+  SUBROUTINE PMPI_Buffer_iflush_f08(request, ierror)
+    IMPORT :: MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Buffer_iflush_f08
+  SUBROUTINE MPI_Comm_attach_buffer_f08(comm, buffer, size, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_attach_buffer_f08
+  SUBROUTINE PMPI_Comm_attach_buffer_f08(comm, buffer, size, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_attach_buffer_f08
+  SUBROUTINE MPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_attach_buffer_f08c
+  SUBROUTINE PMPI_Comm_attach_buffer_f08c(comm, buffer, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_attach_buffer_f08c
+  SUBROUTINE MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_detach_buffer_f08
+  SUBROUTINE PMPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_detach_buffer_f08
+  SUBROUTINE MPI_Comm_detach_buffer_f08c(comm, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_COUNT_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_detach_buffer_f08c
+  SUBROUTINE PMPI_Comm_detach_buffer_f08c(comm, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_COUNT_KIND, MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_detach_buffer_f08c
+  SUBROUTINE MPI_Comm_flush_buffer_f08(comm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_flush_buffer_f08
+  SUBROUTINE PMPI_Comm_flush_buffer_f08(comm, ierror)
+    IMPORT :: MPI_Comm
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_flush_buffer_f08
+  SUBROUTINE MPI_Comm_iflush_buffer_f08(comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Comm_iflush_buffer_f08
+  SUBROUTINE PMPI_Comm_iflush_buffer_f08(comm, request, ierror)
+    IMPORT :: MPI_Comm, MPI_Request
+    IMPLICIT NONE
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Comm_iflush_buffer_f08
+  SUBROUTINE MPI_Session_attach_buffer_f08(session, buffer, size, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_attach_buffer_f08
+  SUBROUTINE PMPI_Session_attach_buffer_f08(session, buffer, size, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER, INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_attach_buffer_f08
+  SUBROUTINE MPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_attach_buffer_f08c
+  SUBROUTINE PMPI_Session_attach_buffer_f08c(session, buffer, size, ierror)
+    IMPORT :: MPI_COUNT_KIND, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+    TYPE(*), DIMENSION(*), ASYNCHRONOUS :: buffer
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_attach_buffer_f08c
+  SUBROUTINE MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_detach_buffer_f08
+  SUBROUTINE PMPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_detach_buffer_f08
+  SUBROUTINE MPI_Session_detach_buffer_f08c(session, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_COUNT_KIND, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_detach_buffer_f08c
+  SUBROUTINE PMPI_Session_detach_buffer_f08c(session, buffer_addr, size, ierror)
+    IMPORT :: C_PTR, MPI_COUNT_KIND, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+    INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_detach_buffer_f08c
+  SUBROUTINE MPI_Session_flush_buffer_f08(session, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_flush_buffer_f08
+  SUBROUTINE PMPI_Session_flush_buffer_f08(session, ierror)
+    IMPORT :: MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_flush_buffer_f08
+  SUBROUTINE MPI_Session_iflush_buffer_f08(session, request, ierror)
+    IMPORT :: MPI_Request, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE MPI_Session_iflush_buffer_f08
+  SUBROUTINE PMPI_Session_iflush_buffer_f08(session, request, ierror)
+    IMPORT :: MPI_Request, MPI_Session
+    IMPLICIT NONE
+    TYPE(MPI_Session), INTENT(IN) :: session
+    TYPE(MPI_Request), INTENT(OUT) :: request
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  END SUBROUTINE PMPI_Session_iflush_buffer_f08
   SUBROUTINE MPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
       recvtype, source, recvtag, comm, status, ierror)
     IMPORT :: MPI_Comm, MPI_Datatype, MPI_Status
@@ -12958,6 +13173,66 @@ module mpi_f08
   end interface
   interface PMPI_Buffer_detach
     procedure :: PMPI_Buffer_detach_f08, PMPI_Buffer_detach_f08c
+  end interface
+  interface MPI_Buffer_flush
+    procedure :: MPI_Buffer_flush_f08
+  end interface
+  interface PMPI_Buffer_flush
+    procedure :: PMPI_Buffer_flush_f08
+  end interface
+  interface MPI_Buffer_iflush
+    procedure :: MPI_Buffer_iflush_f08
+  end interface
+  interface PMPI_Buffer_iflush
+    procedure :: PMPI_Buffer_iflush_f08
+  end interface
+  interface MPI_Comm_attach_buffer
+    procedure :: MPI_Comm_attach_buffer_f08, MPI_Comm_attach_buffer_f08c
+  end interface
+  interface PMPI_Comm_attach_buffer
+    procedure :: PMPI_Comm_attach_buffer_f08, PMPI_Comm_attach_buffer_f08c
+  end interface
+  interface MPI_Comm_detach_buffer
+    procedure :: MPI_Comm_detach_buffer_f08, MPI_Comm_detach_buffer_f08c
+  end interface
+  interface PMPI_Comm_detach_buffer
+    procedure :: PMPI_Comm_detach_buffer_f08, PMPI_Comm_detach_buffer_f08c
+  end interface
+  interface MPI_Comm_flush_buffer
+    procedure :: MPI_Comm_flush_buffer_f08
+  end interface
+  interface PMPI_Comm_flush_buffer
+    procedure :: PMPI_Comm_flush_buffer_f08
+  end interface
+  interface MPI_Comm_iflush_buffer
+    procedure :: MPI_Comm_iflush_buffer_f08
+  end interface
+  interface PMPI_Comm_iflush_buffer
+    procedure :: PMPI_Comm_iflush_buffer_f08
+  end interface
+  interface MPI_Session_attach_buffer
+    procedure :: MPI_Session_attach_buffer_f08, MPI_Session_attach_buffer_f08c
+  end interface
+  interface PMPI_Session_attach_buffer
+    procedure :: PMPI_Session_attach_buffer_f08, PMPI_Session_attach_buffer_f08c
+  end interface
+  interface MPI_Session_detach_buffer
+    procedure :: MPI_Session_detach_buffer_f08, MPI_Session_detach_buffer_f08c
+  end interface
+  interface PMPI_Session_detach_buffer
+    procedure :: PMPI_Session_detach_buffer_f08, PMPI_Session_detach_buffer_f08c
+  end interface
+  interface MPI_Session_flush_buffer
+    procedure :: MPI_Session_flush_buffer_f08
+  end interface
+  interface PMPI_Session_flush_buffer
+    procedure :: PMPI_Session_flush_buffer_f08
+  end interface
+  interface MPI_Session_iflush_buffer
+    procedure :: MPI_Session_iflush_buffer_f08
+  end interface
+  interface PMPI_Session_iflush_buffer
+    procedure :: PMPI_Session_iflush_buffer_f08
   end interface
   interface MPI_Sendrecv
     procedure :: MPI_Sendrecv_f08, MPI_Sendrecv_f08c

@@ -168,6 +168,146 @@ FMPL_F_ALIAS(mpi_buffer_detach_c_, pmpi_buffer_detach_c_)
 FMPL_F_ALIAS(mpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
 FMPL_F_ALIAS(pmpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
 
+void pmpi_buffer_flush_(MPI_Fint *ierror)
+{
+    int rc = PMPI_Buffer_flush();
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(buffer_flush, BUFFER_FLUSH)
+FMPL_F_ALIAS(mpi_buffer_flush_f08_, pmpi_buffer_flush_)
+FMPL_F_ALIAS(pmpi_buffer_flush_f08_, pmpi_buffer_flush_)
+
+void pmpi_buffer_iflush_(MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_Buffer_iflush(request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(buffer_iflush, BUFFER_IFLUSH)
+FMPL_F_ALIAS(mpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+FMPL_F_ALIAS(pmpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+
+void pmpi_comm_attach_buffer_(const MPI_Comm *comm, void *buffer, const int *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_attach_buffer(*comm, FMPL_F_BUFFER(buffer), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(comm_attach_buffer, COMM_ATTACH_BUFFER)
+FMPL_F_ALIAS(mpi_comm_attach_buffer_f08_, pmpi_comm_attach_buffer_)
+FMPL_F_ALIAS(pmpi_comm_attach_buffer_f08_, pmpi_comm_attach_buffer_)
+
+void pmpi_comm_attach_buffer_c_(const MPI_Comm *comm, void *buffer, const MPI_Count *size,
+                                MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_attach_buffer_c(*comm, FMPL_F_BUFFER(buffer), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_comm_attach_buffer_c_, pmpi_comm_attach_buffer_c_)
+FMPL_F_ALIAS(mpi_comm_attach_buffer_f08c_, pmpi_comm_attach_buffer_c_)
+FMPL_F_ALIAS(pmpi_comm_attach_buffer_f08c_, pmpi_comm_attach_buffer_c_)
+
+void pmpi_comm_detach_buffer_(const MPI_Comm *comm, void *buffer_addr, int *size, MPI_Fint *ierror)
+{
+    void *buffer_addr_c;
+    int rc = PMPI_Comm_detach_buffer(*comm, &buffer_addr_c, size);
+    (void)buffer_addr;  /* Fortran gets no address: buffer_addr is the buffer itself */
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(comm_detach_buffer, COMM_DETACH_BUFFER)
+FMPL_F_ALIAS(mpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_)
+FMPL_F_ALIAS(pmpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_)
+
+void pmpi_comm_detach_buffer_c_(const MPI_Comm *comm, void *buffer_addr, MPI_Count *size,
+                                MPI_Fint *ierror)
+{
+    void *buffer_addr_c;
+    int rc = PMPI_Comm_detach_buffer_c(*comm, &buffer_addr_c, size);
+    (void)buffer_addr;  /* Fortran gets no address: buffer_addr is the buffer itself */
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_comm_detach_buffer_c_, pmpi_comm_detach_buffer_c_)
+FMPL_F_ALIAS(mpi_comm_detach_buffer_f08c_, pmpi_comm_detach_buffer_c_)
+FMPL_F_ALIAS(pmpi_comm_detach_buffer_f08c_, pmpi_comm_detach_buffer_c_)
+
+void pmpi_comm_flush_buffer_(const MPI_Comm *comm, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_flush_buffer(*comm);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(comm_flush_buffer, COMM_FLUSH_BUFFER)
+FMPL_F_ALIAS(mpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+FMPL_F_ALIAS(pmpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+
+void pmpi_comm_iflush_buffer_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_iflush_buffer(*comm, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(comm_iflush_buffer, COMM_IFLUSH_BUFFER)
+FMPL_F_ALIAS(mpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
+FMPL_F_ALIAS(pmpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
+
+void pmpi_session_attach_buffer_(const MPI_Session *session, void *buffer, const int *size,
+                                 MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_attach_buffer(*session, FMPL_F_BUFFER(buffer), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(session_attach_buffer, SESSION_ATTACH_BUFFER)
+FMPL_F_ALIAS(mpi_session_attach_buffer_f08_, pmpi_session_attach_buffer_)
+FMPL_F_ALIAS(pmpi_session_attach_buffer_f08_, pmpi_session_attach_buffer_)
+
+void pmpi_session_attach_buffer_c_(const MPI_Session *session, void *buffer, const MPI_Count *size,
+                                   MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_attach_buffer_c(*session, FMPL_F_BUFFER(buffer), *size);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_session_attach_buffer_c_, pmpi_session_attach_buffer_c_)
+FMPL_F_ALIAS(mpi_session_attach_buffer_f08c_, pmpi_session_attach_buffer_c_)
+FMPL_F_ALIAS(pmpi_session_attach_buffer_f08c_, pmpi_session_attach_buffer_c_)
+
+void pmpi_session_detach_buffer_(const MPI_Session *session, void *buffer_addr, int *size,
+                                 MPI_Fint *ierror)
+{
+    void *buffer_addr_c;
+    int rc = PMPI_Session_detach_buffer(*session, &buffer_addr_c, size);
+    (void)buffer_addr;  /* Fortran gets no address: buffer_addr is the buffer itself */
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(session_detach_buffer, SESSION_DETACH_BUFFER)
+FMPL_F_ALIAS(mpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_)
+FMPL_F_ALIAS(pmpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_)
+
+void pmpi_session_detach_buffer_c_(const MPI_Session *session, void *buffer_addr, MPI_Count *size,
+                                   MPI_Fint *ierror)
+{
+    void *buffer_addr_c;
+    int rc = PMPI_Session_detach_buffer_c(*session, &buffer_addr_c, size);
+    (void)buffer_addr;  /* Fortran gets no address: buffer_addr is the buffer itself */
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_session_detach_buffer_c_, pmpi_session_detach_buffer_c_)
+FMPL_F_ALIAS(mpi_session_detach_buffer_f08c_, pmpi_session_detach_buffer_c_)
+FMPL_F_ALIAS(pmpi_session_detach_buffer_f08c_, pmpi_session_detach_buffer_c_)
+
+void pmpi_session_flush_buffer_(const MPI_Session *session, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_flush_buffer(*session);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(session_flush_buffer, SESSION_FLUSH_BUFFER)
+FMPL_F_ALIAS(mpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+FMPL_F_ALIAS(pmpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+
+void pmpi_session_iflush_buffer_(const MPI_Session *session, MPI_Request *request, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_iflush_buffer(*session, request);
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_NAMES(session_iflush_buffer, SESSION_IFLUSH_BUFFER)
+FMPL_F_ALIAS(mpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
+FMPL_F_ALIAS(pmpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
+
 void pmpi_sendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     const int *dest, const int *sendtag, void *recvbuf, const int *recvcount,
                     const MPI_Datatype *recvtype, const int *source, const int *recvtag,

@@ -13,6 +13,9 @@
 
 typedef fmpl_mpi_builtin_entry entry;
 
+/* MPICH's MPIX_C_FLOAT16 (MPICH 4.2 on): 2 bytes, index 0x46. */
+#define MPIX_C_FLOAT16_HANDLE ((MPI_Datatype)0x4c000246)
+
 #define E(h, b) [(unsigned)(h) & 0xffu] = {(h), (b)}
 
 /* Shared with fmpl_mpi_builtin_size (mpi_impl.h). */
@@ -46,6 +49,13 @@ const entry fmpl_mpi_builtin[256] = {
     E(MPI_CXX_BOOL, FMPL_BT_CXX_BOOL), E(MPI_CXX_FLOAT_COMPLEX, FMPL_BT_CXX_FLOAT_COMPLEX),
     E(MPI_CXX_DOUBLE_COMPLEX, FMPL_BT_CXX_DOUBLE_COMPLEX),
     E(MPI_CXX_LONG_DOUBLE_COMPLEX, FMPL_BT_CXX_LONG_DOUBLE_COMPLEX),
+    E(MPI_LOGICAL1, FMPL_BT_F_LOGICAL1), E(MPI_LOGICAL2, FMPL_BT_F_LOGICAL2),
+    E(MPI_LOGICAL4, FMPL_BT_F_LOGICAL4), E(MPI_LOGICAL8, FMPL_BT_F_LOGICAL8),
+    E(MPI_LOGICAL16, FMPL_BT_F_LOGICAL16), E(MPI_REAL2, FMPL_BT_F_REAL2),
+    E(MPI_COMPLEX4, FMPL_BT_F_COMPLEX4),
+    /* MPICH's MPIX_C_FLOAT16 (an extension mpi.h does not name): programs
+     * built with MPICH's header send it */
+    E(MPIX_C_FLOAT16_HANDLE, FMPL_BT_C_FLOAT16),
     /* the MPI-1 bound markers: builtin handles without a basic type */
     E(MPI_LB, FMPL_BT_NONE), E(MPI_UB, FMPL_BT_NONE),
 };

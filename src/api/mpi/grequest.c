@@ -6,11 +6,16 @@
  *     query_fn: the status it fills is the request's, its return value the
  *     request's error.
  *   - Freeing the request (that Wait or Test, or MPI_Request_free) calls
- *     free_fn; its error has no caller left to go to.
+ *     free_fn.  Its error is the freeing call's (MPI-4.0 13.2: the call
+ *     returns the error of the last callback, free_fn); when free_fn
+ *     succeeds, query_fn's error stands.  In MPI_Waitall and the other
+ *     multiple-completion calls it is the request's MPI_ERROR in
+ *     MPI_ERR_IN_STATUS, as any request's error.
  *   - MPI_Cancel calls cancel_fn with whether MPI_Grequest_complete has
- *     been called.
+ *     been called, and returns its error.
  *   - A request freed while pending gets both callbacks inside the
- *     MPI_Grequest_complete that completes it. */
+ *     MPI_Grequest_complete that completes it; their errors have no caller
+ *     left to go to. */
 #include "api/mpi/mpi_impl.h"
 #include "progress/async.h"
 #include "progress/progress.h"
@@ -39,22 +44,21 @@ static int grequest_complete(fmpl_mpi_request *r)
 }
 
 /* The request is freed (after Wait/Test completed it, or MPI_Request_free
- * once complete): free_fn.  Its error has no caller to go to. */
-static void grequest_release(fmpl_mpi_request *r)
+ * once complete): free_fn, whose error the freeing call returns. */
+static int grequest_release(fmpl_mpi_request *r)
 {
     grequest *g = r->async_state;
-    if (g && g->free_fn)
-        g->free_fn(g->extra_state);
+    int err = g && g->free_fn ? g->free_fn(g->extra_state) : MPI_SUCCESS;
     free(g);
     r->async_state = NULL;
     r->async_release = NULL;
+    return err;
 }
 
-static void grequest_cancel(fmpl_mpi_request *r)
+static int grequest_cancel(fmpl_mpi_request *r)
 {
     grequest *g = r->async_state;
-    if (g && g->cancel_fn)
-        g->cancel_fn(g->extra_state, g->completed);
+    return g && g->cancel_fn ? g->cancel_fn(g->extra_state, g->completed) : MPI_SUCCESS;
 }
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,

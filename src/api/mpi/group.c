@@ -34,6 +34,7 @@ int fmpl_mpi_group_make(int n, const int *world, MPI_Group *out)
     if (!g)
         return MPI_ERR_NO_MEM;
     g->size = n;
+    g->session = 0;
     memcpy(g->world, world, (size_t)n * sizeof g->world[0]);
     int rc = fmpl_mpi_table_add(&groups, g, out);
     if (rc != MPI_SUCCESS)
@@ -85,13 +86,17 @@ static int map_find(const rank_map *m, int world_rank)
     if (!g)                                                                        \
         return ERR(MPI_ERR_GROUP, func, "invalid group 0x%x", (unsigned)(h))
 
-/* Finish an operation that built `n` world ranks in `w` (owned here). */
-static int finish(int *w, int n, MPI_Group *newgroup, const char *func)
+/* Finish an operation that built `n` world ranks in `w` (owned here) from
+ * group `from`, whose session (if any) the new group keeps. */
+static int finish(int *w, int n, MPI_Group *newgroup, const fmpl_mpi_group *from,
+                  const char *func)
 {
     int rc = fmpl_mpi_group_make(n, w, newgroup);
     free(w);
     if (rc != MPI_SUCCESS)
         return ERR(rc, func, "no memory for a group of %d", n);
+    if (*newgroup != MPI_GROUP_EMPTY)
+        fmpl_mpi_group_get(*newgroup)->session = from->session;
     return MPI_SUCCESS;
 }
 
@@ -254,7 +259,7 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
                 w[n++] = b->world[i];
     free(ma.pos);
     free(mb.pos);
-    return finish(w, n, newgroup, func);
+    return finish(w, n, newgroup, a->session ? a : b, func);
 }
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
@@ -332,7 +337,7 @@ static int subset(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup
         free(w);
         return rc;
     }
-    return finish(w, m, newgroup, func);
+    return finish(w, m, newgroup, g, func);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)

@@ -101,10 +101,11 @@ void fmpl_mpi_request_unstage_slow(fmpl_mpi_request *r)
     fmpl_mpi_buf_unstage(&r->buf, delivered ? r->tm.st_bytes : 0);
 }
 
-void fmpl_mpi_request_free(fmpl_mpi_request *r)
+int fmpl_mpi_request_free(fmpl_mpi_request *r)
 {
-    if (r->async_release) /* a persistent operation's state */
-        r->async_release(r);
+    int err = MPI_SUCCESS;
+    if (r->async_release) /* a persistent operation's state, a generalised request's free_fn */
+        err = r->async_release(r);
     if (r->buf.type) { /* non-contiguous data: staging and the type's reference */
         fmpl_mpi_request_unstage(r);
         fmpl_dt_unref(r->buf.type);
@@ -113,6 +114,7 @@ void fmpl_mpi_request_free(fmpl_mpi_request *r)
     r->kind = FMPL_MREQ_FREE;
     r->next_free = req_free;
     req_free = r;
+    return err;
 }
 
 void fmpl_mpi_requests_finalize(void)

@@ -29,11 +29,12 @@ static int both_done(fmpl_async *a)
 
 /* MPI_Cancel: the receive may be cancelled (then the status says so); the
  * send completes normally, as everywhere in FMPL. */
-static void sendrecv_cancel(fmpl_mpi_request *r)
+static int sendrecv_cancel(fmpl_mpi_request *r)
 {
     sendrecv_op *op = r->async_state;
     if (op && op->recv->kind == FMPL_MREQ_RECV && !op->recv->proc_null)
         fmpl_tm_cancel_recv(&op->recv->tm);
+    return MPI_SUCCESS;
 }
 
 static int sendrecv_complete(fmpl_mpi_request *r)

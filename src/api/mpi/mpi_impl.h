@@ -80,6 +80,9 @@ typedef struct fmpl_mpi_comm {
     struct fmpl_mpi_topo *topo;   /* process topology (topo.h), NULL if none */
     struct fmpl_mpi_part_comm *part; /* partitioned communication (partitioned.c): init
                                         counters, library tags, HELLOs; NULL until used */
+    struct fmpl_bsend_pool *bsend;   /* MPI_Comm_attach_buffer's (bsend_pool.h), or NULL */
+    MPI_Session session;             /* the session it derives from, 0 if none (world
+                                        model): its buffer serves buffered sends */
 } fmpl_mpi_comm;
 
 fmpl_mpi_comm *fmpl_mpi_comm_get(MPI_Comm c);   /* NULL if invalid */
@@ -259,12 +262,13 @@ typedef struct fmpl_mpi_request {
     void *async_state;
     /* persistent FMPL_MREQ_ASYNC (fmpl_mpi_async_request_persistent): each
      * MPI_Start runs restart, which starts the operation again and gives
-     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release */
+     * its fmpl_async; MPI_Request_free (and MPI_Finalize) runs release.
+     * Its error (a generalised request's free_fn's) is the freeing call's. */
     int (*async_restart)(struct fmpl_mpi_request *r, const char *func, struct fmpl_async **a);
-    void (*async_release)(struct fmpl_mpi_request *r);
+    int (*async_release)(struct fmpl_mpi_request *r);
     /* MPI_Cancel of an FMPL_MREQ_ASYNC request (generalised requests,
-     * MPI_Isendrecv), NULL: nothing to cancel */
-    void (*async_cancel)(struct fmpl_mpi_request *r);
+     * MPI_Isendrecv), NULL: nothing to cancel; its error is MPI_Cancel's */
+    int (*async_cancel)(struct fmpl_mpi_request *r);
     /* MPI_Request_free may free it while pending (point-to-point and
      * generalised requests; not collective operations, MPI 6.12) */
     int async_freeable;
@@ -278,8 +282,9 @@ typedef struct fmpl_mpi_request {
 
 fmpl_mpi_request *fmpl_mpi_request_new(void);     /* from the pool */
 /* Back to the pool: unstages (a complete, uncancelled receive unpacks
- * first) and drops the request's datatype reference. */
-void fmpl_mpi_request_free(fmpl_mpi_request *r);
+ * first) and drops the request's datatype reference.  Returns the error of
+ * its release step (a generalised request's free_fn), else MPI_SUCCESS. */
+int fmpl_mpi_request_free(fmpl_mpi_request *r);
 /* Keep b in the request, with a reference on a non-contiguous type so that
  * MPI_Type_free before completion is harmless. */
 static inline void fmpl_mpi_request_hold(fmpl_mpi_request *r, const fmpl_mpi_buf *b)
@@ -352,7 +357,7 @@ void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void 
                                        int (*complete)(fmpl_mpi_request *r),
                                        int (*restart)(fmpl_mpi_request *r, const char *func,
                                                       struct fmpl_async **a),
-                                       void (*release)(fmpl_mpi_request *r));
+                                       int (*release)(fmpl_mpi_request *r));
 /* MPI_Start of such a request: MPI_SUCCESS (active) or restart's error. */
 int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
@@ -408,12 +413,14 @@ int fmpl_mpi_replace_check(const char *func, MPI_Comm comm, void *buf, MPI_Aint 
                     comm, last);                                                           \
     }                                                                                      \
     FMPL_MPI_WEAK(Name##_c)
-/* Buffered send (bsend.c): copy (or pack) b's data into the attached buffer
- * and send from there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or
- * MPI_ERR_BUFFER reported through the error handler of `comm`. */
+/* Buffered send (bsend.c): copy (or pack) b's data into the buffer that
+ * serves `comm` (its own, its session's or the process's) and send from
+ * there to `dest` (not MPI_PROC_NULL); MPI_SUCCESS, or MPI_ERR_BUFFER
+ * reported through the error handler of `comm`. */
 int fmpl_mpi_bsend_start(const char *func, MPI_Comm comm, fmpl_team *team,
                          const fmpl_mpi_buf *b, int dest, int tag);
-/* MPI_Finalize: deliver what the attached buffer still holds, detach it. */
+/* MPI_Finalize: deliver what every attached buffer still holds, detach
+ * them all (bsend_pool.c). */
 void fmpl_mpi_bsend_finalize(void);
 
 /* ============================================================ datatypes

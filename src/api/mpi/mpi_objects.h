@@ -53,6 +53,8 @@ void fmpl_mpi_table_clear(fmpl_mpi_table *t, void (*fn)(void *obj));
 
 typedef struct fmpl_mpi_group {
     int size;
+    MPI_Session session; /* made from a session's process set (or from such
+                            groups): the session, else 0 */
     int world[];   /* world rank of each member, in group order */
 } fmpl_mpi_group;
 

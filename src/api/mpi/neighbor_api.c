@@ -29,10 +29,11 @@ static int restart(fmpl_mpi_request *r, const char *func, fmpl_async **a)
     return fmpl_nbr_plan_start(p, func);
 }
 
-static void release(fmpl_mpi_request *r)
+static int release(fmpl_mpi_request *r)
 {
     fmpl_nbr_plan_free(r->async_state);
     r->async_state = NULL;
+    return MPI_SUCCESS;
 }
 
 static int run(const fmpl_nbr_args *a, MPI_Comm comm, const char *func, int mode, MPI_Info info,

@@ -4,6 +4,7 @@
  * A table is a growable array of pointers; a handle's index is its slot.
  * A new object takes the lowest free slot, so handles stay small and a
  * freed handle is reused (as MPICH does). */
+#include "api/mpi/bsend_pool.h"
 #include "api/mpi/mpi_objects.h"
 #include "api/mpi/topo.h"
 #include "runtime/runtime.h"
@@ -63,6 +64,7 @@ void fmpl_mpi_comm_inherit(fmpl_mpi_comm *parent, fmpl_mpi_comm *child)
     fmpl_mpi_errhandler_ref(parent->errhandler);
     fmpl_mpi_errhandler_unref(child->errhandler);
     child->errhandler = parent->errhandler;
+    child->session = parent->session; /* not the buffer: that one is parent's own */
 }
 
 int fmpl_mpi_comm_adopt(fmpl_mpi_comm *parent, fmpl_team *t, MPI_Comm *newcomm)
@@ -126,6 +128,7 @@ void fmpl_mpi_comm_dup_install(fmpl_mpi_comm *staged, fmpl_mpi_comm *n)
     n->info = staged->info;
     n->attrs = staged->attrs;
     n->topo = staged->topo;
+    n->session = staged->session;
     free(staged);
 }
 
@@ -148,6 +151,7 @@ void fmpl_mpi_comm_drop_objects(fmpl_mpi_comm *c)
     c->errhandler = MPI_ERRORS_ARE_FATAL;
     fmpl_mpi_topo_free(c->topo);
     c->topo = NULL;
+    fmpl_bsend_pool_orphan(&c->bsend); /* its messages still go out */
 }
 
 void fmpl_mpi_objects_finalize_begin(void)

@@ -234,7 +234,7 @@ typedef struct ext_desc {
 /* 0 and the descriptor, or -1 for a type without an external32 form. */
 static int desc_of(int bt, ext_desc *d)
 {
-    static const scalar raw1 = S_RAW1, sw2 = S_SW(2), sw4 = S_SW(4), sw8 = S_SW(8), ld = S_LD,
+    static const scalar raw1 = S_RAW1, sw2 = S_SW(2), sw4 = S_SW(4), sw8 = S_SW(8), sw16 = S_SW(16), ld = S_LD,
                         long4 = {K_SNARROW, sizeof(long), 4},
                         ulong4 = {K_UNARROW, sizeof(unsigned long), 4},
                         wchar2 = {K_UNARROW, sizeof(wchar_t), 2};
@@ -243,16 +243,17 @@ static int desc_of(int bt, ext_desc *d)
     switch (bt) {
     case FMPL_BT_CHAR: case FMPL_BT_SIGNED_CHAR: case FMPL_BT_UNSIGNED_CHAR: case FMPL_BT_BYTE:
     case FMPL_BT_PACKED: case FMPL_BT_F_CHARACTER: case FMPL_BT_C_BOOL: case FMPL_BT_CXX_BOOL:
-    case FMPL_BT_INT8: case FMPL_BT_UINT8: case FMPL_BT_F_INTEGER1:
+    case FMPL_BT_INT8: case FMPL_BT_UINT8: case FMPL_BT_F_INTEGER1: case FMPL_BT_F_LOGICAL1:
         return ONE(raw1);
     case FMPL_BT_WCHAR:
         return ONE(wchar2);
     case FMPL_BT_SHORT: case FMPL_BT_UNSIGNED_SHORT: case FMPL_BT_INT16: case FMPL_BT_UINT16:
-    case FMPL_BT_F_INTEGER2:
+    case FMPL_BT_F_INTEGER2: case FMPL_BT_F_LOGICAL2: case FMPL_BT_F_REAL2:
+    case FMPL_BT_C_FLOAT16:
         return ONE(sw2);
     case FMPL_BT_INT: case FMPL_BT_UNSIGNED: case FMPL_BT_INT32: case FMPL_BT_UINT32:
     case FMPL_BT_F_INTEGER: case FMPL_BT_F_INTEGER4: case FMPL_BT_F_LOGICAL: case FMPL_BT_FLOAT:
-    case FMPL_BT_F_REAL: case FMPL_BT_F_REAL4:
+    case FMPL_BT_F_REAL: case FMPL_BT_F_REAL4: case FMPL_BT_F_LOGICAL4:
         return ONE(sw4);
     case FMPL_BT_LONG:
         return ONE(long4);
@@ -261,8 +262,12 @@ static int desc_of(int bt, ext_desc *d)
     case FMPL_BT_LONG_LONG: case FMPL_BT_UNSIGNED_LONG_LONG: case FMPL_BT_INT64:
     case FMPL_BT_UINT64: case FMPL_BT_AINT: case FMPL_BT_OFFSET: case FMPL_BT_COUNT:
     case FMPL_BT_F_INTEGER8: case FMPL_BT_DOUBLE: case FMPL_BT_F_DOUBLE_PRECISION:
-    case FMPL_BT_F_REAL8:
+    case FMPL_BT_F_REAL8: case FMPL_BT_F_LOGICAL8:
         return ONE(sw8);
+    case FMPL_BT_F_LOGICAL16:
+        return ONE(sw16);
+    case FMPL_BT_F_COMPLEX4:
+        return TWO(sw2, sw2);
     case FMPL_BT_LONG_DOUBLE: case FMPL_BT_F_REAL16:
         return HAVE_LDBL ? ONE(ld) : -1;
     case FMPL_BT_C_FLOAT_COMPLEX: case FMPL_BT_CXX_FLOAT_COMPLEX: case FMPL_BT_F_COMPLEX:

@@ -452,10 +452,11 @@ static void op_free(part_op *op)
     free(op);
 }
 
-static void part_release(fmpl_mpi_request *r)
+static int part_release(fmpl_mpi_request *r)
 {
     op_free(r->async_state);
     r->async_state = NULL;
+    return MPI_SUCCESS;
 }
 
 /* MPI_Psend_init and MPI_Precv_init. */

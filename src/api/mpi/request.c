@@ -85,7 +85,11 @@ int fmpl_mpi_request_finish(fmpl_mpi_request *r, MPI_Request *handle, MPI_Status
     if (r->persistent) {
         r->active = 0;
     } else {
-        fmpl_mpi_request_free(r);
+        /* A generalised request's free_fn runs last and its error is the
+         * call's (MPI-4.0 13.2); query_fn's stands when free_fn succeeds. */
+        int free_err = fmpl_mpi_request_free(r);
+        if (free_err != MPI_SUCCESS)
+            err = free_err;
         *handle = MPI_REQUEST_NULL;
     }
     return err;
@@ -317,12 +321,16 @@ int PMPI_Request_free(MPI_Request *request)
                               "the request of a pending nonblocking collective operation "
                               "cannot be freed (erroneous, MPI-4.0 6.12): "
                               "complete it with MPI_Wait or MPI_Test");
+    MPI_Comm comm = r->comm;
+    int err = MPI_SUCCESS;
     if (fmpl_mpi_request_test(r))
-        fmpl_mpi_request_free(r);
+        err = fmpl_mpi_request_free(r); /* a complete generalised request: free_fn's error */
     else
         fmpl_mpi_request_free_when_done(r);
     *request = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : fmpl_mpi_error(comm, err, "MPI_Request_free",
+                                               "the generalized request's free_fn failed");
 }
 FMPL_MPI_WEAK(Request_free)
 
@@ -341,8 +349,12 @@ int PMPI_Cancel(MPI_Request *request)
                               "(complete it with MPI_Wait or MPI_Test)", (unsigned)*request);
     if (r->kind == FMPL_MREQ_RECV && !r->proc_null)
         fmpl_tm_cancel_recv(&r->tm);
-    else if (r->kind == FMPL_MREQ_ASYNC && r->async_cancel)
-        r->async_cancel(r); /* a generalised request: its cancel_fn */
+    else if (r->kind == FMPL_MREQ_ASYNC && r->async_cancel) {
+        int err = r->async_cancel(r); /* a generalised request: its cancel_fn */
+        if (err != MPI_SUCCESS)
+            return fmpl_mpi_error(r->comm, err, "MPI_Cancel",
+                                  "the generalized request's cancel_fn failed");
+    }
     /* Sends are not cancelled: they complete normally (MPI allows this). */
     return MPI_SUCCESS;
 }

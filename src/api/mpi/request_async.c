@@ -41,7 +41,7 @@ void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void 
                                        int (*complete)(fmpl_mpi_request *r),
                                        int (*restart)(fmpl_mpi_request *r, const char *func,
                                                       fmpl_async **a),
-                                       void (*release)(fmpl_mpi_request *r))
+                                       int (*release)(fmpl_mpi_request *r))
 {
     fmpl_mpi_async_request_start(r, comm, NULL, complete, state);
     r->persistent = 1;

@@ -8,6 +8,7 @@
  * communicator over the world team (which the runtime always has) with the
  * members' string tag hashed into a create_group tag, so that members
  * passing different tags are caught. */
+#include "api/mpi/bsend_pool.h"
 #include "api/mpi/mpi_objects.h"
 
 #include <stdio.h>
@@ -19,6 +20,7 @@ typedef struct session {
     MPI_Errhandler errhandler;
     MPI_Info info;       /* the hints given (a copy), MPI_INFO_NULL if none */
     int thread_level;
+    fmpl_bsend_pool *bsend; /* MPI_Session_attach_buffer's (bsend_scoped.c), or NULL */
 } session;
 
 static fmpl_mpi_table sessions = FMPL_MPI_TABLE_INIT(FMPL_HK_SESSION);
@@ -102,6 +104,11 @@ int PMPI_Session_finalize(MPI_Session *session_h)
     if (!session_h)
         return FMPL_MPI_ERR(MPI_COMM_SELF, MPI_ERR_ARG, "session is NULL");
     GET_SESSION(*session_h, s);
+    /* Its buffered messages are delivered first, as MPI_Session_detach_buffer
+     * would (the user may free the buffer once this returns). */
+    void *buffer;
+    MPI_Count size;
+    fmpl_bsend_pool_detach(&s->bsend, &buffer, &size);
     fmpl_mpi_table_remove(&sessions, *session_h);
     fmpl_mpi_errhandler_unref(s->errhandler);
     if (s->info != MPI_INFO_NULL)
@@ -148,6 +155,18 @@ int PMPI_Session_get_nth_pset(MPI_Session session_h, MPI_Info info, int n, int *
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Session_get_nth_pset)
+
+fmpl_bsend_pool **fmpl_mpi_session_bsend_slot(MPI_Session session_h)
+{
+    session *s = fmpl_mpi_state == FMPL_MPI_READY ? fmpl_mpi_table_get(&sessions, session_h) : NULL;
+    return s ? &s->bsend : NULL;
+}
+
+MPI_Errhandler fmpl_mpi_session_errhandler(MPI_Session session_h)
+{
+    session *s = fmpl_mpi_state == FMPL_MPI_READY ? fmpl_mpi_table_get(&sessions, session_h) : NULL;
+    return s ? s->errhandler : MPI_ERRHANDLER_NULL;
+}
 
 /* Index of a process set name, or -1. */
 static int pset_find(const char *name)
@@ -210,7 +229,10 @@ int PMPI_Group_from_session_pset(MPI_Session session_h, const char *pset_name,
         world[i] = p == 0 ? fmpl_teams[0]->world[i] : me;
     int rc = fmpl_mpi_group_make(n, world, newgroup);
     free(world);
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : SESSION_ERR(s, session_h, rc, "no memory");
+    if (rc != MPI_SUCCESS)
+        return SESSION_ERR(s, session_h, rc, "no memory");
+    fmpl_mpi_group_get(*newgroup)->session = session_h; /* for its communicators' buffers */
+    return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Group_from_session_pset)
 
@@ -312,7 +334,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     world->errhandler = saved;
     if (rc != MPI_SUCCESS)
         return FAIL(rc, "cannot create the communicator (tag \"%s\")", stringtag);
-    fmpl_mpi_errhandler_replace(&fmpl_mpi_comm_get(*newcomm)->errhandler, errhandler);
+    fmpl_mpi_comm *nc = fmpl_mpi_comm_get(*newcomm);
+    fmpl_mpi_errhandler_replace(&nc->errhandler, errhandler);
+    nc->session = fmpl_mpi_group_get(group)->session;
     return MPI_SUCCESS;
 #undef FAIL
 }
