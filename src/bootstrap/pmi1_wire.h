@@ -71,4 +71,44 @@ static inline int fmpl_pmi1_field(const char *line, const char *key, char *out, 
     return fmpl_pmi_field(line, " ", key, out, len);
 }
 
+/* Requests of several lines, as MPICH's simple PMI client sends
+ * PMI_Spawn_multiple: a first line "mcmd=<name>", then one "key=value"
+ * line each (the value is the rest of its line, spaces included), then a
+ * line "endcmd".  Through fmplrun:
+ *
+ *   mcmd=spawn / nprocs=K / execname=PROG / totspawns=T / spawnssofar=S /
+ *   argcnt=A / arg1=... / ... / argA=... / preput_num=P / preput_key_0=... /
+ *   preput_val_0=... / ... / info_num=I / info_key_0=... / info_val_0=... /
+ *   ... / endcmd
+ *
+ * one block per command of MPI_Comm_spawn_multiple (S = 1..T), answered
+ * once, after the last, with "cmd=spawn_result rc=0 fmpl_universe_first=F"
+ * (F: the universe index of the new world's rank 0) or "cmd=spawn_result
+ * rc=-1 msg=<reason>".  Info keys: wdir, path (where to look for PROG),
+ * host (must name the launcher's host); others are ignored. */
+#define FMPL_PMI1_MCMD_END "endcmd"
+
+/* Copy the value of the line "`key`=..." of a multi-line block (lines end
+ * in '\n') into out[len].  Returns 0, -1 when there is no such line, -2
+ * when the value does not fit. */
+static inline int fmpl_pmi1_mcmd_field(const char *block, const char *key, char *out,
+                                       size_t len)
+{
+    size_t klen = strlen(key);
+    for (const char *line = block; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t llen = end ? (size_t)(end - line) : strlen(line);
+        if (llen > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
+            size_t vlen = llen - klen - 1;
+            if (vlen + 1 > len)
+                return -2;
+            memcpy(out, line + klen + 1, vlen);
+            out[vlen] = '\0';
+            return 0;
+        }
+        line += llen + (end ? 1 : 0);
+    }
+    return -1;
+}
+
 #endif

@@ -3,9 +3,9 @@
 # messages, elapsed time, that no rank outlives the job and that the job's
 # /dev/shm/fmpl-<job_id>-* files are gone.  Exit 0: pass, 77: skip.
 #
-# usage: launcher_cases.sh CASE FMPLRUN LT_FAIL LT_EXCHANGE
+# usage: launcher_cases.sh CASE FMPLRUN LT_FAIL LT_EXCHANGE PMI_SPAWN_CLIENT
 set -u
-case_name=$1 FMPLRUN=$2 LT_FAIL=$3 LT_EXCHANGE=$4
+case_name=$1 FMPLRUN=$2 LT_FAIL=$3 LT_EXCHANGE=$4 SPAWN_CLIENT=${5:-}
 FAKE_SSH=$(dirname "$0")/fake_ssh.sh
 # Two hosts, hA and hB, through the fake ssh (both on this machine).
 HOSTS=(--hosts hA:2,hB:2 --launcher-exec "$FAKE_SSH")
@@ -37,10 +37,11 @@ expect_one_report_absent() {
     ! grep -q 'exited with status' "$work/err" || fail "a rank's exit reported after an exec failure"
 }
 
-# A test rank still running (a zombie waiting for init to reap it is dead).
+# A test rank still running (a zombie waiting for init to reap it is dead);
+# $2: what its command line holds (default lt_fail).
 rank_alive() {
     local state; state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
-    [ -n "$state" ] && [ "$state" != Z ] && grep -q lt_fail "/proc/$1/cmdline" 2>/dev/null
+    [ -n "$state" ] && [ "$state" != Z ] && grep -q "${2:-lt_fail}" "/proc/$1/cmdline" 2>/dev/null
 }
 
 # After a failure case: every rank started, none alive, no shm file left.
@@ -195,7 +196,8 @@ usage)
     run -np 2 true; expect_status 0 ;;
 pmi_wire)
     # A shell rank speaking PMI-1 by hand: environment, maxes, universe
-    # size, a missing key and an unknown command (rc=-1 with a message).
+    # size (default: the online CPUs, at least N), a missing key and an
+    # unknown command (rc=-1 with a message).
     run -n 1 bash -c '
         echo "env $PMI_RANK $PMI_SIZE $FMPL_LAUNCHER fd=${PMI_FD:+set}"
         ask() { echo "$1" >&$PMI_FD; IFS= read -r line <&$PMI_FD; echo "$line"; }
@@ -213,7 +215,7 @@ pmi_wire)
     expect_out '^env 0 1 fmplrun fd=set$'
     expect_out '^cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0$'
     expect_out '^cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024$'
-    expect_out '^cmd=universe_size size=1$'
+    expect_out "^cmd=universe_size size=$(getconf _NPROCESSORS_ONLN)\$"
     expect_out '^cmd=my_kvsname kvsname=fmplrun-[0-9]+-[0-9a-f]{8}$'
     expect_out '^cmd=get_result rc=-1 msg=key_0.missing_not_found$'
     expect_out '^cmd=put_result rc=0 msg=success$'
@@ -358,6 +360,81 @@ hosts_usage)
     run --hostfile "$work/hostfile" true; expect_status 125; expect_err "hostfile:1: unexpected 'extra words'"
     run --hosts hA:1 --launcher-exec "$FAKE_SSH" no-such-program-xyz; expect_status 127
     expect_err "cannot execute 'no-such-program-xyz'" ;;
+spawn)
+    # pmi_spawn_client checks every reply itself; here: all its processes
+    # ran their checks to the end, and the job ended well.
+    printf 'not a program\n' >"$work/noexec"; chmod +x "$work/noexec"
+    run -n 2 --universe-size 8 --timeout 15 "$SPAWN_CLIENT" parent "$work" 8
+    expect_status 0
+    for who in "parent rank 0" "parent rank 1" "child rank 0" "child rank 1" \
+               "appnum rank 0" "appnum rank 1"; do
+        expect_out "^$who ok$"
+    done
+    [ ! -s "$work/err" ] || fail "unexpected messages" ;;
+spawn_fail)
+    # A spawned process fails: the whole job ends, the message names it,
+    # nothing is left running.  The same when one leaves its group waiting
+    # in a barrier, and with hanging children ended by --timeout.
+    for kind in fail-child nobarrier-child hang-child; do
+        rm -rf "$work/pids"; mkdir -p "$work/pids"
+        case $kind in
+        fail-child)
+            run -n 1 --timeout 15 "$SPAWN_CLIENT" fail-parent "$work/pids" $kind
+            expect_status 5
+            expect_err '^fmplrun: group 1 rank 1 \(universe index 2, pid [0-9]+\) exited with status 5; ending the job$'
+            expect_one_report; expect_fast 3000 ;;
+        nobarrier-child)
+            run -n 1 --timeout 15 "$SPAWN_CLIENT" fail-parent "$work/pids" $kind
+            expect_status 1
+            expect_err '^fmplrun: group 1 rank 1 \(universe index 2, pid [0-9]+\) exited with status 0 while rank\(s\) 0 of its group waited for it in a PMI barrier it never entered; ending the job$'
+            expect_one_report; expect_fast 3000 ;;
+        hang-child)
+            run -n 1 --timeout 1 "$SPAWN_CLIENT" fail-parent "$work/pids" $kind
+            expect_status 124
+            expect_err '^fmplrun: job exceeded --timeout 1 s; ranks still running: 0 1:0 1:1; ending the job$' ;;
+        esac
+        pids=0
+        for f in "$work"/pids/pid.*; do
+            [ -e "$f" ] || continue
+            pids=$((pids + 1))
+            ! rank_alive "${f##*/pid.}" pmi_spawn_client ||
+                fail "pid ${f##*/pid.} ($(cat "$f")) outlived the job"
+        done
+        [ "$pids" -eq 3 ] || fail "$pids processes recorded a pid, expected 3"
+    done ;;
+spawn_tag_output)
+    run -n 1 --tag-output -v --timeout 15 "$SPAWN_CLIENT" tag-parent
+    expect_status 0
+    expect_out '^\[0\] parent done$'
+    expect_out '^\[1:0\] hello from child 0$'; expect_out '^\[1:1\] hello from child 1$'
+    expect_err '^\[1:0\] stderr of child 0$'; expect_err '^\[1:1\] stderr of child 1$'
+    expect_err '^fmplrun: rank 0 spawned group 1: 2 process\(es\) of /.*pmi_spawn_client, universe indices 1-2$'
+    expect_err '^fmplrun: group 1 rank 1: universe index 2, pid [0-9]+'
+    expect_err '^fmplrun: group 1 rank 0 \(universe index 1, pid [0-9]+\) exited with status 0$' ;;
+spawn_usage)
+    run -n 4 --universe-size 2 true; expect_status 125
+    expect_err '^fmplrun: --universe-size 2 is smaller than the job.s 4 ranks$'
+    run -n 1 --universe-size 0 true; expect_status 125; expect_err "invalid --universe-size '0'"
+    run -n 1 --universe-size 5000 true; expect_status 125; expect_err "invalid --universe-size '5000'"
+    run -n 1 --universe-size=6 bash -c 'echo "cmd=get_universe_size" >&$PMI_FD; read -r l <&$PMI_FD; echo "$l"'
+    expect_status 0; expect_out '^cmd=universe_size size=6$'
+    run "${HOSTS[@]}" -n 1 bash -c 'echo "cmd=get_universe_size" >&$PMI_FD; read -r l <&$PMI_FD; echo "$l"'
+    expect_status 0; expect_out '^cmd=universe_size size=4$'
+    # A request of several lines not ended, then a new one; an unknown one.
+    run -n 1 bash -c 'printf "mcmd=spawn\nnprocs=1\nmcmd=frob\nendcmd\n" >&$PMI_FD; read -r l <&$PMI_FD; echo "$l"
+                      printf "mcmd=spawn\nnprocs=1\nexecname=true\ntotspawns=1\nspawnssofar=2\nendcmd\n" >&$PMI_FD
+                      read -r l <&$PMI_FD; echo "$l"'
+    expect_status 0
+    expect_out '^cmd=error rc=-1 msg=unknown_command_frob$'
+    expect_err "rank 0 began a request before ending the last one \(no 'endcmd'\)"
+    expect_out '^cmd=spawn_result rc=-1 msg=spawn_block_2/1_out_of_order_\(expected_1\)$'
+    expect_err "rank 0 sent an unknown PMI command 'mcmd=frob'" ;;
+hosts_spawn)
+    # Across hosts: spawn refused (its lines relayed by the proxy), names
+    # and queues served by the head for every host.
+    run "${HOSTS[@]}" --timeout 15 "$SPAWN_CLIENT" hosts
+    expect_status 0
+    for r in 0 1 2 3; do expect_out "^hosts rank $r ok$"; done ;;
 *)
     fail "unknown case" ;;
 esac

@@ -33,7 +33,10 @@ static const char usage_text[] =
     "  --connect-timeout S seconds a host's proxy has to connect (default 30)\n"
     "  --bind core|none    core: pin rank r to CPU (r mod C) of the C allowed CPUs;\n"
     "                      default: core when N <= C, else none (oversubscribed)\n"
-    "  --tag-output        prefix every output line of rank r with \"[r] \"\n"
+    "  --tag-output        prefix every output line of rank r with \"[r] \", and of\n"
+    "                      rank r of spawned group g with \"[g:r] \"\n"
+    "  --universe-size U   what MPI_UNIVERSE_SIZE reports (default: the slots\n"
+    "                      with --hosts, else the larger of N and the CPUs)\n"
     "  --timeout SECONDS   end the job after SECONDS (0: never, the default)\n"
     "  -v, --verbose       report binding, ranks and teardown (-v -v: PMI traffic)\n"
     "  -h, --help          this text\n"
@@ -45,8 +48,17 @@ static const char usage_text[] =
     "fmplrun kills its ranks, so nothing is left behind.\n"
     "SIGINT, SIGTERM and SIGHUP are forwarded to all ranks (SIGKILL after 1 s).\n"
     "\n"
+    "MPI dynamic processes: a rank may spawn more processes (MPI_Comm_spawn,\n"
+    "on this host; not in jobs across hosts); each spawn is a group, a world\n"
+    "of its own, started like the initial ranks (same environment, binding,\n"
+    "output relay) with PMI_SPAWNED=1.  Every process has a universe index\n"
+    "(FMPL_UNIVERSE_RANK; the ranks 0..N-1 first, then each spawn's in turn,\n"
+    "4096 in the job's life).  A failure of any process ends the whole job;\n"
+    "fmplrun returns when every process of every group has ended.  It also\n"
+    "serves name publishing (MPI_Publish_name, MPI_Lookup_name).\n"
+    "\n"
     "exit status:\n"
-    "  0        every rank exited 0\n"
+    "  0        every process (the ranks and any they spawned) exited 0\n"
     "  S        the exit status S of the first rank that failed, or the code it\n"
     "           passed to abort (1 when that code is 0)\n"
     "  128+K    the first failing rank was killed by signal K, or fmplrun\n"
@@ -129,6 +141,15 @@ int fr_parse_args(int argc, char **argv, fr_options *opt)
                 opt->bind = FR_BIND_NONE;
             else
                 return usage_error("invalid --bind '%s' (expected core or none)", v);
+        } else if (is_option(a, "--universe-size")) {
+            const char *v = option_value(argc, argv, &i, "--universe-size");
+            char *end;
+            errno = 0;
+            long u = v ? strtol(v, &end, 10) : 0;
+            if (!v || end == v || *end || errno || u < 1 || u > FR_MAX_RANKS)
+                return usage_error("invalid --universe-size '%s' (expected 1..4096)",
+                                   v ? v : "");
+            opt->universe_size = (int)u;
         } else if (is_option(a, "--timeout")) {
             const char *v = option_value(argc, argv, &i, "--timeout");
             if (!v)

@@ -9,7 +9,15 @@
  *   proxy  one per host, `fmplrun --proxy ...` started through ssh (or
  *          --launcher-exec): starts that host's ranks, relays their PMI
  *          lines to the head over TCP, reports their exits, kills them when
- *          told to or when it loses the head.  See head.c and proxy.c. */
+ *          told to or when it loses the head.  See head.c and proxy.c.
+ *
+ * MPI dynamic processes (dynamic.c): a process may ask for new processes
+ * (PMI-1 mcmd=spawn).  Every process of the job has a universe index, its
+ * slot in job->ranks: the initial ranks 0..n-1, then each spawn's processes
+ * in turn, never reused.  Each spawn makes one group, a world of its own
+ * (group 0: the initial ranks); all groups share the job's kvsname and
+ * key-value store, barriers are per group.  Name publishing and FMPL's
+ * rendezvous queues (names.c) serve MPI_Comm_connect/accept. */
 #ifndef FMPLRUN_H
 #define FMPLRUN_H
 
@@ -39,6 +47,7 @@ typedef struct fr_options {
     int tag_output;
     double timeout;  /* seconds; 0: none */
     int verbose;
+    int universe_size; /* --universe-size; 0: the default */
     char **argv;     /* program and its arguments, NULL-terminated */
     /* Across hosts (head). */
     const char *hosts;          /* --hosts h1[:slots],h2[:slots],... */
@@ -58,13 +67,21 @@ typedef struct fr_options {
 typedef struct fr_stream {
     int fd;          /* read end of the rank's pipe; -1 when closed */
     int dest;        /* STDOUT_FILENO or STDERR_FILENO */
+    char tag[32];    /* "[r] ", "[g:r] ", or "" (a proxy's, tagged already) */
     size_t len;
     char *buf;       /* FR_STREAM_BUF bytes */
 } fr_stream;
 #define FR_STREAM_BUF 65536
 
+typedef struct fr_spawn_req fr_spawn_req;
+
+/* One process of the job: job->ranks[rank], rank being its universe index. */
 typedef struct fr_rank {
-    int rank;
+    int rank;        /* universe index (= world rank in group 0) */
+    int group;       /* its group: 0 for the initial ranks */
+    int world_rank;  /* rank in its group's world */
+    int appnum;      /* index of its command within its spawn (0: initial) */
+    char label[24];  /* "r" in group 0, "g:r" in group g: tags, messages */
     int host;        /* head: index in job->hosts; -1: started here */
     pid_t pid;
     int alive;       /* not reaped yet */
@@ -75,12 +92,30 @@ typedef struct fr_rank {
     int finalized;
     int reported;    /* its failure is already in the report */
     int skip_line;   /* discarding the rest of an over-long request */
+    fr_spawn_req *mcmd; /* a multi-line request being received, or NULL */
     size_t pmi_len;
     char pmi_buf[FMPL_PMI1_LINE_MAX];
     fr_stream out, err;
 } fr_rank;
 
 typedef struct fr_kvs fr_kvs;
+typedef struct fr_queues fr_queues;
+
+/* A world: group 0 holds the initial ranks, each spawn makes one more. */
+typedef struct fr_group {
+    int first, size;     /* its processes: universe indices [first, first + size) */
+    int barrier_count;   /* members inside its current PMI barrier */
+    fr_kvs *preput;      /* the spawn's preput keys (found before the shared
+                            store by its members' gets); NULL: none */
+} fr_group;
+
+/* One command of a spawn request, ready to start. */
+typedef struct fr_app {
+    int nprocs;
+    char path[4096];     /* the program, resolved to an absolute path */
+    char **argv;         /* argv[0]: the execname as requested */
+    const char *wdir;    /* NULL: fmplrun's working directory */
+} fr_app;
 
 /* A line-oriented TCP connection between the head and a proxy. */
 typedef struct fr_conn {
@@ -113,13 +148,18 @@ typedef struct fr_job {
     fr_options opt;
     char kvsname[FMPL_PMI1_KVSNAME_MAX];
     char job_id[FMPL_JOB_ID_MAX];
-    int n;
-    fr_rank *ranks;
+    int n;                 /* initial ranks (group 0) */
+    int nprocs;            /* universe indices used: initial plus spawned */
+    fr_rank *ranks;        /* FR_MAX_RANKS slots, so pointers stay valid */
+    fr_group *groups;      /* FR_MAX_RANKS slots */
+    int ngroups;
+    int universe_size;     /* get_universe_size's answer */
     int nalive;
     int sigfd;             /* signalfd for SIGCHLD and the forwarded signals */
     sigset_t child_mask;   /* signal mask to restore in the ranks */
     fr_kvs *kvs;
-    int barrier_count;     /* ranks inside the current PMI barrier */
+    fr_kvs *names;         /* published service names -> ports */
+    fr_queues *queues;     /* FMPL's rendezvous queues */
     uint64_t deadline;     /* --timeout, monotonic ns; 0: none */
 
     /* Failures seen in the current loop iteration, reported as one line. */
@@ -132,6 +172,9 @@ typedef struct fr_job {
 
     /* The ranks this process starts: [first, first + nlocal). */
     int first, nlocal;
+    /* Binding in force after the start (spawned processes follow it). */
+    int bound;             /* 1: each process pinned to one CPU */
+    int *cpus, ncpus;      /* the CPUs we may use */
 
     /* Head across hosts. */
     fr_host *hosts;        /* NULL: one host, no proxies */
@@ -155,6 +198,34 @@ int fr_parse_args(int argc, char **argv, fr_options *opt);
 
 /* spawn.c: fork and exec every rank; returns 0 or an exit status. */
 int fr_spawn(fr_job *job);
+/* Fill in job->ranks[idx]'s identity; no descriptors, not started. */
+void fr_process_init(fr_job *job, int idx, int group, int world_rank, int appnum);
+/* errno-style result of looking PROG up like execvp would: in DIRS
+ * (colon-separated; NULL: $PATH) unless it holds a '/'.  BASE (NULL: none)
+ * is the directory relative names are taken from; the result is then
+ * absolute. */
+int fr_resolve_program(const char *prog, const char *dirs, const char *base, char *path,
+                       size_t len);
+/* Start a new group of the apps' processes (universe indices from
+ * job->nprocs on, consecutive), preput (NULL: none) becoming its own.  Its
+ * group index, or -1 with the reason in err (nothing of the group is left
+ * running then). */
+int fr_spawn_group(fr_job *job, const fr_app *apps, int napps, fr_kvs *preput, char *err,
+                   size_t errlen);
+
+/* dynamic.c: requests of several lines (mcmd=spawn ... endcmd). */
+int fr_mcmd_line(fr_job *job, fr_rank *r, const char *line); /* 1: it was one of those */
+void fr_mcmd_free(fr_rank *r);
+
+/* names.c: name publishing and rendezvous queues. */
+fr_queues *fr_queues_new(void);
+void fr_queues_free(fr_queues *q);
+/* 0, -1: out of memory or too many queued values. */
+int fr_queue_post(fr_queues *q, const char *queue, const char *value);
+/* The oldest value of the queue, removed (free it), or NULL when empty. */
+char *fr_queue_take(fr_queues *q, const char *queue);
+/* Serve the name and queue commands; 1 if cmd was one of them. */
+int fr_names_handle(fr_job *job, fr_rank *r, const char *cmd, const char *line);
 
 /* pmi_server.c */
 void fr_pmi_readable(fr_job *job, fr_rank *r);  /* one read, then serve lines */
@@ -164,6 +235,9 @@ void fr_pmi_drain(fr_job *job, fr_rank *r);     /* serve all buffered requests *
 void fr_pmi_barrier_check(fr_job *job);
 /* Serve one request line of rank r (the head serves remote ranks' too). */
 void fr_pmi_handle(fr_job *job, fr_rank *r, const char *line);
+/* Answer rank r (one line, newline added). */
+void fr_pmi_reply(fr_job *job, fr_rank *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* hosts.c: parse --hosts / --hostfile into job->hosts and give each host
  * its ranks (block order, wrapping around when N exceeds the slots). */
@@ -182,6 +256,7 @@ void fr_head_tick(fr_job *job, uint64_t now);    /* deadlines */
 uint64_t fr_head_next_deadline(const fr_job *job);
 int fr_head_done(const fr_job *job);             /* every proxy finished */
 const char *fr_rank_where(const fr_job *job, const fr_rank *r); /* " on HOST" or "" */
+int fr_is_this_host(const char *name);          /* localhost, or this machine's name */
 
 /* proxy.c */
 int fr_proxy_main(fr_job *job);
@@ -202,12 +277,13 @@ int fr_conn_read(fr_conn *c, void (*fn)(void *ctx, char *line), void *ctx);
 fr_kvs *fr_kvs_new(void);
 int fr_kvs_put(fr_kvs *kvs, const char *key, const char *value);
 const char *fr_kvs_get(fr_kvs *kvs, const char *key);
+int fr_kvs_del(fr_kvs *kvs, const char *key);   /* 0, or -1: no such key */
 void fr_kvs_free(fr_kvs *kvs);
 
-/* output.c */
-int fr_stream_open(fr_stream *s, int fd, int dest);
-void fr_stream_readable(fr_stream *s, int rank);  /* relay complete lines */
-void fr_stream_close(fr_stream *s, int rank);     /* flush the tail, close */
+/* output.c: tag "" relays the lines as they are. */
+int fr_stream_open(fr_stream *s, int fd, int dest, const char *tag);
+void fr_stream_readable(fr_stream *s);  /* relay complete lines */
+void fr_stream_close(fr_stream *s);     /* flush the tail, close */
 
 /* loop.c */
 int fr_signals_setup(fr_job *job);  /* block the signals we read from sigfd */
@@ -218,6 +294,12 @@ void fr_fail(fr_job *job, fr_rank *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void fr_end_job(fr_job *job, int sig, int grace_ms);
 void fr_judge_exit(fr_job *job, fr_rank *r); /* r has ended: was it a failure? */
+/* How messages name a process: "rank 2 (pid 123 on h)" in group 0, else
+ * "group 1 rank 0 (universe index 4, pid 125)". */
+typedef struct fr_who {
+    char s[400];
+} fr_who;
+fr_who fr_rank_who(const fr_job *job, const fr_rank *r);
 uint64_t fr_now_ns(void);
 
 /* cleanup.c */

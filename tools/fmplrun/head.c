@@ -80,7 +80,7 @@ void fr_head_send(fr_job *job, int host, const char *fmt, ...)
 
 /* ------------------------------------------------------------ start-up */
 
-static int is_this_host(const char *name)
+int fr_is_this_host(const char *name)
 {
     char me[256];
     if (strcmp(name, "localhost") == 0)
@@ -195,7 +195,7 @@ static char **remote_argv(const fr_job *job, int host, const char *cmdline)
 static char **launcher_argv(const fr_job *job, int host, char **pv, int pc, char *cmdline,
                             size_t cap)
 {
-    if (is_this_host(job->hosts[host].name))
+    if (fr_is_this_host(job->hosts[host].name))
         return pv;
     size_t len = (size_t)snprintf(cmdline, cap, "exec");
     for (int i = 0; i < pc; i++)
@@ -245,7 +245,7 @@ static pid_t spawn_launcher(fr_job *job, char **argv, const char *host, int in, 
 static void start_cleanup(fr_job *job, int host)
 {
     fr_host *h = &job->hosts[host];
-    if (is_this_host(h->name) || h->cleanup_pid > 0)
+    if (fr_is_this_host(h->name) || h->cleanup_pid > 0)
         return; /* this host: the head's own cleanup at the end covers it */
     static char cmdline[FMPL_JOB_ID_MAX + 64];
     snprintf(cmdline, sizeof cmdline, "rm -f /dev/shm/fmpl-%s-*", job->job_id);
@@ -301,14 +301,14 @@ static int start_proxy(fr_job *job, int host, const char *head)
         fr_verbose(job, 1, "host %s: could not hand its proxy the secret", h->name);
     close(h->stdin_fd);
     h->stdin_fd = -1;
-    if (fr_stream_open(&h->out, out[0], STDOUT_FILENO) != 0 ||
-        fr_stream_open(&h->err, err[0], STDERR_FILENO) != 0) {
+    if (fr_stream_open(&h->out, out[0], STDOUT_FILENO, "") != 0 ||
+        fr_stream_open(&h->err, err[0], STDERR_FILENO, "") != 0) {
         fr_msg("out of memory for host %s's output", h->name);
         return -1;
     }
     fr_verbose(job, 1, "host %s: ranks %d-%d, launcher pid %ld%s", h->name, h->first,
                h->first + h->count - 1, (long)pid,
-               is_this_host(h->name) ? " (this host: no ssh)" : "");
+               fr_is_this_host(h->name) ? " (this host: no ssh)" : "");
     return 0;
 }
 
@@ -336,10 +336,8 @@ int fr_head_start(fr_job *job)
     fr_verbose(job, 1, "job %s: %d rank(s) on %d host(s); proxies connect to port %d", job->kvsname,
                job->n, job->nhosts, ntohs(sa.sin_port));
     for (int r = 0; r < job->n; r++) {
-        fr_rank *rk = &job->ranks[r];
-        rk->rank = r;
-        rk->pmi_fd = rk->out.fd = rk->err.fd = -1;
-        rk->alive = 1;
+        fr_process_init(job, r, 0, r, 0);
+        job->ranks[r].alive = 1;
         job->nalive++;
     }
     for (int h = 0; h < job->nhosts; h++) {
@@ -419,7 +417,7 @@ void fr_head_reaped(fr_job *job, pid_t pid, int status)
         else
             snprintf(why, sizeof h->gone_why, "its launcher (pid %ld) exited with status %d%s",
                      (long)pid, WEXITSTATUS(status),
-                     WEXITSTATUS(status) == 255 && !is_this_host(h->name)
+                     WEXITSTATUS(status) == 255 && !fr_is_this_host(h->name)
                          ? " (ssh could not connect, or the host went away)"
                          : "");
         if (h->connected && h->nreported < h->count) {
@@ -613,8 +611,8 @@ void fr_head_ready(fr_job *job, int who, short revents)
             host_lost(job, host, h->gone_at ? h->gone_why : "its proxy's connection ended");
         break;
     }
-    case 1: fr_stream_readable(&h->out, -1); break;
-    default: fr_stream_readable(&h->err, -1); break;
+    case 1: fr_stream_readable(&h->out); break;
+    default: fr_stream_readable(&h->err); break;
     }
 }
 

@@ -1,6 +1,7 @@
 /* fmplrun's key-value store for the PMI-1 put/get requests: a chained hash
  * table of copied strings.  A later put of the same key replaces the value,
- * as mpiexec.hydra does. */
+ * as mpiexec.hydra does.  Also a spawned group's preput keys and the
+ * published service names (names.c). */
 #include "fmplrun.h"
 
 #include <stdint.h>
@@ -63,6 +64,21 @@ const char *fr_kvs_get(fr_kvs *kvs, const char *key)
         if (strcmp(e->key, key) == 0)
             return e->value;
     return NULL;
+}
+
+int fr_kvs_del(fr_kvs *kvs, const char *key)
+{
+    for (kvs_entry **link = &kvs->bucket[hash(key)]; *link; link = &(*link)->next) {
+        kvs_entry *e = *link;
+        if (strcmp(e->key, key) == 0) {
+            *link = e->next;
+            free(e->key);
+            free(e->value);
+            free(e);
+            return 0;
+        }
+    }
+    return -1;
 }
 
 void fr_kvs_free(fr_kvs *kvs)

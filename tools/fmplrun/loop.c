@@ -7,7 +7,9 @@
  * to its process group, SIGKILL 300 ms later for any still alive.
  * Across hosts the head's loop also serves the proxies' connections and
  * output (head.c) and a proxy's loop its connection to the head (proxy.c);
- * the head signals remote ranks through their proxies. */
+ * the head signals remote ranks through their proxies.  Processes spawned
+ * during the job (dynamic.c) are served, judged and ended like the initial
+ * ranks: the job ends when every process of every group has ended. */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -56,8 +58,8 @@ static void signal_ranks(fr_job *job, int sig)
      * it is unreaped its pid cannot be reused, so its group is its own:
      * signalling the group reaches the rank's children too.  (A rank that
      * has not yet called setsid has no group: it gets the signal itself.) */
-    for (int i = job->first; i < job->first + job->nlocal; i++) /* remote pids are not ours */
-        if (job->ranks[i].alive && job->ranks[i].pid > 0) {
+    for (int i = 0; i < job->nprocs; i++) /* remote pids (host >= 0) are not ours */
+        if (job->ranks[i].alive && job->ranks[i].host < 0 && job->ranks[i].pid > 0) {
             kill(job->ranks[i].pid, sig);
             kill(-job->ranks[i].pid, sig);
         }
@@ -110,23 +112,31 @@ static void flush_failures(fr_job *job)
     fr_end_job(job, SIGTERM, FAIL_GRACE_MS);
 }
 
+fr_who fr_rank_who(const fr_job *job, const fr_rank *r)
+{
+    fr_who w;
+    if (r->group == 0)
+        snprintf(w.s, sizeof w.s, "rank %d (pid %ld%s)", r->rank, (long)r->pid,
+                 fr_rank_where(job, r));
+    else
+        snprintf(w.s, sizeof w.s, "group %d rank %d (universe index %d, pid %ld%s)", r->group,
+                 r->world_rank, r->rank, (long)r->pid, fr_rank_where(job, r));
+    return w;
+}
+
 void fr_judge_exit(fr_job *job, fr_rank *r)
 {
     int st = r->status;
-    const char *where = fr_rank_where(job, r);
+    fr_who who = fr_rank_who(job, r);
     if (WIFSIGNALED(st)) {
-        fr_verbose(job, 1, "rank %d (pid %ld%s) killed by signal %d", r->rank, (long)r->pid,
-                   where, WTERMSIG(st));
-        fr_fail(job, r, 128 + WTERMSIG(st), "rank %d (pid %ld%s) killed by signal %d (%s)",
-                r->rank, (long)r->pid, where, WTERMSIG(st), strsignal(WTERMSIG(st)));
+        fr_verbose(job, 1, "%s killed by signal %d", who.s, WTERMSIG(st));
+        fr_fail(job, r, 128 + WTERMSIG(st), "%s killed by signal %d (%s)", who.s, WTERMSIG(st),
+                strsignal(WTERMSIG(st)));
     } else if (WEXITSTATUS(st) != 0) {
-        fr_verbose(job, 1, "rank %d (pid %ld%s) exited with status %d", r->rank, (long)r->pid,
-                   where, WEXITSTATUS(st));
-        fr_fail(job, r, WEXITSTATUS(st), "rank %d (pid %ld%s) exited with status %d", r->rank,
-                (long)r->pid, where, WEXITSTATUS(st));
+        fr_verbose(job, 1, "%s exited with status %d", who.s, WEXITSTATUS(st));
+        fr_fail(job, r, WEXITSTATUS(st), "%s exited with status %d", who.s, WEXITSTATUS(st));
     } else {
-        fr_verbose(job, 1, "rank %d (pid %ld%s) exited with status 0", r->rank, (long)r->pid,
-                   where);
+        fr_verbose(job, 1, "%s exited with status 0", who.s);
         fr_pmi_barrier_check(job);
     }
 }
@@ -137,8 +147,8 @@ static void reap(fr_job *job)
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         fr_rank *r = NULL;
-        for (int i = job->first; i < job->first + job->nlocal && !r; i++)
-            if (job->ranks[i].alive && job->ranks[i].pid == pid)
+        for (int i = 0; i < job->nprocs && !r; i++)
+            if (job->ranks[i].alive && job->ranks[i].host < 0 && job->ranks[i].pid == pid)
                 r = &job->ranks[i];
         if (!r) {
             if (job->hosts)
@@ -204,9 +214,10 @@ static void check_timeout(fr_job *job, uint64_t now)
         return;
     char running[512];
     size_t off = 0;
-    for (int i = 0; i < job->n && off < sizeof running - 16; i++)
+    for (int i = 0; i < job->nprocs && off < sizeof running - 16; i++)
         if (job->ranks[i].alive)
-            off += (size_t)snprintf(running + off, sizeof running - off, " %d", i);
+            off += (size_t)snprintf(running + off, sizeof running - off, " %s",
+                                    job->ranks[i].label);
     fr_msg("job exceeded --timeout %g s; ranks still running:%s; ending the job",
            job->opt.timeout, running);
     job->exit_status = FR_EXIT_TIMEOUT;
@@ -215,7 +226,7 @@ static void check_timeout(fr_job *job, uint64_t now)
 
 static int streams_open(const fr_job *job)
 {
-    for (int i = 0; i < job->n; i++)
+    for (int i = 0; i < job->nprocs; i++)
         if (job->ranks[i].out.fd >= 0 || job->ranks[i].err.fd >= 0)
             return 1;
     return 0;
@@ -238,13 +249,31 @@ static int poll_timeout(const fr_job *job, uint64_t now, uint64_t drain_until)
     return ms > 60000 ? 60000 : (int)ms;
 }
 
+/* Room for n poll entries in *pfd and *who; 0, or -1 (the old arrays stay). */
+static int poll_room(struct pollfd **pfd, int **who, size_t *slots, size_t n)
+{
+    if (n <= *slots)
+        return 0;
+    size_t want = n + 64;
+    struct pollfd *p2 = realloc(*pfd, want * sizeof **pfd);
+    if (p2)
+        *pfd = p2;
+    int *w2 = realloc(*who, want * sizeof **who);
+    if (w2)
+        *who = w2;
+    if (!p2 || !w2)
+        return -1;
+    *slots = want;
+    return 0;
+}
+
 int fr_run(fr_job *job)
 {
     if (job->opt.timeout > 0 && !job->ending)
         job->deadline = fr_now_ns() + (uint64_t)(job->opt.timeout * 1e9);
-    /* Ranks: 3 each; head: listener, pending connections, 3 per host;
-     * proxy: the head. */
-    size_t slots = (size_t)job->n * 3 + 2 + (size_t)job->nhosts * 4 + 64;
+    /* Processes: 3 each (more come with spawns); head: listener, pending
+     * connections, 3 per host; proxy: the head. */
+    size_t slots = (size_t)job->nprocs * 3 + 2 + (size_t)job->nhosts * 4 + 64;
     struct pollfd *pfd = malloc(slots * sizeof *pfd);
     int *who = malloc(slots * sizeof *who); /* rank*3 + kind; < -1: head.c's */
     if (!pfd || !who) {
@@ -264,13 +293,19 @@ int fr_run(fr_job *job)
             else if (now >= drain_until)
                 break;
         }
-        if (!pfd) { /* out of memory: just reap what we killed */
+        if (!pfd || !who) { /* out of memory: just reap what we killed */
             int st;
             if (waitpid(-1, &st, 0) > 0)
                 job->nalive--;
             else
                 break;
             continue;
+        }
+        size_t need = 2 + (size_t)job->nprocs * 3 +
+                      (job->hosts ? (size_t)fr_head_pollfd_count(job) : 0);
+        if (poll_room(&pfd, &who, &slots, need) != 0) {
+            fr_msg("out of memory for the poll set: ending the job");
+            fr_end_job(job, SIGKILL, 0);
         }
         int n = 0;
         pfd[n] = (struct pollfd){.fd = job->sigfd, .events = POLLIN};
@@ -279,22 +314,9 @@ int fr_run(fr_job *job)
             pfd[n] = (struct pollfd){.fd = job->head.fd, .events = POLLIN};
             who[n++] = -2;
         }
-        if (job->hosts) {
-            size_t need = (size_t)n + (size_t)job->n * 3 + (size_t)fr_head_pollfd_count(job);
-            if (need > slots) { /* more connections than expected (pending ones) */
-                struct pollfd *p2 = realloc(pfd, need * sizeof *pfd);
-                if (p2)
-                    pfd = p2;
-                int *w2 = realloc(who, need * sizeof *who);
-                if (w2)
-                    who = w2;
-                if (p2 && w2)
-                    slots = need;
-            }
-            if (need <= slots)
-                n += fr_head_pollfds(job, pfd, who, n);
-        }
-        for (int i = 0; i < job->n; i++) {
+        if (job->hosts && need <= slots)
+            n += fr_head_pollfds(job, pfd, who, n);
+        for (int i = 0; i < job->nprocs && (size_t)n + 3 <= slots; i++) {
             fr_rank *r = &job->ranks[i];
             int fds[3] = {r->pmi_fd, r->out.fd, r->err.fd};
             for (int k = 0; k < 3; k++) {
@@ -322,8 +344,8 @@ int fr_run(fr_job *job)
             fr_rank *r = &job->ranks[who[p] / 3];
             switch (who[p] % 3) {
             case 0: fr_pmi_readable(job, r); break;
-            case 1: fr_stream_readable(&r->out, r->rank); break;
-            default: fr_stream_readable(&r->err, r->rank); break;
+            case 1: fr_stream_readable(&r->out); break;
+            default: fr_stream_readable(&r->err); break;
             }
         }
         if (ready > 0 && pfd[0].revents)
@@ -340,13 +362,14 @@ int fr_run(fr_job *job)
             fr_end_job(job, SIGKILL, 0);
         }
     }
-    for (int i = 0; i < job->n; i++) {
+    for (int i = 0; i < job->nprocs; i++) {
         fr_rank *r = &job->ranks[i];
-        fr_stream_close(&r->out, i);
-        fr_stream_close(&r->err, i);
+        fr_stream_close(&r->out);
+        fr_stream_close(&r->err);
         if (r->pmi_fd >= 0)
             close(r->pmi_fd);
         r->pmi_fd = -1;
+        fr_mcmd_free(r);
     }
     free(pfd);
     free(who);

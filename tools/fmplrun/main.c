@@ -1,7 +1,8 @@
 /* fmplrun: start an FMPL (or any PMI-1) job of N ranks on this machine or,
  * with --hosts / --hostfile, across hosts (head.c, proxy.c).  Parses the
  * command line, names the job, starts the ranks (or the proxies), serves
- * them until they are all gone, and removes the job's shared-memory files. */
+ * them and the processes they spawn until they are all gone, and removes
+ * the job's shared-memory files. */
 #include "fmplrun.h"
 
 #include <stdarg.h>
@@ -36,6 +37,36 @@ static void name_job(fr_job *job)
     fmpl_job_id_from_kvsname(job->kvsname, job->job_id);
 }
 
+/* MPI_UNIVERSE_SIZE: --universe-size, else what the job may usefully run:
+ * the slots across hosts, this machine's CPUs on one; never below N. */
+static int universe_size(const fr_job *job)
+{
+    if (job->opt.universe_size > 0)
+        return job->opt.universe_size;
+    long room = 0;
+    if (job->hosts)
+        for (int h = 0; h < job->nhosts; h++)
+            room += job->hosts[h].slots;
+    else
+        room = sysconf(_SC_NPROCESSORS_ONLN);
+    if (room > FR_MAX_RANKS)
+        room = FR_MAX_RANKS;
+    return room > job->n ? (int)room : job->n;
+}
+
+static void free_job(fr_job *job)
+{
+    close(job->sigfd);
+    fr_kvs_free(job->kvs);
+    fr_kvs_free(job->names);
+    fr_queues_free(job->queues);
+    for (int g = 0; job->groups && g < job->ngroups; g++)
+        fr_kvs_free(job->groups[g].preput);
+    free(job->groups);
+    free(job->ranks);
+    free(job->cpus);
+}
+
 int main(int argc, char **argv)
 {
     static fr_job job; /* large (per-rank buffers live in ranks[]) */
@@ -50,6 +81,12 @@ int main(int argc, char **argv)
     job.n = job.opt.nranks;
     job.first = 0;
     job.nlocal = job.n;
+    if (job.opt.universe_size > 0 && job.opt.universe_size < job.n) {
+        fr_msg("--universe-size %d is smaller than the job's %d ranks", job.opt.universe_size,
+               job.n);
+        return FR_EXIT_LAUNCHER;
+    }
+    job.universe_size = universe_size(&job);
     if (job.opt.proxy_head) { /* the job is named by its head */
         snprintf(job.kvsname, sizeof job.kvsname, "%s", job.opt.proxy_job);
         fmpl_job_id_from_kvsname(job.kvsname, job.job_id);
@@ -57,16 +94,24 @@ int main(int argc, char **argv)
         name_job(&job);
     }
     job.kvs = fr_kvs_new();
-    job.ranks = calloc((size_t)job.n, sizeof *job.ranks);
-    if (!job.kvs || !job.ranks || fr_signals_setup(&job) != 0) {
+    job.names = fr_kvs_new();
+    job.queues = fr_queues_new();
+    /* Room for every process the job may ever have (spawns add some), so
+     * that no fr_rank moves while it is being served; untouched pages cost
+     * nothing. */
+    job.ranks = calloc(FR_MAX_RANKS, sizeof *job.ranks);
+    job.groups = calloc(FR_MAX_RANKS, sizeof *job.groups);
+    if (!job.kvs || !job.names || !job.queues || !job.ranks || !job.groups ||
+        fr_signals_setup(&job) != 0) {
         fr_msg("cannot set up the launcher");
         return FR_EXIT_LAUNCHER;
     }
+    job.groups[0] = (fr_group){.first = 0, .size = job.n};
+    job.ngroups = 1;
+    job.nprocs = job.n;
     if (job.opt.proxy_head) {
         int status = fr_proxy_main(&job);
-        close(job.sigfd);
-        fr_kvs_free(job.kvs);
-        free(job.ranks);
+        free_job(&job);
         return status;
     }
     if (job.hosts)
@@ -80,8 +125,6 @@ int main(int argc, char **argv)
     int status = fr_run(&job);
     fr_cleanup_shm(&job);
     fr_verbose(&job, 1, "job %s ended: exit status %d", job.kvsname, status);
-    close(job.sigfd);
-    fr_kvs_free(job.kvs);
-    free(job.ranks);
+    free_job(&job);
     return status;
 }

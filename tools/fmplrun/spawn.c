@@ -1,8 +1,10 @@
-/* Starting the ranks: find the program, plan the CPU binding, then for each
- * rank create its PMI socket (and output pipes with --tag-output), fork, and
- * in the child start a session, set the parent-death signal, the
- * environment and the affinity before exec.  An exec failure travels back
- * through a close-on-exec pipe, so "cannot execute" is reported once. */
+/* Starting processes: the initial ranks (fr_spawn) and each group a rank
+ * asks for (fr_spawn_group, dynamic.c).  Find the program, plan the CPU
+ * binding, then for each process create its PMI socket (and output pipes
+ * with --tag-output), fork, and in the child start a session, set the
+ * parent-death signal, the environment, the working directory and the
+ * affinity before exec.  An exec failure travels back through a
+ * close-on-exec pipe, so "cannot execute" is reported once. */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -19,26 +21,38 @@
 
 extern char **environ;
 
-/* errno-style result of looking PROGRAM up like execvp would. */
-static int resolve_program(const char *prog, char *path, size_t len)
+/* DIR/NAME into path[len], DIR taken from base when relative (base NULL:
+ * left relative). */
+static void join_path(char *path, size_t len, const char *base, const char *dir, size_t dlen,
+                      const char *name)
+{
+    if (base && (dlen == 0 || dir[0] != '/'))
+        snprintf(path, len, "%s/%.*s%s%s", base, (int)dlen, dir, dlen ? "/" : "", name);
+    else
+        snprintf(path, len, "%.*s%s%s", (int)dlen, dir, dlen ? "/" : "", name);
+}
+
+int fr_resolve_program(const char *prog, const char *dirs, const char *base, char *path,
+                       size_t len)
 {
     struct stat st;
     if (strchr(prog, '/')) {
-        snprintf(path, len, "%s", prog);
+        join_path(path, len, prog[0] == '/' ? NULL : base, "", 0, prog);
         if (stat(path, &st) != 0)
             return errno;
         if (S_ISDIR(st.st_mode))
             return EISDIR;
         return access(path, X_OK) == 0 ? 0 : errno;
     }
-    const char *dirs = getenv("PATH");
+    if (!dirs)
+        dirs = getenv("PATH");
     if (!dirs || !*dirs)
         dirs = "/usr/local/bin:/usr/bin:/bin";
     int err = ENOENT;
     while (*dirs) {
         const char *colon = strchr(dirs, ':');
         size_t dlen = colon ? (size_t)(colon - dirs) : strlen(dirs);
-        snprintf(path, len, "%.*s/%s", (int)(dlen ? dlen : 1), dlen ? dirs : ".", prog);
+        join_path(path, len, base, dlen ? dirs : ".", dlen ? dlen : 1, prog);
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             if (access(path, X_OK) == 0)
                 return 0;
@@ -54,7 +68,7 @@ static int exec_failure_status(int err)
     return err == ENOENT ? FR_EXIT_NOTFOUND : FR_EXIT_NOEXEC;
 }
 
-/* Make room for the descriptors we hold open: a few per rank. */
+/* Make room for the descriptors we hold open: a few per process. */
 static int raise_fd_limit(int n, int tag)
 {
     struct rlimit rl;
@@ -70,18 +84,21 @@ static int raise_fd_limit(int n, int tag)
 static void plan_binding(fr_job *job)
 {
     cpu_set_t allowed;
-    int cpus[CPU_SETSIZE], ncpus = 0;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    int ncpus = 0;
+    job->cpus = malloc(CPU_SETSIZE * sizeof *job->cpus);
+    if (job->cpus && sched_getaffinity(0, sizeof allowed, &allowed) == 0)
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &allowed))
-                cpus[ncpus++] = c;
+                job->cpus[ncpus++] = c;
+    job->ncpus = ncpus;
     int bind = job->opt.bind;
     if (bind == FR_BIND_DEFAULT)
         bind = (ncpus > 0 && job->nlocal <= ncpus) ? FR_BIND_CORE : FR_BIND_NONE;
     if (ncpus == 0)
         bind = FR_BIND_NONE;
+    job->bound = bind == FR_BIND_CORE;
     for (int r = job->first; r < job->first + job->nlocal; r++)
-        job->ranks[r].cpu = bind == FR_BIND_CORE ? cpus[(r - job->first) % ncpus] : -1;
+        job->ranks[r].cpu = job->bound ? job->cpus[(r - job->first) % ncpus] : -1;
     if (job->opt.verbose < 1)
         return;
     if (bind == FR_BIND_NONE) {
@@ -99,22 +116,47 @@ static void plan_binding(fr_job *job)
     fr_msg("binding: core (rank->CPU): %s%s", text, off >= sizeof text - 32 ? " ..." : "");
 }
 
+/* A spawned process's CPU under core binding: the allowed CPU with the
+ * fewest processes bound to it, counting the live ones and the new group's
+ * members [from, to) planned before it (the first such CPU). */
+static int least_loaded_cpu(const fr_job *job, int from, int to)
+{
+    int best = 0, best_load = -1;
+    for (int k = 0; k < job->ncpus; k++) {
+        int load = 0;
+        for (int i = 0; i < to; i++) {
+            const fr_rank *rk = &job->ranks[i];
+            load += (i >= from || (rk->alive && rk->host < 0)) && rk->cpu == job->cpus[k];
+        }
+        if (best_load < 0 || load < best_load) {
+            best = k;
+            best_load = load;
+        }
+    }
+    return job->cpus[best];
+}
+
 /* Variables an outer launcher may have left that would mislead a rank. */
 static int inherited_launcher_var(const char *v)
 {
     static const char *const drop[] = {"PMI_", "PMIX_", "HYDI_", "OMPI_COMM_WORLD_",
                                        "OMPI_UNIVERSE_SIZE=", "MPI_LOCALRANKID=",
-                                       "MPI_LOCALNRANKS=", "FMPL_LAUNCHER=", NULL};
+                                       "MPI_LOCALNRANKS=", "FMPL_LAUNCHER=", "FMPL_UNIVERSE_",
+                                       NULL};
     for (int i = 0; drop[i]; i++)
         if (strncmp(v, drop[i], strlen(drop[i])) == 0)
             return 1;
     return 0;
 }
 
-enum { NRANKVARS = 6 };
+/* Per process: PMI_FD, PMI_RANK, PMI_SIZE, FMPL_LAUNCHER, MPI_LOCALRANKID,
+ * MPI_LOCALNRANKS, FMPL_UNIVERSE_RANK, FMPL_UNIVERSE_BASE and, for spawned
+ * processes only, PMI_SPAWNED=1 (MPICH's clients read it). */
+enum { NRANKVARS = 9 };
 
 typedef struct child_env {
     char **envp;
+    size_t nbase;    /* the inherited variables come first */
     char vars[NRANKVARS][64];
 } child_env;
 
@@ -129,34 +171,54 @@ static int env_build(child_env *ce)
     for (size_t i = 0; i < count; i++)
         if (!inherited_launcher_var(environ[i]))
             ce->envp[k++] = environ[i];
+    ce->nbase = k;
     for (int v = 0; v < NRANKVARS; v++)
         ce->envp[k++] = ce->vars[v];
     ce->envp[k] = NULL;
     return 0;
 }
 
-static void env_set_rank(child_env *ce, const fr_job *job, int rank, int fd)
+static void env_set_rank(child_env *ce, const fr_job *job, const fr_rank *rk, int fd)
 {
+    const fr_group *g = &job->groups[rk->group];
+    int spawned = rk->group > 0;
+    /* Group 0's ranks may be spread over hosts; a spawned group runs here. */
+    int local_id = spawned ? rk->world_rank : rk->rank - job->first;
+    int local_n = spawned ? g->size : job->nlocal;
     snprintf(ce->vars[0], sizeof ce->vars[0], "PMI_FD=%d", fd);
-    snprintf(ce->vars[1], sizeof ce->vars[1], "PMI_RANK=%d", rank);
-    snprintf(ce->vars[2], sizeof ce->vars[2], "PMI_SIZE=%d", job->n);
+    snprintf(ce->vars[1], sizeof ce->vars[1], "PMI_RANK=%d", rk->world_rank);
+    snprintf(ce->vars[2], sizeof ce->vars[2], "PMI_SIZE=%d", g->size);
     snprintf(ce->vars[3], sizeof ce->vars[3], "FMPL_LAUNCHER=fmplrun");
-    snprintf(ce->vars[4], sizeof ce->vars[4], "MPI_LOCALRANKID=%d", rank - job->first);
-    snprintf(ce->vars[5], sizeof ce->vars[5], "MPI_LOCALNRANKS=%d", job->nlocal);
+    snprintf(ce->vars[4], sizeof ce->vars[4], "MPI_LOCALRANKID=%d", local_id);
+    snprintf(ce->vars[5], sizeof ce->vars[5], "MPI_LOCALNRANKS=%d", local_n);
+    snprintf(ce->vars[6], sizeof ce->vars[6], "FMPL_UNIVERSE_RANK=%d", rk->rank);
+    snprintf(ce->vars[7], sizeof ce->vars[7], "FMPL_UNIVERSE_BASE=%d", g->first);
+    snprintf(ce->vars[8], sizeof ce->vars[8], "PMI_SPAWNED=1");
+    ce->envp[ce->nbase + NRANKVARS - 1] = spawned ? ce->vars[8] : NULL;
 }
 
-static void child_warn(const char *what, int rank, int err)
+static void child_warn(const char *what, const fr_rank *rk, int err)
 {
     char line[256];
-    int n = snprintf(line, sizeof line, "fmplrun: rank %d: %s: %s\n", rank, what, strerror(err));
+    int n = snprintf(line, sizeof line, "fmplrun: rank %s: %s: %s\n", rk->label, what,
+                     strerror(err));
     ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
     (void)ignored;
 }
 
+/* What a process runs and with what. */
+typedef struct launch {
+    const char *path;   /* resolved program */
+    char **argv;
+    const char *wdir;   /* NULL: ours */
+    child_env *ce;
+    int devnull;
+} launch;
+
 /* In the child, between fork and exec.  Only async-signal-safe work. */
-__attribute__((noreturn)) static void child(fr_job *job, int r, pid_t parent, const char *path,
-                                            char **envp, int pmi_fd, int out_w, int err_w,
-                                            int devnull, int status_w)
+__attribute__((noreturn)) static void child(fr_job *job, const fr_rank *rk, pid_t parent,
+                                            const launch *l, int pmi_fd, int out_w, int err_w,
+                                            int status_w)
 {
     /* Each rank leads a session of its own, as Hydra's ranks do: with
      * autogroup scheduling (the kernel's default) every session is one
@@ -169,48 +231,48 @@ __attribute__((noreturn)) static void child(fr_job *job, int r, pid_t parent, co
         _exit(FR_EXIT_LAUNCHER);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, &job->child_mask, NULL);
-    if (r != 0 || isatty(STDIN_FILENO))
-        dup2(devnull, STDIN_FILENO);
+    if (rk->rank != 0 || isatty(STDIN_FILENO)) /* only the first rank reads our input */
+        dup2(l->devnull, STDIN_FILENO);
     if (out_w >= 0) {
         dup2(out_w, STDOUT_FILENO);
         dup2(err_w, STDERR_FILENO);
     }
     fcntl(pmi_fd, F_SETFD, 0); /* the one descriptor the rank inherits */
-    if (job->ranks[r].cpu >= 0) {
+    if (rk->cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(job->ranks[r].cpu, &set);
+        CPU_SET(rk->cpu, &set);
         if (sched_setaffinity(0, sizeof set, &set) != 0)
-            child_warn("cannot bind to its CPU", r, errno);
+            child_warn("cannot bind to its CPU", rk, errno);
     }
-    execve(path, job->opt.argv, envp);
+    if (!l->wdir || chdir(l->wdir) == 0)
+        execve(l->path, l->argv, l->ce->envp);
     int err = errno;
     ssize_t ignored = write(status_w, &err, sizeof err);
     (void)ignored;
     _exit(exec_failure_status(err));
 }
 
-/* Create rank r's descriptors and fork it.  Returns the exec-status read end
- * or -1 after a message. */
-static int start_rank(fr_job *job, int r, const char *path, child_env *ce, int devnull)
+/* Create process rk's descriptors and fork it.  Returns the exec-status
+ * read end or -1 after a message. */
+static int start_process(fr_job *job, fr_rank *rk, const launch *l)
 {
-    fr_rank *rk = &job->ranks[r];
     int sv[2], out[2] = {-1, -1}, err[2] = {-1, -1}, st[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
         pipe2(st, O_CLOEXEC) != 0 ||
         (job->opt.tag_output && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0))) {
-        fr_msg("cannot create descriptors for rank %d: %s", r, strerror(errno));
+        fr_msg("cannot create descriptors for rank %s: %s", rk->label, strerror(errno));
         return -1;
     }
-    env_set_rank(ce, job, r, sv[1]);
+    env_set_rank(l->ce, job, rk, sv[1]);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
-        fr_msg("cannot fork rank %d: %s", r, strerror(errno));
+        fr_msg("cannot fork rank %s: %s", rk->label, strerror(errno));
         return -1;
     }
     if (pid == 0)
-        child(job, r, parent, path, ce->envp, sv[1], out[1], err[1], devnull, st[1]);
+        child(job, rk, parent, l, sv[1], out[1], err[1], st[1]);
     rk->pid = pid;
     rk->alive = 1;
     job->nalive++;
@@ -218,21 +280,63 @@ static int start_rank(fr_job *job, int r, const char *path, child_env *ce, int d
     close(sv[1]);
     close(st[1]);
     if (job->opt.tag_output) {
+        char tag[sizeof rk->out.tag];
+        snprintf(tag, sizeof tag, "[%s] ", rk->label);
         close(out[1]);
         close(err[1]);
-        if (fr_stream_open(&rk->out, out[0], STDOUT_FILENO) != 0 ||
-            fr_stream_open(&rk->err, err[0], STDERR_FILENO) != 0)
-            fr_msg("out of memory for rank %d's output", r);
+        if (fr_stream_open(&rk->out, out[0], STDOUT_FILENO, tag) != 0 ||
+            fr_stream_open(&rk->err, err[0], STDERR_FILENO, tag) != 0)
+            fr_msg("out of memory for rank %s's output", rk->label);
     }
-    fr_verbose(job, 1, "rank %d: pid %ld%s", r, (long)pid, rk->cpu >= 0 ? "" : " (not bound)");
+    if (rk->group == 0)
+        fr_verbose(job, 1, "rank %d: pid %ld%s", rk->rank, (long)pid,
+                   rk->cpu >= 0 ? "" : " (not bound)");
+    else
+        fr_verbose(job, 1, "group %d rank %d: universe index %d, pid %ld%s", rk->group,
+                   rk->world_rank, rk->rank, (long)pid, rk->cpu >= 0 ? "" : " (not bound)");
     return st[0];
+}
+
+/* Wait for each exec: EOF means it happened, an errno means it did not.
+ * The first such errno (*which: its index), or 0.  Closes the descriptors. */
+static int wait_execs(const int *status_fd, int count, int *which)
+{
+    int first_err = 0;
+    for (int i = 0; i < count; i++) {
+        int child_err;
+        ssize_t got;
+        while ((got = read(status_fd[i], &child_err, sizeof child_err)) < 0 && errno == EINTR)
+            ;
+        if (got == (ssize_t)sizeof child_err && first_err == 0) {
+            first_err = child_err;
+            *which = i;
+        }
+        close(status_fd[i]);
+    }
+    return first_err;
+}
+
+void fr_process_init(fr_job *job, int idx, int group, int world_rank, int appnum)
+{
+    fr_rank *rk = &job->ranks[idx];
+    rk->rank = idx;
+    rk->group = group;
+    rk->world_rank = world_rank;
+    rk->appnum = appnum;
+    if (group == 0)
+        snprintf(rk->label, sizeof rk->label, "%d", world_rank);
+    else
+        snprintf(rk->label, sizeof rk->label, "%d:%d", group, world_rank);
+    rk->host = -1;
+    rk->cpu = -1;
+    rk->pmi_fd = rk->out.fd = rk->err.fd = -1;
 }
 
 int fr_spawn(fr_job *job)
 {
     char path[4096];
     const char *prog = job->opt.argv[0];
-    int err = resolve_program(prog, path, sizeof path);
+    int err = fr_resolve_program(prog, NULL, NULL, path, sizeof path);
     if (err) {
         fr_msg("cannot execute '%s': %s", prog, strerror(err));
         return exec_failure_status(err);
@@ -241,44 +345,121 @@ int fr_spawn(fr_job *job)
         fr_msg("the open-file limit is too low for %d ranks (ulimit -n)", job->nlocal);
         return FR_EXIT_LAUNCHER;
     }
-    for (int r = 0; r < job->n; r++) {
-        fr_rank *rk = &job->ranks[r];
-        rk->rank = r;
-        rk->host = -1;
-        rk->pmi_fd = rk->out.fd = rk->err.fd = -1;
-    }
+    for (int r = 0; r < job->n; r++)
+        fr_process_init(job, r, 0, r, 0);
     plan_binding(job);
     child_env ce;
-    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (devnull < 0 || env_build(&ce) != 0) {
+    launch l = {.path = path, .argv = job->opt.argv, .ce = &ce};
+    l.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (l.devnull < 0 || env_build(&ce) != 0) {
         fr_msg("cannot prepare the ranks' environment");
         return FR_EXIT_LAUNCHER;
     }
     int *status_fd = malloc((size_t)job->nlocal * sizeof *status_fd);
     int started = 0, result = 0;
     for (; status_fd && started < job->nlocal; started++) {
-        status_fd[started] = start_rank(job, job->first + started, path, &ce, devnull);
+        status_fd[started] = start_process(job, &job->ranks[job->first + started], &l);
         if (status_fd[started] < 0)
             break;
     }
     if (!status_fd || started < job->nlocal)
         result = FR_EXIT_LAUNCHER;
-    /* Wait for each exec: EOF means it happened, an errno means it did not. */
-    for (int r = 0; r < started; r++) {
-        int child_err;
-        ssize_t got;
-        while ((got = read(status_fd[r], &child_err, sizeof child_err)) < 0 && errno == EINTR)
-            ;
-        if (got == (ssize_t)sizeof child_err && result == 0) {
-            fr_msg("cannot execute '%s': %s", prog, strerror(child_err));
-            result = exec_failure_status(child_err);
-        }
-        close(status_fd[r]);
+    int which = 0;
+    int child_err = status_fd ? wait_execs(status_fd, started, &which) : 0;
+    if (child_err && result == 0) {
+        fr_msg("cannot execute '%s': %s", prog, strerror(child_err));
+        result = exec_failure_status(child_err);
     }
     free(status_fd);
     free(ce.envp);
-    close(devnull);
+    close(l.devnull);
     if (job->opt.verbose >= 1)
         fr_msg("job %s: %d rank(s) of %s started", job->kvsname, started, prog);
     return result;
+}
+
+/* A group that could not start whole: kill what started; its members'
+ * ends are no failure of the job (the spawner gets the error instead). */
+static void abandon_group(fr_job *job, const fr_group *g)
+{
+    for (int i = g->first; i < g->first + g->size; i++) {
+        fr_rank *rk = &job->ranks[i];
+        rk->reported = 1;
+        if (rk->alive && rk->pid > 0) {
+            kill(rk->pid, SIGKILL);
+            kill(-rk->pid, SIGKILL);
+        }
+    }
+}
+
+int fr_spawn_group(fr_job *job, const fr_app *apps, int napps, fr_kvs *preput, char *err,
+                   size_t errlen)
+{
+    int total = 0;
+    for (int a = 0; a < napps; a++)
+        total += apps[a].nprocs;
+    if (total < 1 || total > FR_MAX_RANKS - job->nprocs) {
+        snprintf(err, errlen, "universe full: %d processes started, %d more asked, at most %d",
+                 job->nprocs, total, FR_MAX_RANKS);
+        fr_kvs_free(preput);
+        return -1;
+    }
+    if (raise_fd_limit(job->nalive + total, job->opt.tag_output) != 0) {
+        snprintf(err, errlen, "the open-file limit is too low for %d more processes (ulimit -n)",
+                 total);
+        fr_kvs_free(preput);
+        return -1;
+    }
+    child_env ce;
+    int *status_fd = malloc((size_t)total * sizeof *status_fd);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (!status_fd || devnull < 0 || env_build(&ce) != 0) {
+        snprintf(err, errlen, "cannot prepare the processes' environment");
+        fr_kvs_free(preput);
+        free(status_fd);
+        if (devnull >= 0)
+            close(devnull);
+        return -1;
+    }
+    /* The default binding binds only while every process has a CPU. */
+    int bind = job->bound && (job->opt.bind == FR_BIND_CORE || job->nalive + total <= job->ncpus);
+    int gi = job->ngroups++;
+    fr_group *g = &job->groups[gi];
+    *g = (fr_group){.first = job->nprocs, .size = total, .preput = preput};
+    for (int a = 0, w = 0; a < napps; a++)
+        for (int i = 0; i < apps[a].nprocs; i++, w++) {
+            fr_process_init(job, g->first + w, gi, w, a);
+            job->ranks[g->first + w].cpu = bind ? least_loaded_cpu(job, g->first, g->first + w)
+                                                : -1;
+        }
+    job->nprocs = g->first + total;
+    int started = 0, failed = 0;
+    for (int a = 0; a < napps && !failed; a++) {
+        launch l = {.path = apps[a].path, .argv = apps[a].argv, .wdir = apps[a].wdir,
+                    .ce = &ce, .devnull = devnull};
+        for (int i = 0; i < apps[a].nprocs && !failed; i++) {
+            int fd = start_process(job, &job->ranks[g->first + started], &l);
+            if (fd < 0) {
+                snprintf(err, errlen, "cannot start the processes (see fmplrun's message)");
+                failed = 1;
+            } else {
+                status_fd[started++] = fd;
+            }
+        }
+    }
+    int which = 0;
+    int child_err = wait_execs(status_fd, started, &which);
+    free(status_fd);
+    free(ce.envp);
+    close(devnull);
+    if (child_err) {
+        const fr_rank *rk = &job->ranks[g->first + which];
+        snprintf(err, errlen, "cannot execute '%s': %s", apps[rk->appnum].argv[0],
+                 strerror(child_err));
+    }
+    if (failed || child_err) {
+        abandon_group(job, g);
+        return -1;
+    }
+    return gi;
 }

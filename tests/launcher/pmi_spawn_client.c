@@ -1,0 +1,498 @@
+/* A PMI-1 client of fmplrun's dynamic-process service, speaking the wire
+ * protocol by hand on PMI_FD (no libfmpl): spawn requests (one and several
+ * blocks, refusals), spawned processes' environment, arguments, working
+ * directory and preput keys, per-group barriers, keys visible across
+ * groups, name publishing and rendezvous queues.  launcher_cases.sh runs
+ * it under fmplrun and checks its "ok" lines and exit statuses.
+ *
+ * usage: pmi_spawn_client MODE ARGS...
+ *   parent WORKDIR UNIVERSE  initial ranks (-n 2): rank 0 spawns (WORKDIR
+ *                            holds "noexec", executable but no program)
+ *   child ...                the 2 processes of rank 0's first spawn
+ *   appnum N                 the processes of its two-block spawn
+ *   fail-parent PIDDIR KIND  -n 1: spawns 2 KIND, then waits
+ *   fail-child PIDDIR        group rank 1 exits 5 after a barrier
+ *   hang-child PIDDIR        waits (for --timeout)
+ *   nobarrier-child PIDDIR   group rank 1 exits 0 without the barrier
+ *   hosts                    across hosts: spawn refused, names served
+ *   tag-parent               spawns 2 tag-child, which print a line */
+#include "bootstrap/pmi1_wire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int pmi_fd = -1;
+static char me[64] = "?"; /* for messages: "parent 0", "child 1", ... */
+static char kvsname[FMPL_PMI1_KVSNAME_MAX];
+
+__attribute__((format(printf, 2, 3), noreturn)) static void fail_if_reached(int line,
+                                                                           const char *fmt, ...)
+{
+    fprintf(stderr, "pmi_spawn_client %s: FAIL (line %d): ", me, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+#define check(cond, ...)                                                                          \
+    do {                                                                                          \
+        if (!(cond))                                                                              \
+            fail_if_reached(__LINE__, __VA_ARGS__);                                               \
+    } while (0)
+
+static void send_text(const char *text)
+{
+    for (size_t off = 0, len = strlen(text); off < len;) {
+        ssize_t w = write(pmi_fd, text + off, len - off);
+        check(w > 0 || errno == EINTR, "write to PMI_FD: %s", strerror(errno));
+        if (w > 0)
+            off += (size_t)w;
+    }
+}
+
+/* One reply line (without its newline), in a static buffer. */
+static const char *read_reply(void)
+{
+    static char line[FMPL_PMI1_LINE_MAX];
+    size_t len = 0;
+    for (;;) {
+        char c;
+        ssize_t got = read(pmi_fd, &c, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        check(got == 1, "PMI_FD closed by the launcher");
+        if (c == '\n')
+            break;
+        check(len + 1 < sizeof line, "reply too long");
+        line[len++] = c;
+    }
+    line[len] = '\0';
+    return line;
+}
+
+__attribute__((format(printf, 1, 2))) static const char *ask(const char *fmt, ...)
+{
+    char line[FMPL_PMI1_LINE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    strcat(line, "\n");
+    send_text(line);
+    return read_reply();
+}
+
+/* The value of key in a reply ("" when absent). */
+static const char *val(const char *reply, const char *key)
+{
+    static char v[4][FMPL_PMI1_VALLEN_MAX];
+    static int next;
+    char *out = v[next++ % 4];
+    if (fmpl_pmi1_field(reply, key, out, FMPL_PMI1_VALLEN_MAX) != 0)
+        out[0] = '\0';
+    return out;
+}
+
+static void expect_reply(const char *reply, const char *cmd, const char *rc)
+{
+    check(strcmp(val(reply, "cmd"), cmd) == 0 && strcmp(val(reply, "rc"), rc) == 0,
+          "expected cmd=%s rc=%s, got '%s'", cmd, rc, reply);
+}
+
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    check(v && *v, "%s is not set", name);
+    return atoi(v);
+}
+
+static void pmi_init(void)
+{
+    pmi_fd = env_int("PMI_FD");
+    const char *r = ask("cmd=init pmi_version=1 pmi_subversion=1");
+    expect_reply(r, "response_to_init", "0");
+    r = ask("cmd=get_my_kvsname");
+    snprintf(kvsname, sizeof kvsname, "%s", val(r, "kvsname"));
+    check(kvsname[0], "no kvsname in '%s'", r);
+}
+
+static void finalize(void)
+{
+    check(strcmp(val(ask("cmd=finalize"), "cmd"), "finalize_ack") == 0, "no finalize_ack");
+}
+
+static void barrier(void)
+{
+    check(strcmp(ask("cmd=barrier_in"), "cmd=barrier_out") == 0, "barrier failed");
+}
+
+static void put(const char *key, const char *value)
+{
+    expect_reply(ask("cmd=put kvsname=%s key=%s value=%s", kvsname, key, value), "put_result",
+                 "0");
+}
+
+/* The value of key, or NULL when the store has none. */
+static const char *get(const char *key)
+{
+    const char *r = ask("cmd=get kvsname=%s key=%s", kvsname, key);
+    check(strcmp(val(r, "cmd"), "get_result") == 0, "bad get reply '%s'", r);
+    return strcmp(val(r, "rc"), "0") == 0 ? val(r, "value") : NULL;
+}
+
+/* Poll for a key another process puts later (bounded: 20 s). */
+static const char *get_eventually(const char *key)
+{
+    for (int i = 0; i < 4000; i++) {
+        const char *v = get(key);
+        if (v)
+            return v;
+        usleep(5000);
+    }
+    check(0, "key %s never appeared", key);
+}
+
+static const char *take_eventually(const char *queue)
+{
+    for (int i = 0; i < 4000; i++) {
+        const char *r = ask("cmd=fmpl_take queue=%s", queue);
+        if (strcmp(val(r, "rc"), "0") == 0) {
+            expect_reply(r, "fmpl_take_result", "0");
+            return val(r, "value");
+        }
+        check(strcmp(r, "cmd=fmpl_take_result rc=-1 msg=empty") == 0, "bad take reply '%s'", r);
+        usleep(5000);
+    }
+    check(0, "queue %s stayed empty", queue);
+}
+
+static int int_reply(const char *request, const char *cmd, const char *key)
+{
+    const char *r = ask("%s", request);
+    check(strcmp(val(r, "cmd"), cmd) == 0 && val(r, key)[0], "bad reply '%s' to %s", r, request);
+    return atoi(val(r, key));
+}
+
+/* One command of a spawn request. */
+typedef struct block {
+    int nprocs;
+    const char *exec;
+    const char *const *args;  /* NULL-terminated; NULL: none */
+    const char *const *info;  /* key, value, ..., NULL */
+} block;
+
+/* Send a spawn of nb blocks with the preput pairs (key, value, ..., NULL);
+ * the reply. */
+static const char *spawn(const block *b, int nb, const char *const *preput)
+{
+    for (int i = 0; i < nb; i++) {
+        char text[16384];
+        size_t off = 0;
+        int nargs = 0, ninfo = 0, npre = 0;
+        while (b[i].args && b[i].args[nargs])
+            nargs++;
+        while (b[i].info && b[i].info[2 * ninfo])
+            ninfo++;
+        while (preput && preput[2 * npre])
+            npre++;
+#define ADD(...) (off += (size_t)snprintf(text + off, sizeof text - off, __VA_ARGS__))
+        ADD("mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=%d\nspawnssofar=%d\nargcnt=%d\n",
+            b[i].nprocs, b[i].exec, nb, i + 1, nargs);
+        for (int a = 0; a < nargs; a++)
+            ADD("arg%d=%s\n", a + 1, b[i].args[a]);
+        ADD("preput_num=%d\n", npre);
+        for (int p = 0; p < npre; p++)
+            ADD("preput_key_%d=%s\npreput_val_%d=%s\n", p, preput[2 * p], p, preput[2 * p + 1]);
+        ADD("info_num=%d\n", ninfo);
+        for (int k = 0; k < ninfo; k++)
+            ADD("info_key_%d=%s\ninfo_val_%d=%s\n", k, b[i].info[2 * k], k, b[i].info[2 * k + 1]);
+        ADD("endcmd\n");
+#undef ADD
+        check(off < sizeof text, "spawn request too long for the test");
+        send_text(text);
+    }
+    return read_reply();
+}
+
+static void expect_refusal(const char *reply, const char *why)
+{
+    expect_reply(reply, "spawn_result", "-1");
+    check(strstr(val(reply, "msg"), why), "refusal '%s' lacks '%s'", reply, why);
+}
+
+static void self_path(char *path, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", path, len - 1);
+    check(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+    path[n] = '\0';
+}
+
+static void record_pid(const char *dir)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/pid.%ld", dir, (long)getpid());
+    FILE *f = fopen(path, "w");
+    check(f, "cannot write %s", path);
+    fprintf(f, "%s\n", me);
+    fclose(f);
+}
+
+/* ------------------------------------------------------------ the modes */
+
+static void parent(const char *workdir, int universe)
+{
+    int rank = env_int("PMI_RANK");
+    snprintf(me, sizeof me, "parent %d", rank);
+    check(!getenv("PMI_SPAWNED"), "PMI_SPAWNED set in an initial rank");
+    check(env_int("FMPL_UNIVERSE_RANK") == rank && env_int("FMPL_UNIVERSE_BASE") == 0,
+          "initial rank's universe index or base wrong");
+    pmi_init();
+    check(int_reply("cmd=get_universe_size", "universe_size", "size") == universe,
+          "universe size is not %d", universe);
+    check(int_reply("cmd=get_appnum", "appnum", "appnum") == 0, "appnum of an initial rank");
+    if (rank == 0) {
+        char self[PATH_MAX], dir[PATH_MAX];
+        self_path(self, sizeof self);
+        snprintf(dir, sizeof dir, "%s", self);
+        *strrchr(dir, '/') = '\0';
+        const char *base = strrchr(self, '/') + 1;
+
+        /* Names: publish, a second publish of the same name, a lookup of none. */
+        expect_reply(ask("cmd=publish_name service=svc-a port=tag#1"), "publish_result", "0");
+        expect_reply(ask("cmd=publish_name service=svc-a port=other"), "publish_result", "-1");
+        expect_reply(ask("cmd=lookup_name service=svc-none"), "lookup_result", "-1");
+
+        /* Refusals: nothing may start. */
+        block missing = {1, "no-such-program-xyz", NULL, NULL};
+        expect_refusal(spawn(&missing, 1, NULL), "cannot_execute_'no-such-program-xyz'");
+        const char *far_info[] = {"host", "no-such-host.invalid", NULL};
+        block far = {1, self, NULL, far_info};
+        expect_refusal(spawn(&far, 1, NULL), "unknown_host_'no-such-host.invalid'");
+        block huge = {4095, self, NULL, NULL}; /* 2 + 4095 > FR_MAX_RANKS */
+        expect_refusal(spawn(&huge, 1, NULL), "universe_full");
+        const char *bad_wdir[] = {"wdir", "/no/such/dir", NULL};
+        block lost = {1, self, NULL, bad_wdir};
+        expect_refusal(spawn(&lost, 1, NULL), "cannot_enter_wdir_'/no/such/dir'");
+
+        /* Two children: arguments with spaces, preput keys, a working directory. */
+        const char *args[] = {"child", "arg with  spaces", " lead", "x=y", "", NULL};
+        const char *info[] = {"wdir", workdir, "soft", "ignored", NULL};
+        const char *preput[] = {"parent_kvs", kvsname, "expected_wdir", workdir,
+                                "greeting", "hello-preput", NULL};
+        block kids = {2, self, args, info};
+        const char *r = spawn(&kids, 1, preput);
+        expect_reply(r, "spawn_result", "0");
+        check(atoi(val(r, "fmpl_universe_first")) == 2, "first spawn at '%s'", r);
+
+        /* Two blocks (MPI_Comm_spawn_multiple): the first found through
+         * info path, each with its appnum. */
+        const char *app0[] = {"appnum", "0", NULL}, *app1[] = {"appnum", "1", NULL};
+        const char *path_info[] = {"path", dir, NULL};
+        block multi[2] = {{1, base, app0, path_info}, {1, self, app1, NULL}};
+        r = spawn(multi, 2, NULL);
+        expect_reply(r, "spawn_result", "0");
+        check(atoi(val(r, "fmpl_universe_first")) == 4, "second spawn at '%s'", r);
+
+        /* Keys and queues across groups. */
+        put("parent.key", "from-parent");
+        expect_reply(ask("cmd=fmpl_post queue=down value=v1"), "fmpl_post_result", "0");
+        expect_reply(ask("cmd=fmpl_post queue=down value=v2"), "fmpl_post_result", "0");
+        check(strcmp(get_eventually("child.0"), "child0-says-hi") == 0, "child.0's value");
+        check(strcmp(take_eventually("up"), "from-child-1") == 0, "queue up's value");
+        check(strcmp(ask("cmd=fmpl_take queue=up"), "cmd=fmpl_take_result rc=-1 msg=empty") == 0,
+              "queue up not empty after its one value");
+        check(!get("greeting"), "a spawned group's preput key seen by its parent");
+
+        /* The children looked svc-a up before posting: now it may go. */
+        expect_reply(ask("cmd=unpublish_name service=svc-a"), "unpublish_result", "0");
+        expect_reply(ask("cmd=unpublish_name service=svc-a"), "unpublish_result", "-1");
+        expect_reply(ask("cmd=lookup_name service=svc-a"), "lookup_result", "-1");
+
+        /* A program that passes the checks but cannot be executed: refused
+         * after the fork, and its processes' ends do not end the job. */
+        char noexec[PATH_MAX];
+        snprintf(noexec, sizeof noexec, "%s/noexec", workdir);
+        block bad = {2, noexec, NULL, NULL};
+        expect_refusal(spawn(&bad, 1, NULL), "Exec_format_error");
+    }
+    barrier(); /* group 0's: rank 1 waits here all along */
+    finalize();
+    printf("parent rank %d ok\n", rank);
+}
+
+static void child(int argc, char **argv)
+{
+    int rank = env_int("PMI_RANK");
+    snprintf(me, sizeof me, "child %d", rank);
+    const char *spawned = getenv("PMI_SPAWNED");
+    check(spawned && strcmp(spawned, "1") == 0, "PMI_SPAWNED is not 1");
+    check(env_int("PMI_SIZE") == 2 && (rank == 0 || rank == 1), "world rank %d of %d", rank,
+          env_int("PMI_SIZE"));
+    check(env_int("FMPL_UNIVERSE_BASE") == 2 && env_int("FMPL_UNIVERSE_RANK") == 2 + rank,
+          "universe index %d, base %d", env_int("FMPL_UNIVERSE_RANK"),
+          env_int("FMPL_UNIVERSE_BASE"));
+    check(strcmp(getenv("FMPL_LAUNCHER"), "fmplrun") == 0, "FMPL_LAUNCHER");
+    check(argc == 6 && strcmp(argv[2], "arg with  spaces") == 0 && strcmp(argv[3], " lead") == 0 &&
+              strcmp(argv[4], "x=y") == 0 && strcmp(argv[5], "") == 0,
+          "arguments not passed intact (argc %d)", argc);
+    pmi_init();
+    const char *parent_kvs = get("parent_kvs");
+    check(parent_kvs && strcmp(parent_kvs, kvsname) == 0, "kvsname differs from the parent's");
+    const char *greeting = get("greeting");
+    check(greeting && strcmp(greeting, "hello-preput") == 0, "preput key greeting");
+    char cwd[PATH_MAX], want[PATH_MAX];
+    const char *wdir = get("expected_wdir");
+    check(wdir && realpath(wdir, want) && getcwd(cwd, sizeof cwd) && strcmp(cwd, want) == 0,
+          "working directory is not info wdir");
+    check(int_reply("cmd=get_appnum", "appnum", "appnum") == 0, "appnum of a one-block spawn");
+    check(int_reply("cmd=get_universe_size", "universe_size", "size") == 8, "universe size");
+
+    char key[32], value[64];
+    snprintf(key, sizeof key, "child.%d", rank);
+    snprintf(value, sizeof value, "child%d-says-hi", rank);
+    put(key, value);
+    if (rank == 0) {
+        const char *r = ask("cmd=lookup_name service=svc-a");
+        expect_reply(r, "lookup_result", "0");
+        check(strcmp(val(r, "port"), "tag#1") == 0, "looked up '%s'", r);
+    } else {
+        expect_reply(ask("cmd=publish_name service=svc-a port=mine"), "publish_result", "-1");
+    }
+    barrier(); /* the group's own: both children, not the parents */
+    snprintf(key, sizeof key, "child.%d", 1 - rank);
+    snprintf(value, sizeof value, "child%d-says-hi", 1 - rank);
+    const char *other = get(key);
+    check(other && strcmp(other, value) == 0, "the other child's key after the barrier");
+    if (rank == 0) {
+        check(strcmp(get_eventually("parent.key"), "from-parent") == 0, "the parent's key");
+        check(strcmp(take_eventually("down"), "v1") == 0, "queue down: first value");
+        check(strcmp(take_eventually("down"), "v2") == 0, "queue down: second value");
+    } else {
+        expect_reply(ask("cmd=fmpl_post queue=up value=from-child-1"), "fmpl_post_result", "0");
+    }
+    finalize();
+    printf("child rank %d ok\n", rank);
+}
+
+static void appnum(int n)
+{
+    snprintf(me, sizeof me, "appnum %d", n);
+    check(env_int("PMI_SIZE") == 2 && env_int("PMI_RANK") == n, "world rank of a two-block spawn");
+    check(env_int("FMPL_UNIVERSE_BASE") == 4 && env_int("FMPL_UNIVERSE_RANK") == 4 + n,
+          "universe index of a two-block spawn");
+    pmi_init();
+    check(int_reply("cmd=get_appnum", "appnum", "appnum") == n, "appnum is not %d", n);
+    barrier();
+    finalize();
+    printf("appnum rank %d ok\n", n);
+}
+
+static void fail_parent(const char *piddir, const char *kind)
+{
+    snprintf(me, sizeof me, "fail-parent");
+    record_pid(piddir);
+    pmi_init();
+    char self[PATH_MAX];
+    self_path(self, sizeof self);
+    const char *args[] = {kind, piddir, NULL};
+    block kids = {2, self, args, NULL};
+    expect_reply(spawn(&kids, 1, NULL), "spawn_result", "0");
+    sleep(60); /* ended by fmplrun when the child fails, or at --timeout */
+    check(0, "still running after the children's failure");
+}
+
+static void fail_child(const char *piddir, const char *kind)
+{
+    int rank = env_int("PMI_RANK");
+    snprintf(me, sizeof me, "%s %d", kind, rank);
+    record_pid(piddir);
+    pmi_init();
+    if (rank == 1 && strcmp(kind, "nobarrier-child") == 0)
+        exit(0); /* while rank 0 waits for it in the barrier */
+    barrier(); /* both pids are recorded */
+    if (rank == 1 && strcmp(me, "fail-child 1") == 0)
+        exit(5);
+    sleep(60);
+    check(0, "still running after the other child's failure");
+}
+
+static void hosts(void)
+{
+    int rank = env_int("PMI_RANK");
+    snprintf(me, sizeof me, "hosts %d", rank);
+    pmi_init();
+    check(int_reply("cmd=get_universe_size", "universe_size", "size") == 4,
+          "universe size is not the 4 slots");
+    if (rank == 0) {
+        const char *args[] = {"an arg with spaces", NULL};
+        block b = {1, "/bin/true", args, NULL};
+        expect_refusal(spawn(&b, 1, NULL), "across_hosts");
+        expect_reply(ask("cmd=publish_name service=svc-h port=p-h"), "publish_result", "0");
+        expect_reply(ask("cmd=fmpl_post queue=hq value=x1"), "fmpl_post_result", "0");
+    }
+    barrier();
+    if (rank == 3) {
+        const char *r = ask("cmd=lookup_name service=svc-h");
+        expect_reply(r, "lookup_result", "0");
+        check(strcmp(val(r, "port"), "p-h") == 0, "looked up '%s'", r);
+        check(strcmp(take_eventually("hq"), "x1") == 0, "queue hq's value");
+    }
+    finalize();
+    printf("hosts rank %d ok\n", rank);
+}
+
+static void tag_parent(void)
+{
+    snprintf(me, sizeof me, "tag-parent");
+    pmi_init();
+    char self[PATH_MAX];
+    self_path(self, sizeof self);
+    const char *args[] = {"tag-child", NULL};
+    block kids = {2, self, args, NULL};
+    expect_reply(spawn(&kids, 1, NULL), "spawn_result", "0");
+    finalize();
+    printf("parent done\n");
+}
+
+static void tag_child(void)
+{
+    snprintf(me, sizeof me, "tag-child");
+    pmi_init();
+    finalize();
+    printf("hello from child %d\n", env_int("PMI_RANK"));
+    fprintf(stderr, "stderr of child %d\n", env_int("PMI_RANK"));
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "parent") == 0 && argc == 4)
+        parent(argv[2], atoi(argv[3]));
+    else if (strcmp(mode, "child") == 0)
+        child(argc, argv);
+    else if (strcmp(mode, "appnum") == 0 && argc == 3)
+        appnum(atoi(argv[2]));
+    else if (strcmp(mode, "fail-parent") == 0 && argc == 4)
+        fail_parent(argv[2], argv[3]);
+    else if ((strcmp(mode, "fail-child") == 0 || strcmp(mode, "hang-child") == 0 ||
+              strcmp(mode, "nobarrier-child") == 0) && argc == 3)
+        fail_child(argv[2], mode);
+    else if (strcmp(mode, "hosts") == 0)
+        hosts();
+    else if (strcmp(mode, "tag-parent") == 0)
+        tag_parent();
+    else if (strcmp(mode, "tag-child") == 0)
+        tag_child();
+    else
+        check(0, "usage: pmi_spawn_client parent WORKDIR UNIVERSE | hosts "
+                 "| fail-parent DIR KIND | tag-parent");
+    return 0;
+}
