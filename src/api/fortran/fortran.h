@@ -140,4 +140,9 @@ char *fmpl_f_string_buffer(fmpl_f_strings *s, size_t len);
 void fmpl_f_string_out(char *f, size_t len, const char *c);
 void fmpl_f_strings_free(fmpl_f_strings *s);
 
+/* The entries whose arguments are arrays of Fortran strings (MPI_Comm_spawn,
+ * _spawn_multiple) until they are converted: MPI_ERR_UNSUPPORTED_OPERATION
+ * with a message, through MPI_COMM_WORLD's handler. */
+int fmpl_f_string_arrays_unsupported(const char *func);
+
 #endif

@@ -5,6 +5,7 @@
  * functions, generalized requests), the predefined Fortran callbacks, and
  * the MPI-1 functions removed in MPI-3.0 (INTEGER addresses). */
 #include "api/fortran/fortran.h"
+#include "api/mpi/mpi_impl.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -496,3 +497,10 @@ void pmpi_f_sync_reg_(void *buf)
     __asm__ volatile("" : : "r"(buf) : "memory");
 }
 FMPL_F_NAMES(f_sync_reg, F_SYNC_REG)
+
+int fmpl_f_string_arrays_unsupported(const char *func)
+{
+    return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, func,
+                          "%s is not available from Fortran yet (its arrays of Fortran strings "
+                          "are not converted); it works from C", func);
+}

@@ -4591,9 +4591,17 @@ void pmpi_comm_spawn_(char *command, char *argv, const int *maxprocs, const MPI_
                       int *array_of_errcodes, MPI_Fint *ierror, size_t command_len, size_t argv_len)
 {
     fmpl_f_strings strings = {0};
-    (void)argv, (void)argv_len;
-    int rc = PMPI_Comm_spawn(fmpl_f_string_in(&strings, command, command_len), NULL, *maxprocs,
-                             *info, *root, *comm, intercomm, fmpl_f_errcodes(array_of_errcodes));
+    (void)command;
+    (void)argv;
+    (void)maxprocs;
+    (void)info;
+    (void)root;
+    (void)comm;
+    (void)intercomm;
+    (void)array_of_errcodes;
+    (void)command_len;
+    (void)argv_len;
+    int rc = fmpl_f_string_arrays_unsupported("MPI_Comm_spawn");
     fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
@@ -4607,10 +4615,18 @@ void pmpi_comm_spawn_multiple_(const int *count, char *array_of_commands, char *
                                int *array_of_errcodes, MPI_Fint *ierror,
                                size_t array_of_commands_len, size_t array_of_argv_len)
 {
-    (void)array_of_commands, (void)array_of_commands_len;
-    (void)array_of_argv, (void)array_of_argv_len;
-    int rc = PMPI_Comm_spawn_multiple(*count, NULL, NULL, array_of_maxprocs, array_of_info, *root,
-                                      *comm, intercomm, fmpl_f_errcodes(array_of_errcodes));
+    (void)count;
+    (void)array_of_commands;
+    (void)array_of_argv;
+    (void)array_of_maxprocs;
+    (void)array_of_info;
+    (void)root;
+    (void)comm;
+    (void)intercomm;
+    (void)array_of_errcodes;
+    (void)array_of_commands_len;
+    (void)array_of_argv_len;
+    int rc = fmpl_f_string_arrays_unsupported("MPI_Comm_spawn_multiple");
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_spawn_multiple, COMM_SPAWN_MULTIPLE)
