@@ -18,6 +18,8 @@
  *      writes into the rings it names.  Q's rings were ready before Q put
  *      their addresses, so P's first record finds them; P's were ready for
  *      Q the same way.
+ * A process that cannot link (the network backend, another host) puts
+ * "failed" instead of its offer, so its peers return an error too.
  * A link lasts as long as both processes: MPI_Comm_disconnect leaves it,
  * and a later connection of the same pair has nothing to do. */
 #include "runtime/runtime.h"
@@ -32,6 +34,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static unsigned char *linked; /* [capacity]: the protocols reach it */
@@ -112,6 +115,9 @@ static int accept_offer(fmpl_bootstrap *bs, int r)
     if (rc != FMPL_SUCCESS)
         return rc;
     unsigned long long chan, stage;
+    if (strcmp(value, "failed") == 0)
+        return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "process %d could not link with this one (its "
+                          "message says why)", r);
     if (sscanf(value, "%llx,%llx", &chan, &stage) != 2)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "process %d's link offer '%.60s' is malformed", r,
                           value);
@@ -136,8 +142,17 @@ int fmpl_runtime_link(const int *peers, int n)
         if (linked[r] || r == fmpl_fab.rank)
             continue;
         int rc = offer(bs, r);
-        if (rc != FMPL_SUCCESS)
+        if (rc != FMPL_SUCCESS) {
+            /* The peers poll for an offer: tell them, rather than let them
+             * wait for ever. */
+            char key[32];
+            for (int j = i; j < n; j++)
+                if (!linked[peers[j]] && peers[j] != fmpl_fab.rank) {
+                    snprintf(key, sizeof key, "lk%d", peers[j]);
+                    bs->put(bs, key, "failed");
+                }
             return rc;
+        }
     }
     for (int i = 0; i < n; i++) {
         int r = peers[i];
