@@ -207,22 +207,6 @@ static fmpl_chan_rec *rec_at(chan_ring *r, uint64_t pos)
 }
 
 /* Step 2: wait for `need` free bytes. */
-static void wait_space(chan_out *o, uint64_t need)
-{
-    if (o->tail + need - o->head_seen <= capacity)
-        return;
-    fmpl_waiter w = FMPL_WAITER_INIT;
-    for (;;) {
-        o->head_seen = head_of(o);
-        if (o->tail + need - o->head_seen <= capacity)
-            return;
-        /* Drain our own incoming channels meanwhile: the receiver may be
-         * waiting for us to take its records before it takes ours. */
-        if (!fmpl_tm_progress())
-            fmpl_wait_once(&w);
-    }
-}
-
 static int has_space(chan_out *o, uint64_t need)
 {
     if (o->tail + need - o->head_seen <= capacity)
@@ -240,24 +224,37 @@ fmpl_chan_rec *fmpl_chan_try_reserve(int to, int64_t payload)
     return has_space(o, need) ? fmpl_chan_reserve_slow(to, payload) : NULL;
 }
 
+/* Steps 1-2 when the fast path cannot: pad to the ring's end, wait for
+ * room.  Whatever a wait lets run may send to `to` too and move the tail:
+ * the progress it makes (handling a record can send one), and, with
+ * several application threads, another thread's send (the wait lets the
+ * core go: progress/threads.c).  So every decision is taken again from
+ * the current tail after each wait, never from a position read before. */
 fmpl_chan_rec *fmpl_chan_reserve_slow(int to, int64_t payload)
 {
     chan_out *o = &fmpl_chan_out[to];
     uint64_t len = ((uint64_t)(FMPL_CHAN_HEADER + payload) + 63) & ~63ull;
-    uint64_t at = o->tail & fmpl_chan_mask;
-    if (at + len > capacity) { /* step 1: pad to the end */
-        uint64_t pad = capacity - at;
-        wait_space(o, pad);
-        fmpl_chan_rec *p = rec_at(o->ring, o->tail);
-        p->type = FMPL_CHAN_PAD;
-        p->units = (uint16_t)(pad / 64);
-        fmpl_chan_publish(to, p); /* advances the tail */
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    for (;;) {
+        uint64_t at = o->tail & fmpl_chan_mask;
+        uint64_t need = at + len > capacity ? capacity - at : len; /* a pad first */
+        if (has_space(o, need)) {
+            fmpl_chan_rec *rec = rec_at(o->ring, o->tail);
+            if (need == len) {
+                rec->units = (uint16_t)(len / 64);
+                rec->flags = 0;
+                return rec;
+            }
+            rec->type = FMPL_CHAN_PAD; /* step 1 */
+            rec->units = (uint16_t)(need / 64);
+            fmpl_chan_publish(to, rec); /* advances the tail */
+            continue;
+        }
+        /* Drain our own incoming channels meanwhile: the receiver may be
+         * waiting for us to take its records before it takes ours. */
+        if (!fmpl_tm_progress())
+            fmpl_wait_once(&w);
     }
-    wait_space(o, len);
-    fmpl_chan_rec *rec = rec_at(o->ring, o->tail);
-    rec->units = (uint16_t)(len / 64);
-    rec->flags = 0;
-    return rec;
 }
 
 /* Step 5 past a PAD record (fmpl_chan_peek found one at the head). */

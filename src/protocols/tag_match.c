@@ -518,6 +518,8 @@ static void eager_copy_out(fmpl_chan_rec *rec, int w, void *dst, int64_t n)
         fmpl_wait_once(&wt);
 }
 
+static void take_unexpected(fmpl_tm_req *r, fmpl_team *t, fmpl_tm_unexp *u);
+
 static void on_eager(fmpl_team *t, fmpl_chan_rec *rec, int w)
 {
     fmpl_tm_req *r = find_posted(t, rec->source, rec->tag);
@@ -546,6 +548,16 @@ static void on_eager(fmpl_team *t, fmpl_chan_rec *rec, int w)
         return;
     }
     eager_copy_out(rec, w, u->data, rec->size);
+    /* An EAGER_PIPE copy waits for the sender, and a wait lets other
+     * threads post receives (progress/threads.c): one that matches now
+     * takes the message, older than anything still in w's channel, rather
+     * than the next one. */
+    fmpl_tm_req *late = find_posted(t, u->source, u->tag);
+    if (late) {
+        list_remove(late);
+        take_unexpected(late, t, u);
+        return;
+    }
     u->next = &t->tm->unexpected;
     u->prev = t->tm->unexpected.prev;
     t->tm->unexpected.prev->next = u;
@@ -686,9 +698,9 @@ int fmpl_tm_progress(void)
     if (depth >= 4)
         return 0;
     depth++;
-    int n = 0, size = fmpl_fab.linked_end; /* entries not linked never hold a record */
-    if (poll_start >= size)
-        poll_start = 0;
+    /* Up to the highest linked peer: entries not linked never hold a record,
+     * and linked_end only grows, so poll_start stays below it. */
+    int n = 0, size = fmpl_fab.linked_end;
     for (int i = 0, w = poll_start; i < size; i++, w = w + 1 < size ? w + 1 : 0) {
         fmpl_chan_rec *rec;
         while (!handling[w] && (rec = fmpl_chan_peek(w)) != NULL) {
@@ -926,6 +938,10 @@ int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
     if ((type == REC_EAGER || type == REC_EAGER_PIPE || type == REC_EAGER_REF ||
          type == REC_RTS) &&
         rec->context == r->team->id && matches(r->peer, r->tag, rec->source, rec->tag)) {
+        /* Marked like any handling: an EAGER_PIPE copy waits for the
+         * sender, and a wait lets progress (another thread's too) run,
+         * which must not take this record as well. */
+        handling[w] = 1;
         if (type == REC_RTS) {
             const rts_body *b = fmpl_chan_payload(rec);
             fmpl_raddr sbuf = {.addr = b->sbuf_addr, .rank = w, .kind = b->sbuf_kind,
@@ -939,6 +955,7 @@ int fmpl_tm_recv_direct_poll(fmpl_tm_req *r, int w)
             complete(r, n, rec->size > r->size ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS);
         }
         fmpl_chan_release(w, rec);
+        handling[w] = 0;
         return 1;
     }
     handle_marked(rec, w);
