@@ -79,6 +79,34 @@ int fmpl_pmi1_expect(pmi1 *p, const char *func, const char *cmd, char *line)
     return fmpl_bootstrap_check_reply(func, line, cmd, fmpl_pmi1_field, "msg");
 }
 
+int fmpl_pmi1_reply_is(const char *line, const char *cmd, char *why, size_t why_len)
+{
+    char got[64], rcval[16];
+    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
+        return -1;
+    if (fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) != 0 || strcmp(rcval, "0") == 0)
+        return 0;
+    if (fmpl_pmi1_field(line, "msg", why, why_len) != 0)
+        snprintf(why, why_len, "no reason given");
+    for (char *c = why; *c; c++)
+        if (*c == '_')
+            *c = ' ';
+    return 1;
+}
+
+int fmpl_pmi1_answer(pmi1 *p, const char *func, const char *cmd, char *line, char *why,
+                     size_t why_len)
+{
+    int rc = fmpl_pmi1_read_line(p, func, line);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    int is = fmpl_pmi1_reply_is(line, cmd, why, why_len);
+    if (is < 0)
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "expected cmd=%s from the launcher, got '%.200s'",
+                          cmd, line);
+    return is;
+}
+
 static int int_field(const char *line, const char *key, int *out)
 {
     char buf[32], *end;
@@ -115,7 +143,7 @@ static int get_key(fmpl_bootstrap *bs, const char *func, int rank, const char *k
                    size_t len, int quiet)
 {
     pmi1 *p = bs->impl;
-    char full[FMPL_BOOTSTRAP_KEY_MAX], line[FMPL_PMI1_LINE_MAX], rcval[16];
+    char full[FMPL_BOOTSTRAP_KEY_MAX], line[FMPL_PMI1_LINE_MAX], why[128];
     /* Spawned worlds may name any universe rank; others only their world. */
     int limit = bs->spawn ? FMPL_UNIVERSE_MAX : bs->universe_base + bs->size;
     if (rank < 0 || rank >= limit)
@@ -127,12 +155,9 @@ static int get_key(fmpl_bootstrap *bs, const char *func, int rank, const char *k
         return rc;
     rc = fmpl_pmi1_send_line(p, func, "cmd=get kvsname=%s key=%s\n", p->kvsname, full);
     if (rc == FMPL_SUCCESS && quiet) {
-        rc = fmpl_pmi1_read_line(p, func, line);
-        if (rc == FMPL_SUCCESS && fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) == 0 &&
-            strcmp(rcval, "0") != 0)
+        rc = fmpl_pmi1_answer(p, func, "get_result", line, why, sizeof why);
+        if (rc == 1)
             return FMPL_ERR_NOT_PENDING;
-        if (rc == FMPL_SUCCESS)
-            rc = fmpl_bootstrap_check_reply(func, line, "get_result", fmpl_pmi1_field, "msg");
     } else if (rc == FMPL_SUCCESS) {
         rc = fmpl_pmi1_expect(p, func, "get_result", line);
     }

@@ -24,6 +24,14 @@ int fmpl_pmi1_read_line(pmi1 *p, const char *func, char *line);
 /* Read the reply to a request: it must be cmd=<cmd> with rc 0 (when present). */
 int fmpl_pmi1_expect(pmi1 *p, const char *func, const char *cmd, char *line);
 
+/* What a reply line says: -1 when it is not cmd=<cmd>, 0 when rc is 0 (or
+ * absent), 1 when the launcher refused (its msg, '_' as spaces, in why). */
+int fmpl_pmi1_reply_is(const char *line, const char *cmd, char *why, size_t why_len);
+/* Read the reply to a request whose refusal is an answer: 0, 1 when
+ * refused (why filled), or a reported error (wrong reply, lost launcher). */
+int fmpl_pmi1_answer(pmi1 *p, const char *func, const char *cmd, char *line, char *why,
+                     size_t why_len);
+
 /* pmi1_dynamic.c: the universe this process belongs to (FMPL_UNIVERSE_*,
  * PMI_SPAWNED, get_universe_size), and the dynamic-process operations,
  * which only fmplrun serves. */

@@ -40,58 +40,33 @@ static int env_int(const char *name, int *out)
     return 1;
 }
 
-/* rc of a reply: 0, or the launcher's non-zero rc (-1 when missing or bad). */
-static int reply_rc(const char *line)
+/* A query every launcher may not know: its int field, or nothing when the
+ * reply is not `reply_cmd` with rc 0 (the value stays); reported errors
+ * only for the connection itself. */
+static int optional_int(pmi1 *p, const char *request, const char *reply_cmd, const char *field,
+                        int *out)
 {
-    char rcval[16];
-    if (fmpl_pmi1_field(line, "rc", rcval, sizeof rcval) != 0)
-        return 0;
-    return strcmp(rcval, "0") == 0 ? 0 : -1;
-}
-
-/* Read the reply to a request that may be refused as an answer: 0 with the
- * line, 1 when refused (the launcher's msg in why), or a reported error. */
-static int answer(pmi1 *p, const char *func, const char *cmd, char *line, char *why,
-                  size_t why_len)
-{
-    int rc = fmpl_pmi1_read_line(p, func, line);
+    char line[FMPL_PMI1_LINE_MAX], why[64], buf[32];
+    int rc = fmpl_pmi1_send_line(p, __func__, "cmd=%s\n", request);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_pmi1_read_line(p, __func__, line);
     if (rc != FMPL_SUCCESS)
         return rc;
-    char got[64];
-    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) != 0 || strcmp(got, cmd) != 0)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "expected cmd=%s from the launcher, got '%.200s'",
-                          cmd, line);
-    if (reply_rc(line) == 0)
-        return 0;
-    if (fmpl_pmi1_field(line, "msg", why, why_len) != 0)
-        snprintf(why, why_len, "no reason given");
-    for (char *c = why; *c; c++)
-        if (*c == '_')
-            *c = ' ';
-    return 1;
+    if (fmpl_pmi1_reply_is(line, reply_cmd, why, sizeof why) == 0 &&
+        fmpl_pmi1_field(line, field, buf, sizeof buf) == 0 && atoi(buf) > 0)
+        *out = atoi(buf);
+    return FMPL_SUCCESS;
 }
 
 int fmpl_bootstrap_pmi1_universe(fmpl_bootstrap *bs, pmi1 *p)
 {
-    char line[FMPL_PMI1_LINE_MAX], got[64], buf[32];
     /* Answered by fmplrun and mpiexec.hydra; a launcher that does not know
-     * the request (any reply but universe_size) leaves the size unknown. */
-    int rc = fmpl_pmi1_send_line(p, __func__, "cmd=get_universe_size\n");
+     * a request leaves the value unknown (0). */
+    int rc = optional_int(p, "get_universe_size", "universe_size", "size", &bs->universe_size);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_pmi1_read_line(p, __func__, line);
+        rc = optional_int(p, "get_appnum", "appnum", "appnum", &bs->appnum);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) == 0 && strcmp(got, "universe_size") == 0 &&
-        reply_rc(line) == 0 && fmpl_pmi1_field(line, "size", buf, sizeof buf) == 0)
-        bs->universe_size = atoi(buf) > 0 ? atoi(buf) : 0;
-    rc = fmpl_pmi1_send_line(p, __func__, "cmd=get_appnum\n");
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_pmi1_read_line(p, __func__, line);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    if (fmpl_pmi1_field(line, "cmd", got, sizeof got) == 0 && strcmp(got, "appnum") == 0 &&
-        fmpl_pmi1_field(line, "appnum", buf, sizeof buf) == 0)
-        bs->appnum = atoi(buf) > 0 ? atoi(buf) : 0;
     /* fmplrun's spawned worlds: their place in the universe. */
     int base = 0, urank = bs->rank, spawned = 0;
     if (env_int("FMPL_UNIVERSE_BASE", &base) < 0 || env_int("FMPL_UNIVERSE_RANK", &urank) < 0 ||
@@ -183,7 +158,7 @@ static int p_spawn(fmpl_bootstrap *bs, int ncmds, const fmpl_spawn_cmd *cmds, in
         if (rc != FMPL_SUCCESS)
             return rc;
     }
-    int rc = answer(p, __func__, "spawn_result", line, why, sizeof why);
+    int rc = fmpl_pmi1_answer(p, __func__, "spawn_result", line, why, sizeof why);
     if (rc == 1)
         return FMPL_ERROR(FMPL_ERR_ARG, "fmplrun could not spawn: %s", why);
     if (rc != 0)
@@ -196,83 +171,70 @@ static int p_spawn(fmpl_bootstrap *bs, int ncmds, const fmpl_spawn_cmd *cmds, in
     return FMPL_SUCCESS;
 }
 
-static int p_get_preput(fmpl_bootstrap *bs, const char *key, char *value, size_t len)
+/* One request of the name service, the queues or the preput keys, with
+ * its arguments a and b (NULL: none) checked as words: FMPL_SUCCESS (the
+ * reply's `field`, when not NULL, copied to out), `refused` unreported when
+ * the launcher refuses (the caller knows what that means), or a reported
+ * error. */
+static int request(fmpl_bootstrap *bs, const char *func, const char *reply_cmd, int refused,
+                   const char *field, char *out, size_t len, const char *fmt, const char *a,
+                   const char *b)
 {
     pmi1 *p = bs->impl;
     char line[FMPL_PMI1_LINE_MAX], why[128];
-    int rc = word_ok(__func__, "the key", key, 0);
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_pmi1_send_line(p, __func__, "cmd=get kvsname=%s key=%s\n", p->kvsname, key);
-    if (rc == FMPL_SUCCESS)
-        rc = answer(p, __func__, "get_result", line, why, sizeof why);
-    if (rc == 1)
-        return FMPL_ERROR(FMPL_ERR_ARG, "the spawner gave this world no key '%s'", key);
-    if (rc != 0)
-        return rc;
-    if (fmpl_pmi1_field(line, "value", value, len) != 0)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "get_result without a fitting value: '%.200s'",
-                          line);
-    return FMPL_SUCCESS;
-}
-
-/* One name-service or queue request: 0 done, FMPL_ERR_* otherwise (refusal
- * as `refused`, unreported: the caller knows what it means). */
-static int name_request(fmpl_bootstrap *bs, const char *func, const char *reply_cmd,
-                        int refused, char *line, const char *fmt, const char *a, const char *b)
-{
-    pmi1 *p = bs->impl;
-    char why[128];
     int rc = word_ok(func, "the name", a, 0);
     if (rc == FMPL_SUCCESS && b)
         rc = word_ok(func, "the value", b, 0);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_pmi1_send_line(p, func, fmt, a, b);
     if (rc == FMPL_SUCCESS)
-        rc = answer(p, func, reply_cmd, line, why, sizeof why);
-    return rc == 1 ? refused : rc;
+        rc = fmpl_pmi1_answer(p, func, reply_cmd, line, why, sizeof why);
+    if (rc == 1)
+        return refused;
+    if (rc == FMPL_SUCCESS && field && fmpl_pmi1_field(line, field, out, len) != 0)
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "%s without a fitting %s: '%.200s'", reply_cmd,
+                          field, line);
+    return rc;
+}
+
+static int p_get_preput(fmpl_bootstrap *bs, const char *key, char *value, size_t len)
+{
+    pmi1 *p = bs->impl;
+    int rc = request(bs, __func__, "get_result", FMPL_ERR_ARG, "value", value, len,
+                     "cmd=get kvsname=%s key=%s\n", p->kvsname, key);
+    if (rc == FMPL_ERR_ARG)
+        return FMPL_ERROR(FMPL_ERR_ARG, "the spawner gave this world no key '%s'", key);
+    return rc;
 }
 
 static int p_publish(fmpl_bootstrap *bs, const char *service, const char *port)
 {
-    char line[FMPL_PMI1_LINE_MAX];
-    return name_request(bs, __func__, "publish_result", FMPL_ERR_ARG, line,
-                        "cmd=publish_name service=%s port=%s\n", service, port);
+    return request(bs, __func__, "publish_result", FMPL_ERR_ARG, NULL, NULL, 0,
+                   "cmd=publish_name service=%s port=%s\n", service, port);
 }
 
 static int p_unpublish(fmpl_bootstrap *bs, const char *service)
 {
-    char line[FMPL_PMI1_LINE_MAX];
-    return name_request(bs, __func__, "unpublish_result", FMPL_ERR_ARG, line,
-                        "cmd=unpublish_name service=%s\n", service, NULL);
+    return request(bs, __func__, "unpublish_result", FMPL_ERR_ARG, NULL, NULL, 0,
+                   "cmd=unpublish_name service=%s\n", service, NULL);
 }
 
 static int p_lookup(fmpl_bootstrap *bs, const char *service, char *port, size_t len)
 {
-    char line[FMPL_PMI1_LINE_MAX];
-    int rc = name_request(bs, __func__, "lookup_result", FMPL_ERR_ARG, line,
-                          "cmd=lookup_name service=%s\n", service, NULL);
-    if (rc == FMPL_SUCCESS && fmpl_pmi1_field(line, "port", port, len) != 0)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "lookup_result without a fitting port: '%.200s'",
-                          line);
-    return rc;
+    return request(bs, __func__, "lookup_result", FMPL_ERR_ARG, "port", port, len,
+                   "cmd=lookup_name service=%s\n", service, NULL);
 }
 
 static int p_post(fmpl_bootstrap *bs, const char *queue, const char *value)
 {
-    char line[FMPL_PMI1_LINE_MAX];
-    return name_request(bs, __func__, "fmpl_post_result", FMPL_ERR_BOOTSTRAP, line,
-                        "cmd=fmpl_post queue=%s value=%s\n", queue, value);
+    return request(bs, __func__, "fmpl_post_result", FMPL_ERR_BOOTSTRAP, NULL, NULL, 0,
+                   "cmd=fmpl_post queue=%s value=%s\n", queue, value);
 }
 
 static int p_take(fmpl_bootstrap *bs, const char *queue, char *value, size_t len)
 {
-    char line[FMPL_PMI1_LINE_MAX];
-    int rc = name_request(bs, __func__, "fmpl_take_result", FMPL_ERR_NOT_PENDING, line,
-                          "cmd=fmpl_take queue=%s\n", queue, NULL);
-    if (rc == FMPL_SUCCESS && fmpl_pmi1_field(line, "value", value, len) != 0)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "fmpl_take_result without a fitting value: "
-                          "'%.200s'", line);
-    return rc;
+    return request(bs, __func__, "fmpl_take_result", FMPL_ERR_NOT_PENDING, "value", value, len,
+                   "cmd=fmpl_take queue=%s\n", queue, NULL);
 }
 
 void fmpl_bootstrap_pmi1_dynamic_ops(fmpl_bootstrap *bs)

@@ -18,6 +18,7 @@
  * The runtime above still refuses network peers (runtime.c): its protocols
  * reach peers by loads and stores. */
 #include "fabric/fabric.h"
+#include "fabric/fabric_internal.h"
 #include "fabric/shm/shm_heap.h"
 #include "fabric/shm/shm_malloc.h"
 #include "fabric/shm/shm_segment.h"
@@ -50,7 +51,6 @@ FMPL_TUNABLE(tunable_fabric, "FMPL_FABRIC", "auto",
 
 fmpl_fabric fmpl_fab;
 
-int fmpl_shm_cma_probe(int rank);
 #ifdef FMPL_HAVE_NET
 int fmpl_net_open(fmpl_bootstrap *bs);
 void fmpl_net_close(void);
@@ -66,10 +66,7 @@ static int fabric_mode;
 
 /* "<host name>/<boot id>": the boot id tells hosts apart that share a name
  * and, being per kernel, containers of one host apart from hosts. */
-static void host_identity(char *out, size_t len);
-void fmpl_fabric_host_identity(char *out, size_t len) { host_identity(out, len); }
-
-static void host_identity(char *out, size_t len)
+void fmpl_fabric_host_identity(char *out, size_t len)
 {
     char boot[64] = "noboot";
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -106,7 +103,7 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
 static int exchange_and_attach(fmpl_bootstrap *bs, int force_net)
 {
     char host[384], value[FMPL_BOOTSTRAP_VALUE_MAX];
-    host_identity(host, sizeof host);
+    fmpl_fabric_host_identity(host, sizeof host);
     /* The descriptor that holds the segment open lets a process linked
      * later (a spawned world: fabric_link.c) map it after its file is gone. */
     snprintf(value, sizeof value, "%s:%d:%zx:%d", host, (int)getpid(), fmpl_fab.my_size,
@@ -180,8 +177,7 @@ static int attach_peers(fmpl_bootstrap *bs, int force_net, const char *host, cha
         rc = fmpl_shm_segment_attach(bs->job_id, r, size, &peer->base);
         if (rc != FMPL_SUCCESS)
             return rc;
-        const fmpl_shm_header *h = (const fmpl_shm_header *)peer->base;
-        if (h->magic != FMPL_SHM_MAGIC || h->rank != r)
+        if (!fmpl_shm_header_ok(peer->base, r))
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's shared segment has a bad header", r);
     }
     return FMPL_SUCCESS;

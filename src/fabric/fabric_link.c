@@ -9,6 +9,7 @@
  * backend to insert an address after start-up, which it cannot do yet: the
  * link fails with FMPL_ERR_UNSUPPORTED and a message. */
 #include "fabric/fabric.h"
+#include "fabric/fabric_internal.h"
 #include "fabric/shm/shm_segment.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -17,8 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int fmpl_shm_cma_probe(int rank);
-void fmpl_fabric_host_identity(char *out, size_t len); /* fabric.c */
 
 int fmpl_fabric_link(int r)
 {
@@ -50,8 +49,7 @@ int fmpl_fabric_link(int r)
     int rc = fmpl_shm_segment_attach_fd(pid, fd, size, &peer->base);
     if (rc != FMPL_SUCCESS)
         return rc;
-    const fmpl_shm_header *h = (const fmpl_shm_header *)peer->base;
-    if (h->magic != FMPL_SHM_MAGIC || h->rank != r) {
+    if (!fmpl_shm_header_ok(peer->base, r)) {
         fmpl_shm_segment_unmap(peer->base, size);
         peer->base = NULL;
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "process %d's shared segment has a bad header", r);

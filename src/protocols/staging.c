@@ -56,12 +56,11 @@ int fmpl_stage_connect(const fmpl_raddr *bases)
 {
     size_t mine = ring_bytes * (size_t)fmpl_fab_world_index(fmpl_fab.rank);
     FMPL_FAB_FOR_WORLD(r) {
-        char *p = fmpl_fab_ptr(bases[fmpl_fab_world_index(r)]);
-        if (!p && fmpl_fab.peers[r].net)
-            continue; /* network peers take no staging (sender_match.c) */
-        if (!p)
-            return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's staging rings are not shared", r);
-        peer_rings[r] = (fmpl_stage_ring *)(p + mine);
+        fmpl_raddr at = bases[fmpl_fab_world_index(r)];
+        at.addr += mine;
+        int rc = fmpl_stage_link(r, at);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
     return FMPL_SUCCESS;
 }
@@ -81,7 +80,7 @@ int fmpl_stage_link(int r, fmpl_raddr theirs)
 {
     char *p = fmpl_fab_ptr(theirs);
     if (!p && fmpl_fab.peers[r].net)
-        return FMPL_SUCCESS;
+        return FMPL_SUCCESS; /* network peers take no staging (sender_match.c) */
     if (!p)
         return FMPL_ERROR(FMPL_ERR_INTERNAL, "rank %d's staging ring is not shared", r);
     peer_rings[r] = (fmpl_stage_ring *)p;

@@ -42,31 +42,21 @@ static unsigned char *linked; /* [capacity]: the protocols reach it */
 int fmpl_team_universe_create(void)
 {
     int n = fmpl_fab.capacity;
-    fmpl_team *t = calloc(1, sizeof *t);
     int *world = malloc((size_t)n * sizeof *world);
-    int *peer_id = malloc((size_t)n * sizeof *peer_id);
+    for (int r = 0; world && r < n; r++)
+        world[r] = r;
+    fmpl_team *t = world ? fmpl_team_new(FMPL_TEAM_UNIVERSE, fmpl_fab.rank, n, world) : NULL;
     linked = calloc((size_t)n, 1);
-    if (!t || !world || !peer_id || !linked || fmpl_tm_team_create(t) != FMPL_SUCCESS) {
-        free(t);
-        free(world);
-        free(peer_id);
+    if (!t || !linked || fmpl_tm_team_create(t) != FMPL_SUCCESS) {
+        fmpl_team_free(t);
         free(linked);
         linked = NULL;
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for the universe team");
     }
-    for (int r = 0; r < n; r++) {
-        world[r] = r;
-        peer_id[r] = FMPL_TEAM_UNIVERSE;
-    }
+    for (int r = 0; r < n; r++)
+        t->peer_id[r] = FMPL_TEAM_UNIVERSE;
     FMPL_FAB_FOR_WORLD(r)
         linked[r] = 1; /* connected at start-up */
-    t->id = FMPL_TEAM_UNIVERSE;
-    t->rank = fmpl_fab.rank;
-    t->size = n;
-    t->world = world;
-    t->peer_id = peer_id;
-    t->count = fmpl_team_count;
-    t->nidx = fmpl_team_count + FMPL_IDX_INTERNAL;
     fmpl_teams[FMPL_TEAM_UNIVERSE] = t;
     return FMPL_SUCCESS;
 }
@@ -95,23 +85,27 @@ static int offer(fmpl_bootstrap *bs, int r)
     return bs->put(bs, key, value);
 }
 
+void fmpl_runtime_poll_pause(int *polls)
+{
+    /* A launcher round trip per poll: keep serving peers in between, and
+     * back off to a millisecond (the other side may still be starting). */
+    fmpl_progress();
+    if (++*polls < 50) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, *polls < 200 ? 100000 : 1000000};
+    nanosleep(&ts, NULL);
+}
+
 /* Step 2 for peer r: wait for its offer, then connect to it. */
 static int accept_offer(fmpl_bootstrap *bs, int r)
 {
     char key[32], value[FMPL_BOOTSTRAP_VALUE_MAX];
     snprintf(key, sizeof key, "lk%d", fmpl_fab.rank);
     int rc, polls = 0;
-    while ((rc = bs->try_get(bs, r, key, value, sizeof value)) == FMPL_ERR_NOT_PENDING) {
-        /* A launcher round trip per poll: keep serving peers in between,
-         * and back off to a millisecond (the peer may still be starting). */
-        fmpl_progress();
-        if (++polls < 50) {
-            sched_yield();
-        } else {
-            struct timespec ts = {0, polls < 200 ? 100000 : 1000000};
-            nanosleep(&ts, NULL);
-        }
-    }
+    while ((rc = bs->try_get(bs, r, key, value, sizeof value)) == FMPL_ERR_NOT_PENDING)
+        fmpl_runtime_poll_pause(&polls);
     if (rc != FMPL_SUCCESS)
         return rc;
     unsigned long long chan, stage;

@@ -47,6 +47,9 @@ int fmpl_team_dup_start(fmpl_team *parent, fmpl_team_build **b);
 struct fmpl_async *fmpl_team_build_async(fmpl_team_build *b);
 int fmpl_team_build_finish(fmpl_team_build *b, fmpl_team **out);
 void fmpl_team_free(fmpl_team *t);
+/* A team struct with no protocol state yet (it takes `world`, freeing it on
+ * failure); NULL without memory. */
+fmpl_team *fmpl_team_new(int id, int rank, int size, int *world);
 /* Some member of t is reached over the network (another host, or
  * FMPL_FABRIC=net): its memory is not in load/store reach. */
 int fmpl_team_spans_network(const fmpl_team *t);
@@ -70,6 +73,9 @@ fmpl_team *fmpl_team_universe(void);
  * process and those linked already are skipped).  Each of them must call
  * it with this process among its peers too; nothing else waits. */
 int fmpl_runtime_link(const int *peers, int n);
+/* Between two polls of the launcher for something another process puts
+ * there: progress, then a yield, backing off to 1 ms sleeps. */
+void fmpl_runtime_poll_pause(int *polls);
 
 /* Symmetric memory (symmetric.c): collective over t.  The allocation
  * returns the same address on every member, or NULL on every member with

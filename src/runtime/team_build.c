@@ -89,7 +89,7 @@ typedef struct team_areas {
                                      matching areas (fmpl_init's), else 0 */
 } team_areas;
 
-static fmpl_team *team_new(int id, int rank, int size, int *world)
+fmpl_team *fmpl_team_new(int id, int rank, int size, int *world)
 {
     fmpl_team *t = calloc(1, sizeof *t);
     if (!t) {
@@ -268,7 +268,7 @@ int fmpl_team_build_world(fmpl_bootstrap *bs, void *ma, void *fa, int count)
 {
     fmpl_team_count = count;
     int *world = malloc((size_t)bs->size * sizeof *world);
-    fmpl_team *t = world ? team_new(FMPL_COMM_WORLD, bs->rank, bs->size, world) : NULL;
+    fmpl_team *t = world ? fmpl_team_new(FMPL_COMM_WORLD, bs->rank, bs->size, world) : NULL;
     if (!t)
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for FMPL_COMM_WORLD");
     for (int r = 0; r < bs->size; r++)
@@ -426,7 +426,7 @@ static void begin_areas(fmpl_team_build *b)
         if (world_ranks)
             for (int m = 0; m < b->n; m++)
                 world_ranks[m] = b->parent->world[b->members[m]];
-        b->team = world_ranks ? team_new(id, b->pos, b->n, world_ranks) : NULL;
+        b->team = world_ranks ? fmpl_team_new(id, b->pos, b->n, world_ranks) : NULL;
         status = b->team ? team_create_areas(b->team, NULL, NULL, &me->areas)
                          : FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for a communicator");
         if (status == FMPL_SUCCESS)
@@ -527,10 +527,12 @@ static void build_release(fmpl_team_build *b)
     free(b);
 }
 
-static fmpl_team_build *build_new(fmpl_team *parent)
+/* n: the parent's size for a split or a dup (JOIN is indexed by parent
+ * rank), the members' number for fmpl_team_from_members (AREAS only, by
+ * position): a team over the universe team's 4096 ranks needs no more. */
+static fmpl_team_build *build_new(fmpl_team *parent, int n)
 {
     fmpl_team_reclaim_retired(); /* their ids may be free again */
-    int n = parent->size;
     fmpl_team_build *b = calloc(1, sizeof *b);
     if (b) {
         b->parent = parent;
@@ -552,7 +554,7 @@ static fmpl_team_build *build_new(fmpl_team *parent)
 
 int fmpl_team_split_start(fmpl_team *parent, int color, int key, fmpl_team_build **out)
 {
-    fmpl_team_build *b = *out = build_new(parent);
+    fmpl_team_build *b = *out = build_new(parent, parent->size);
     if (!b)
         return FMPL_ERR_NO_MEMORY;
     b->check_seq = 1;
@@ -571,7 +573,7 @@ int fmpl_team_split_start(fmpl_team *parent, int color, int key, fmpl_team_build
 
 int fmpl_team_dup_start(fmpl_team *parent, fmpl_team_build **out)
 {
-    fmpl_team_build *b = *out = build_new(parent);
+    fmpl_team_build *b = *out = build_new(parent, parent->size);
     if (!b)
         return FMPL_ERR_NO_MEMORY;
     b->check_seq = 1;
@@ -623,7 +625,7 @@ int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag
     }
     if (pos < 0)
         return FMPL_ERROR(FMPL_ERR_ARG, "this process is not among the %d members", n);
-    fmpl_team_build *b = build_new(parent);
+    fmpl_team_build *b = build_new(parent, n);
     if (!b)
         return FMPL_ERR_NO_MEMORY;
     b->tag = FMPL_TM_TAG_BUILD_GROUP;

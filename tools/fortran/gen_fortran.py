@@ -275,8 +275,6 @@ def c_entry(f):
             # Arrays of Fortran strings (MPI_Comm_spawn's argv and commands)
             # are not converted yet: the entry refuses (below), whatever C does.
             string_arrays = True
-            call.append("NULL")
-            pre.append(f"(void){n}, (void){n}_len;")
         elif k == "WEIGHT":
             call.append(f"fmpl_f_weights({n})")
         elif k == "ERROR_CODE" and arr:
@@ -310,11 +308,10 @@ def c_entry(f):
             aliases.append(f"{prefix}_{f.name.lower()[:-2]}_f08c_" if f.large
                            else f"{prefix}_{f.name.lower()}_f08_")
     callexpr = f"{cname}({', '.join(call)})"
-    if string_arrays and not f.unsupported:
+    if string_arrays:  # converts nothing, calls nothing: names each parameter once
         callexpr = f'fmpl_f_string_arrays_unsupported("MPI_{f.name}")'
-        pre = [s for s in pre if not s.startswith("(void)")] + [
-            "(void)" + n + ";" for n in [a.split()[-1].lstrip("*") for a in args + lens]]
-        post = []
+        pre = [f"(void){p.name};" for p in fparams] + [f"(void){l.split()[-1]};" for l in lens]
+        post, uses_strings = [], False
     if f.cret != "int":  # MPI_Wtime, MPI_Aint_add ...: Fortran functions
         ret = "double" if f.cret == "double" else f.cret
         sig = ", ".join(args + lens) or "void"

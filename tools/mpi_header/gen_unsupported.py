@@ -42,8 +42,11 @@ PREAMBLE = """\
  * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
-/* Unused once every function with a communicator is implemented. */
-__attribute__((unused)) static int unsupported(MPI_Comm comm, const char *func)
+"""
+
+# Emitted only when the list has a function of its kind.
+GENERAL = """\
+static int unsupported(MPI_Comm comm, const char *func)
 {
     if (!fmpl_mpi_comm_get(comm))
         comm = MPI_COMM_WORLD;
@@ -61,6 +64,9 @@ __attribute__((unused)) static int unsupported(MPI_Comm comm, const char *func)
     }                                                                                             \\
     FMPL_MPI_WEAK(name)
 
+"""
+
+FILES = """\
 /* MPI-IO's functions report through the error handler of MPI_FILE_NULL
  * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
  * no file can be opened to carry one of its own (file.c). */
@@ -114,8 +120,16 @@ def param_names(params):
     return out
 
 
+def is_file_function(name):
+    return name.startswith(("File_", "Register_datarep"))
+
+
 def render(names, protos):
     parts = [PREAMBLE]
+    if any(not is_file_function(n) for n in names):
+        parts.append(GENERAL)
+    if any(is_file_function(n) for n in names):
+        parts.append(FILES)
     for name in names:
         if name not in protos:
             sys.exit(f"{LIST}: MPI_{name} is not declared in include/mpi.h")
@@ -125,7 +139,7 @@ def render(names, protos):
         plist = param_names(params)
         comm = next((n for t, n in plist if t == "MPI_Comm"), None)
         unused = ", ".join(f"(void){n}" for t, n in plist if n)
-        if name.startswith(("File_", "Register_datarep")):
+        if is_file_function(name):
             parts.append(f"FMPL_UNSUPPORTED_FILE({name}, ({params}),\n"
                          f"                      ({unused}))\n")
             continue

@@ -4590,7 +4590,6 @@ void pmpi_comm_spawn_(char *command, char *argv, const int *maxprocs, const MPI_
                       const int *root, const MPI_Comm *comm, MPI_Comm *intercomm,
                       int *array_of_errcodes, MPI_Fint *ierror, size_t command_len, size_t argv_len)
 {
-    fmpl_f_strings strings = {0};
     (void)command;
     (void)argv;
     (void)maxprocs;
@@ -4602,7 +4601,6 @@ void pmpi_comm_spawn_(char *command, char *argv, const int *maxprocs, const MPI_
     (void)command_len;
     (void)argv_len;
     int rc = fmpl_f_string_arrays_unsupported("MPI_Comm_spawn");
-    fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_spawn, COMM_SPAWN)

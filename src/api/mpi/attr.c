@@ -28,7 +28,6 @@
 #include "api/mpi/mpi_objects.h"
 #include "runtime/runtime.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 
 typedef struct keyval {
@@ -57,15 +56,13 @@ static int wtime_is_global = 1;           /* one CLOCK_MONOTONIC on one host */
 static int universe_size;
 static int appnum = 0;
 
-/* An int the launcher told the bootstrap (MPI_UNIVERSE_SIZE: the processes
- * it offers room for, spawned ones included; MPI_APPNUM: the command of an
- * MPMD start or a spawn this process runs). */
-static int launcher_value(size_t offset)
+/* The bootstrap, which holds what the launcher said: MPI_UNIVERSE_SIZE
+ * (the processes it offers room for, spawned ones included) and MPI_APPNUM
+ * (the command of a spawn this process runs).  Up while MPI is. */
+static const fmpl_bootstrap *launcher(void)
 {
     fmpl_bootstrap *bs = NULL;
-    if (fmpl_runtime_bootstrap(&bs) != FMPL_SUCCESS || !bs)
-        return 0;
-    return *(const int *)((const char *)bs + offset);
+    return fmpl_runtime_bootstrap(&bs) == FMPL_SUCCESS ? bs : NULL;
 }
 
 /* The value of a predefined attribute, or NULL if k is none. */
@@ -77,11 +74,11 @@ static int *predefined(int k)
     case MPI_IO: return &io;
     case MPI_WTIME_IS_GLOBAL: return &wtime_is_global;
     case MPI_UNIVERSE_SIZE:
-        universe_size = launcher_value(offsetof(fmpl_bootstrap, universe_size));
+        universe_size = launcher() ? launcher()->universe_size : 0;
         return &universe_size;
     case MPI_LASTUSEDCODE: return &fmpl_mpi_lastusedcode;
     case MPI_APPNUM:
-        appnum = launcher_value(offsetof(fmpl_bootstrap, appnum));
+        appnum = launcher() ? launcher()->appnum : 0;
         return &appnum;
     default: return NULL;
     }

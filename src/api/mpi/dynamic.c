@@ -32,15 +32,12 @@
  * an accept on another process's port, is MPI_ERR_PORT at once. */
 #include "api/mpi/intercomm.h"
 #include "api/mpi/mpi_impl.h"
-#include "progress/progress.h"
 #include "runtime/runtime.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PORT_PREFIX "fmpl-port:"
@@ -68,19 +65,6 @@ static int parse_port(const char *port, int *owner, int *serial)
         sscanf(port + strlen(PORT_PREFIX), "%d:%d%c", owner, serial, &tail) != 2 || *owner < 0)
         return -1;
     return 0;
-}
-
-/* Between two polls of the launcher: serve peers, then back off to a
- * millisecond (the other side may be starting up). */
-static void poll_pause(int *polls)
-{
-    fmpl_progress();
-    if (++*polls < 50) {
-        sched_yield();
-        return;
-    }
-    struct timespec ts = {0, *polls < 200 ? 100000 : 1000000};
-    nanosleep(&ts, NULL);
 }
 
 /* Universe ranks as text: runs "a-b" and single ranks, comma-separated (a
@@ -133,6 +117,11 @@ static int decode_ranks(const char *text, int *out, int max)
 
 /* ------------------------------------------------------------ ports */
 
+static void new_port(const fmpl_bootstrap *bs, char *port)
+{
+    snprintf(port, MPI_MAX_PORT_NAME, PORT_PREFIX "%d:%d", bs->universe_rank, ++port_serial);
+}
+
 int PMPI_Open_port(MPI_Info info, char *port_name)
 {
     FMPL_CORE_GUARD();
@@ -144,8 +133,7 @@ int PMPI_Open_port(MPI_Info info, char *port_name)
     int rc = launcher("MPI_Open_port", MPI_COMM_WORLD, &bs);
     if (rc != MPI_SUCCESS)
         return rc;
-    snprintf(port_name, MPI_MAX_PORT_NAME, PORT_PREFIX "%d:%d", bs->universe_rank,
-             ++port_serial);
+    new_port(bs, port_name);
     return MPI_SUCCESS;
 }
 FMPL_MPI_WEAK(Open_port)
@@ -199,7 +187,7 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
     int b, s;
     if (accepting) {
         while ((rc = bs->take(bs, port, value, sizeof value)) == FMPL_ERR_NOT_PENDING)
-            poll_pause(&polls);
+            fmpl_runtime_poll_pause(&polls);
         if (rc != FMPL_SUCCESS || sscanf(value, "%d:%d", &b, &s) != 2) {
             snprintf(why, why_len, "taking a connection request from the launcher failed");
             return;
@@ -225,7 +213,7 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
         }
         snprintf(key, sizeof key, "ag%d_%d", b, s);
         while ((rc = bs->try_get(bs, owner, key, value, sizeof value)) == FMPL_ERR_NOT_PENDING)
-            poll_pause(&polls);
+            fmpl_runtime_poll_pause(&polls);
         if (rc != FMPL_SUCCESS) {
             snprintf(why, why_len, "reading the accepting group failed");
             return;
@@ -240,28 +228,33 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
     m->status = MPI_SUCCESS;
 }
 
-/* Accept (accepting) or connect, collective over comm. */
-static int meet(const char *func, const char *port, int root, MPI_Comm comm, int accepting,
-                MPI_Comm *newcomm)
+/* The arguments accept, connect and spawn share: an intracommunicator, a
+ * root in it, where the new communicator goes (set to MPI_COMM_NULL), and
+ * a launcher that can join worlds.  MPI_SUCCESS or the reported error. */
+static int check_collective(const char *func, MPI_Comm comm, int root, MPI_Comm *newcomm,
+                            fmpl_mpi_comm **c, fmpl_bootstrap **bs)
 {
-    FMPL_MPI_CHECK_READY(comm);
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (!c)
+    *c = fmpl_mpi_comm_get(comm);
+    if (!*c)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func, "invalid communicator 0x%x",
                               (unsigned)comm);
-    if (c->inter)
+    if ((*c)->inter)
         return fmpl_mpi_error(comm, MPI_ERR_COMM, func, "comm is an intercommunicator");
     if (!newcomm)
-        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "newcomm is NULL");
-    fmpl_team *lt = c->team;
-    if (root < 0 || root >= lt->size)
+        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "the new communicator's address is NULL");
+    if (root < 0 || root >= (*c)->team->size)
         return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is outside 0 .. %d", root,
-                              lt->size - 1);
+                              (*c)->team->size - 1);
     *newcomm = MPI_COMM_NULL;
-    fmpl_bootstrap *bs;
-    int rc = launcher(func, comm, &bs);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    return launcher(func, comm, bs);
+}
+
+/* Accept (accepting) or connect, collective over comm (checked). */
+static int meet(const char *func, const char *port, int root, MPI_Comm comm, fmpl_mpi_comm *c,
+                fmpl_bootstrap *bs, int accepting, MPI_Comm *newcomm)
+{
+    fmpl_team *lt = c->team;
+    int rc;
     int *remote = malloc(FMPL_UNIVERSE_MAX * sizeof *remote);
     int *members = malloc((size_t)(FMPL_UNIVERSE_MAX + lt->size) * sizeof *members);
     if (!remote || !members) {
@@ -313,12 +306,23 @@ static int meet(const char *func, const char *port, int root, MPI_Comm comm, int
     return MPI_SUCCESS;
 }
 
+/* MPI_Comm_accept and MPI_Comm_connect. */
+static int checked_meet(const char *func, const char *port, int root, MPI_Comm comm,
+                        int accepting, MPI_Comm *newcomm)
+{
+    fmpl_mpi_comm *c;
+    fmpl_bootstrap *bs;
+    int rc = check_collective(func, comm, root, newcomm, &c, &bs);
+    return rc != MPI_SUCCESS ? rc : meet(func, port, root, comm, c, bs, accepting, newcomm);
+}
+
 int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                      MPI_Comm *newcomm)
 {
     FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(comm);
     (void)info;
-    return meet("MPI_Comm_accept", port_name, root, comm, 1, newcomm);
+    return checked_meet("MPI_Comm_accept", port_name, root, comm, 1, newcomm);
 }
 FMPL_MPI_WEAK(Comm_accept)
 
@@ -326,8 +330,9 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
                       MPI_Comm *newcomm)
 {
     FMPL_CORE_GUARD();
+    FMPL_MPI_CHECK_READY(comm);
     (void)info;
-    return meet("MPI_Comm_connect", port_name, root, comm, 0, newcomm);
+    return checked_meet("MPI_Comm_connect", port_name, root, comm, 0, newcomm);
 }
 FMPL_MPI_WEAK(Comm_connect)
 
@@ -402,20 +407,9 @@ static int spawn_common(const char *func, int count, char *commands[], char **ar
                         MPI_Comm *intercomm, int errcodes[])
 {
     FMPL_MPI_CHECK_READY(comm);
-    fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    if (!c)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_COMM, func, "invalid communicator 0x%x",
-                              (unsigned)comm);
-    if (c->inter)
-        return fmpl_mpi_error(comm, MPI_ERR_COMM, func, "comm is an intercommunicator");
-    if (!intercomm)
-        return fmpl_mpi_error(comm, MPI_ERR_ARG, func, "intercomm is NULL");
-    if (root < 0 || root >= c->team->size)
-        return fmpl_mpi_error(comm, MPI_ERR_ROOT, func, "root %d is outside 0 .. %d", root,
-                              c->team->size - 1);
-    *intercomm = MPI_COMM_NULL;
+    fmpl_mpi_comm *c;
     fmpl_bootstrap *bs;
-    int rc = launcher(func, comm, &bs);
+    int rc = check_collective(func, comm, root, intercomm, &c, &bs);
     if (rc != MPI_SUCCESS)
         return rc;
     char port[MPI_MAX_PORT_NAME] = "", why[300] = "";
@@ -425,7 +419,7 @@ static int spawn_common(const char *func, int count, char *commands[], char **ar
             status[0] = MPI_ERR_ARG;
             snprintf(why, sizeof why, "count is %d (at least 1)", count);
         } else {
-            snprintf(port, sizeof port, PORT_PREFIX "%d:%d", bs->universe_rank, ++port_serial);
+            new_port(bs, port);
             status[0] = root_spawn(bs, count, commands, argvs, maxprocs, infos, port, why,
                                    sizeof why);
             for (int i = 0; status[0] == MPI_SUCCESS && i < count; i++)
@@ -446,7 +440,7 @@ static int spawn_common(const char *func, int count, char *commands[], char **ar
     if (errcodes != MPI_ERRCODES_IGNORE && c->team->rank == root)
         for (int i = 0; i < status[1]; i++)
             errcodes[i] = MPI_SUCCESS;
-    return meet(func, port, root, comm, 1, intercomm);
+    return meet(func, port, root, comm, c, bs, 1, intercomm);
 }
 
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
@@ -483,7 +477,7 @@ int fmpl_mpi_dynamic_start(void)
                               "this process was spawned, but its launcher (%s) gave no parent "
                               "port (%s)",
                               bs->launcher, PARENT_PORT_KEY);
-    return meet("MPI_Init", port, 0, MPI_COMM_WORLD, 0, &parent_comm);
+    return checked_meet("MPI_Init", port, 0, MPI_COMM_WORLD, 0, &parent_comm);
 }
 
 void fmpl_mpi_dynamic_forget(MPI_Comm comm)
@@ -506,26 +500,13 @@ FMPL_MPI_WEAK(Comm_get_parent)
 
 /* ------------------------------------------------------------ join */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
+/* All of len bytes to (writing) or from fd: 0, or -1 (errno says why; 0
+ * when the other end closed). */
+static int move_all(int fd, void *buf, size_t len, int writing)
 {
     char *p = buf;
     while (len) {
-        ssize_t n = read(fd, p, len);
+        ssize_t n = writing ? write(fd, p, len) : read(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -541,16 +522,15 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     FMPL_CORE_GUARD();
     static const char func[] = "MPI_Comm_join";
     FMPL_MPI_CHECK_READY(MPI_COMM_WORLD);
-    if (!intercomm)
-        return fmpl_mpi_error(MPI_COMM_SELF, MPI_ERR_ARG, func, "intercomm is NULL");
-    *intercomm = MPI_COMM_NULL;
+    fmpl_mpi_comm *self;
     fmpl_bootstrap *bs;
-    int rc = launcher(func, MPI_COMM_SELF, &bs);
+    int rc = check_collective(func, MPI_COMM_SELF, 0, intercomm, &self, &bs);
     if (rc != MPI_SUCCESS)
         return rc;
     char mine[MPI_MAX_PORT_NAME], theirs[MPI_MAX_PORT_NAME];
-    snprintf(mine, sizeof mine, PORT_PREFIX "%d:%d", bs->universe_rank, ++port_serial);
-    if (write_all(fd, mine, sizeof mine) != 0 || read_all(fd, theirs, sizeof theirs) != 0)
+    new_port(bs, mine);
+    errno = 0;
+    if (move_all(fd, mine, sizeof mine, 1) != 0 || move_all(fd, theirs, sizeof theirs, 0) != 0)
         return fmpl_mpi_error(MPI_COMM_SELF, MPI_ERR_OTHER, func,
                               "swapping port names over descriptor %d failed: %s", fd,
                               strerror(errno));
@@ -559,7 +539,6 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     if (cmp == 0)
         return fmpl_mpi_error(MPI_COMM_SELF, MPI_ERR_OTHER, func,
                               "descriptor %d leads back to this process", fd);
-    return cmp < 0 ? meet(func, mine, 0, MPI_COMM_SELF, 1, intercomm)
-                   : meet(func, theirs, 0, MPI_COMM_SELF, 0, intercomm);
+    return meet(func, cmp < 0 ? mine : theirs, 0, MPI_COMM_SELF, self, bs, cmp < 0, intercomm);
 }
 FMPL_MPI_WEAK(Comm_join)

@@ -354,7 +354,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
             }
         }
     }
-    rc = PMPI_Bcast(info, nworld + 2, MPI_INT, local_leader, local_comm);
+    /* {tag, remote size}, then the remote group: the world ranks may run to
+     * the universe's size, the group is what it is. */
+    rc = PMPI_Bcast(info, 2, MPI_INT, local_leader, local_comm);
+    if (rc == MPI_SUCCESS && info[1] > 0)
+        rc = PMPI_Bcast(info + 2, info[1], MPI_INT, local_leader, local_comm);
     int rsize = info[1];
     const int *rworld = info + 2;
     if (rc == MPI_SUCCESS && leader_class == MPI_SUCCESS && rsize < 1) {

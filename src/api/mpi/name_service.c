@@ -11,43 +11,13 @@
  * MPI_ERR_SERVICE; a lookup of a name nobody published, MPI_ERR_NAME. */
 #include "api/mpi/mpi_impl.h"
 #include "runtime/runtime.h"
+#include "base/hex.h"
 
 #include <stdio.h>
 #include <string.h>
 
 /* Longest service name carried: its hex form must fit a PMI value. */
 #define SERVICE_MAX 400
-
-static void hex_encode(const char *in, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (; *in; in++) {
-        *out++ = digits[(unsigned char)*in >> 4];
-        *out++ = digits[(unsigned char)*in & 15];
-    }
-    *out = '\0';
-}
-
-static int hex_value(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* 0, or -1 when `in` is not an even run of hex digits or does not fit. */
-static int hex_decode(const char *in, char *out, size_t len)
-{
-    size_t n = strlen(in);
-    if (n % 2 || n / 2 >= len)
-        return -1;
-    for (size_t i = 0; i < n; i += 2) {
-        int hi = hex_value(in[i]), lo = hex_value(in[i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        out[i / 2] = (char)(hi << 4 | lo);
-    }
-    out[n / 2] = '\0';
-    return 0;
-}
 
 /* The launcher's name service, or an error reported for func. */
 static int name_service(const char *func, fmpl_bootstrap **bs)
@@ -69,7 +39,7 @@ static int check_service(const char *func, const char *service, char *hex)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_ARG, func,
                               "service_name must have 1 to %d characters (it has %zu)",
                               SERVICE_MAX, n);
-    hex_encode(service, hex);
+    fmpl_hex_encode(hex, service, n);
     return MPI_SUCCESS;
 }
 
@@ -81,7 +51,7 @@ static int check_port(const char *func, const char *port, char *hex)
     if (n == 0 || n >= MPI_MAX_PORT_NAME)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_PORT, func,
                               "port_name must have 1 to %d characters", MPI_MAX_PORT_NAME - 1);
-    hex_encode(port, hex);
+    fmpl_hex_encode(hex, port, n);
     return MPI_SUCCESS;
 }
 
@@ -155,8 +125,12 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     if (rc == FMPL_ERR_ARG)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_NAME, "MPI_Lookup_name",
                               "no port is published under the service name '%s'", service_name);
-    if (rc == FMPL_SUCCESS && hex_decode(port, port_name, MPI_MAX_PORT_NAME) != 0)
+    size_t got;
+    if (rc == FMPL_SUCCESS &&
+        fmpl_hex_decode(port_name, MPI_MAX_PORT_NAME - 1, port, '\0', &got) != 0)
         rc = FMPL_ERR_BOOTSTRAP;
+    if (rc == FMPL_SUCCESS)
+        port_name[got] = '\0';
     if (rc != FMPL_SUCCESS)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Lookup_name",
                               "the launcher failed to look '%s' up: %s", service_name,

@@ -8,25 +8,6 @@
  * its arguments. */
 #include "api/mpi/mpi_impl.h"
 
-/* Unused once every function with a communicator is implemented. */
-__attribute__((unused)) static int unsupported(MPI_Comm comm, const char *func)
-{
-    if (!fmpl_mpi_comm_get(comm))
-        comm = MPI_COMM_WORLD;
-    return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
-                          "%s is not implemented by this version of FMPL", func);
-}
-
-/* The parameters are there for the signature; `unused` names them all once,
- * as (void) casts, so the compiler sees each one used. */
-#define FMPL_UNSUPPORTED(name, params, comm, unused)                                              \
-    int PMPI_##name params                                                                        \
-    {                                                                                             \
-        unused;                                                                                   \
-        return unsupported(comm, "MPI_" #name);                                                   \
-    }                                                                                             \
-    FMPL_MPI_WEAK(name)
-
 /* MPI-IO's functions report through the error handler of MPI_FILE_NULL
  * (MPI_ERRORS_RETURN unless set: the standard's default for files), since
  * no file can be opened to carry one of its own (file.c). */

@@ -35,6 +35,7 @@
 #include "fabric/net/net.h"
 #include "fabric/fabric.h"
 #include "base/error.h"
+#include "base/hex.h"
 #include "base/log.h"
 #include "base/tunable.h"
 #include "base/wait.h"
@@ -263,25 +264,6 @@ static int open_endpoint(void)
     return FMPL_SUCCESS;
 }
 
-static void hex(char *out, const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", p[i]);
-}
-
-static int unhex(unsigned char *out, const char *s, size_t max, size_t *n)
-{
-    size_t i = 0;
-    for (; s[2 * i] && s[2 * i] != ':' && i < max; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1)
-            return -1;
-        out[i] = (unsigned char)v;
-    }
-    *n = i;
-    return s[2 * i] == ':' ? 0 : -1;
-}
-
 static int exchange_addresses(fmpl_bootstrap *bs)
 {
     unsigned char name[256];
@@ -290,7 +272,7 @@ static int exchange_addresses(fmpl_bootstrap *bs)
     if (rc)
         return fi_fail(rc, "fi_getname");
     char value[FMPL_BOOTSTRAP_VALUE_MAX];
-    hex(value, name, namelen);
+    fmpl_hex_encode(value, name, namelen);
     uint64_t base = N.virt_addr ? (uint64_t)(uintptr_t)fmpl_fab.my_base : 0;
     snprintf(value + 2 * namelen, sizeof value - 2 * namelen, ":%llx:%llx",
              (unsigned long long)base, (unsigned long long)fi_mr_key(N.seg_mr));
@@ -301,7 +283,7 @@ static int exchange_addresses(fmpl_bootstrap *bs)
         unsigned long long b, k;
         size_t n;
         if (bs->get(bs, r, "net", value, sizeof value) != FMPL_SUCCESS ||
-            unhex(name, value, sizeof name, &n) != 0 ||
+            fmpl_hex_decode(name, sizeof name, value, ':', &n) != 0 ||
             sscanf(value + 2 * n, ":%llx:%llx", &b, &k) != 2)
             return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no network endpoint", r);
         fi_addr_t dest = FI_ADDR_NOTAVAIL;

@@ -6,6 +6,7 @@
  * ptrace restrictions, ENOSYS in some containers): fmpl_shm_cma_probe finds
  * out at start-up, and the protocols then stage through shared memory. */
 #include "fabric/fabric.h"
+#include "fabric/fabric_internal.h"
 #include "fabric/shm/shm_segment.h"
 #include "base/error.h"
 #include "base/log.h"

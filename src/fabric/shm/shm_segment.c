@@ -1,5 +1,6 @@
 /* Shared segments: creation, attachment, removal.  See shm_segment.h. */
 #include "fabric/shm/shm_segment.h"
+#include "fabric/fabric_internal.h"
 #include "base/error.h"
 #include "base/log.h"
 
@@ -88,4 +89,10 @@ int fmpl_shm_segment_attach_fd(pid_t pid, int fd, size_t size, char **base)
     int rc = map_fd(mine, size, base, name);
     close(mine);
     return rc;
+}
+
+int fmpl_shm_header_ok(const char *base, int rank)
+{
+    const fmpl_shm_header *h = (const fmpl_shm_header *)base;
+    return h->magic == FMPL_SHM_MAGIC && h->rank == rank;
 }
