@@ -156,7 +156,7 @@ static const char *get_eventually(const char *key)
             return v;
         usleep(5000);
     }
-    check(0, "key %s never appeared", key);
+    fail_if_reached(__LINE__, "key %s never appeared", key);
 }
 
 static const char *take_eventually(const char *queue)
@@ -170,7 +170,7 @@ static const char *take_eventually(const char *queue)
         check(strcmp(r, "cmd=fmpl_take_result rc=-1 msg=empty") == 0, "bad take reply '%s'", r);
         usleep(5000);
     }
-    check(0, "queue %s stayed empty", queue);
+    fail_if_reached(__LINE__, "queue %s stayed empty", queue);
 }
 
 static int int_reply(const char *request, const char *cmd, const char *key)
@@ -405,7 +405,7 @@ static void fail_parent(const char *piddir, const char *kind)
     block kids = {2, self, args, NULL};
     expect_reply(spawn(&kids, 1, NULL), "spawn_result", "0");
     sleep(60); /* ended by fmplrun when the child fails, or at --timeout */
-    check(0, "still running after the children's failure");
+    fail_if_reached(__LINE__, "still running after the children's failure");
 }
 
 static void fail_child(const char *piddir, const char *kind)
@@ -420,7 +420,7 @@ static void fail_child(const char *piddir, const char *kind)
     if (rank == 1 && strcmp(me, "fail-child 1") == 0)
         exit(5);
     sleep(60);
-    check(0, "still running after the other child's failure");
+    fail_if_reached(__LINE__, "still running after the other child's failure");
 }
 
 static void hosts(void)
@@ -492,7 +492,7 @@ int main(int argc, char **argv)
     else if (strcmp(mode, "tag-child") == 0)
         tag_child();
     else
-        check(0, "usage: pmi_spawn_client parent WORKDIR UNIVERSE | hosts "
+        fail_if_reached(__LINE__, "usage: pmi_spawn_client parent WORKDIR UNIVERSE | hosts "
                  "| fail-parent DIR KIND | tag-parent");
     return 0;
 }
