@@ -54,7 +54,7 @@ static int run_schedule(fmpl_sched *s, int rc)
 }
 #define SCHEDULE(s, build)                                                         \
     do {                                                                           \
-        fmpl_sched *s = fmpl_sched_new();                                          \
+        fmpl_sched *s = fmpl_sched_new(FMPL_SCHED_BLOCKING);                       \
         return s ? run_schedule(s, build) : FMPL_ERR_NO_MEMORY;                    \
     } while (0)
 

@@ -5,7 +5,8 @@
  *   3. wait for every member's posted[s % 2] >= s; copy each member's bytes
  *   4. release-store finished = s
  * Blocking only, as a run (coll_run.h) so that it takes its turn among the
- * team's nonblocking and persistent collectives. */
+ * team's blocking collectives (FMPL_COLL_SCHEDULES=1 runs those as
+ * schedules). */
 #include "collectives/collectives.h"
 #include "base/error.h"
 
@@ -29,15 +30,15 @@ static int body(fmpl_coll_algo *a)
 {
     allgather_run *st = (allgather_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     FMPL_RUN_BEGIN(a);
     st->s = ++c->exchange_seq;
     st->cursor = 0;
-    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, st->s, &st->cursor));
+    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(c, st->s, &st->cursor));
     memcpy(input_of(c, t->rank, st->s), st->mine, (size_t)st->len);
     fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
     st->cursor = 0;
-    FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
+    FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, posted[st->s % 2], st->s, &st->cursor));
     for (int p = 0; p < t->size; p++)
         memcpy(st->all + (int64_t)p * st->len, input_of(c, p, st->s), (size_t)st->len);
     fmpl_line_set(&c->mine->finished, st->s);

@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
-static void store(fmpl_team *t, int member, size_t offset, uint64_t value)
+static void store(fmpl_coll_team *c, int member, size_t offset, uint64_t value)
 {
-    fmpl_line *l = (fmpl_line *)((char *)t->coll->peer[member] + offset);
+    fmpl_line *l = (fmpl_line *)((char *)c->peer[member] + offset);
     fmpl_line_set(l, value);
 }
 
@@ -21,7 +21,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_barrier_run *st = (fmpl_barrier_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     int rank = t->rank;
     FMPL_RUN_BEGIN(a);
     st->epoch = ++c->barrier_epoch;
@@ -30,13 +30,13 @@ static int body(fmpl_coll_algo *a)
             FMPL_RUN_AWAIT(a, fmpl_line_get(&c->mine->flag[st->k]) >= st->epoch);
     if (rank != 0) {
         int parent = rank - (1 << st->k);
-        store(t, parent, offsetof(fmpl_coll_scratch, flag) + (size_t)st->k * sizeof(fmpl_line),
+        store(c, parent, offsetof(fmpl_coll_scratch, flag) + (size_t)st->k * sizeof(fmpl_line),
               st->epoch);
         FMPL_RUN_AWAIT(a, fmpl_line_get(&c->mine->release) >= st->epoch);
     }
     for (int j = st->k - 1; j >= 0; j--)
         if (rank + (1 << j) < t->size)
-            store(t, rank + (1 << j), offsetof(fmpl_coll_scratch, release), st->epoch);
+            store(c, rank + (1 << j), offsetof(fmpl_coll_scratch, release), st->epoch);
     FMPL_RUN_END(a);
 }
 

@@ -21,7 +21,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_barrier_run *st = (fmpl_barrier_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     fmpl_coll_scratch *zero = c->peer[0];
     FMPL_RUN_BEGIN(a);
     st->epoch = ++c->barrier_epoch;

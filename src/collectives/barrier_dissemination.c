@@ -10,7 +10,7 @@
 static int body(fmpl_coll_algo *a)
 {
     fmpl_barrier_run *st = (fmpl_barrier_run *)a;
-    fmpl_coll_team *c = a->team->coll;
+    fmpl_coll_team *c = a->coll;
     FMPL_RUN_BEGIN(a);
     st->epoch = ++c->barrier_epoch;
     for (st->k = 0; st->k < c->rounds; st->k++) {

@@ -68,12 +68,11 @@ static void copy_claimed(fmpl_coll_scratch *m, uint64_t tag, uint64_t nchunks, c
 }
 
 /* The root: help every member that has opened its buffer to claims. */
-static void root_helps(fmpl_bcast_run *st, fmpl_team *t)
+static void root_helps(fmpl_bcast_run *st, fmpl_coll_team *c)
 {
-    fmpl_coll_team *c = t->coll;
     uint64_t tag = call_tag(st->q);
-    for (int p = 0; p < t->size; p++) {
-        if (p == t->rank)
+    for (int p = 0; p < c->size; p++) {
+        if (p == c->rank)
             continue;
         fmpl_coll_scratch *m = c->peer[p];
         uint64_t addr;
@@ -82,14 +81,14 @@ static void root_helps(fmpl_bcast_run *st, fmpl_team *t)
         memcpy(&addr, fmpl_line_data(&m->bc_claim), sizeof addr);
         if (addr)
             copy_claimed(m, tag, st->nchunks, st->ring.buf,
-                         fmpl_fab_ptr(fmpl_raddr_unpack(addr, t->world[p])), st->ring.size);
+                         fmpl_fab_ptr(fmpl_raddr_unpack(addr, c->world[p])), st->ring.size);
     }
 }
 
-static int root_done(fmpl_bcast_run *st, fmpl_team *t)
+static int root_done(fmpl_bcast_run *st, fmpl_coll_team *c)
 {
-    root_helps(st, t);
-    return FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1, &st->cursor);
+    root_helps(st, c);
+    return FMPL_COLL_ALL_REACHED(c, bc_consumed, st->q + 1, &st->cursor);
 }
 
 static int member_done(fmpl_bcast_run *st, fmpl_coll_scratch *mine)
@@ -102,7 +101,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_bcast_run *st = (fmpl_bcast_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     fmpl_bcast_ring *ring = &st->ring;
     fmpl_coll_scratch *rs = c->peer[ring->root];
     int rc;
@@ -112,9 +111,10 @@ static int body(fmpl_coll_algo *a)
     st->nchunks = (uint64_t)((ring->size + DIRECT_CHUNK - 1) / DIRECT_CHUNK);
     ring->a.line = 0;
     ring->a.blocking = a->blocking;
+    ring->a.coll = a->coll; /* the fallback runs in the same kind's state */
     if (t->rank == ring->root) {
         if (st->q + 1 > FMPL_BCAST_SLOTS)
-            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed, st->q + 1 - FMPL_BCAST_SLOTS,
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, bc_consumed, st->q + 1 - FMPL_BCAST_SLOTS,
                                                     &st->cursor));
         bcast_desc *d = (bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
         st->direct = fmpl_fab_is_shared(ring->buf);
@@ -123,7 +123,7 @@ static int body(fmpl_coll_algo *a)
         fmpl_line_set(&rs->bc_produced, st->q + 1);
         if (st->direct) {
             st->cursor = 0;
-            FMPL_RUN_AWAIT(a, root_done(st, t));
+            FMPL_RUN_AWAIT(a, root_done(st, c));
             fmpl_line_set(&c->mine->bc_consumed, c->bc_seq);
         }
     } else {

@@ -20,7 +20,7 @@ int fmpl_bcast_ring_body(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     fmpl_coll_scratch *rs = c->peer[st->root];
     int64_t chunk = fmpl_bcast_chunk;
     FMPL_RUN_BEGIN(a);
@@ -32,7 +32,7 @@ int fmpl_bcast_ring_body(fmpl_coll_algo *a)
         if (t->rank == st->root) {
             uint64_t q = st->first + st->i;
             if (q + 1 > FMPL_BCAST_SLOTS)
-                FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, bc_consumed,
+                FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, bc_consumed,
                                                         st->first + st->i + 1 - FMPL_BCAST_SLOTS,
                                                         &st->cursor));
         } else {

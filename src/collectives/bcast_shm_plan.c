@@ -44,23 +44,22 @@ _Static_assert(sizeof(plan_entry) == sizeof(fmpl_line), "an entry is one line");
 static uint64_t take_instance(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
-    return a->team->coll->plans[st->root].started++;
+    return a->coll->plans[st->root].started++;
 }
 
 /* Root: every member has copied out the entry that slot k held before. */
-static int slot_free(fmpl_team *t, uint64_t k)
+static int slot_free(fmpl_coll_team *c, uint64_t k)
 {
-    fmpl_coll_team *c = t->coll;
     if (k < FMPL_PLAN_SLOTS)
         return 1;
     uint64_t need = k + 1 - FMPL_PLAN_SLOTS;
     if (c->plan_room >= need)
         return 1;
     uint64_t room = UINT64_MAX;
-    for (int p = 0; p < t->size; p++) {
-        if (p == t->rank)
+    for (int p = 0; p < c->size; p++) {
+        if (p == c->rank)
             continue;
-        uint64_t v = atomic_load_explicit(fmpl_coll_plan_cons(c->peer[p], t->size, t->rank),
+        uint64_t v = atomic_load_explicit(fmpl_coll_plan_cons(c->peer[p], c->size, c->rank),
                                           memory_order_acquire);
         if (v < room)
             room = v;
@@ -92,11 +91,11 @@ static int plan_body(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     uint64_t k = a->ticket;
     plan_entry *e = (plan_entry *)&c->peer[st->root]->plan_ring[k % FMPL_PLAN_SLOTS];
     if (t->rank == st->root) {
-        if (!slot_free(t, k))
+        if (!slot_free(c, k))
             return FMPL_RUN_PENDING;
         memcpy(e->data, st->buf, (size_t)st->size);
         atomic_store_explicit(&e->seq, k + 1, memory_order_release);
@@ -112,7 +111,7 @@ static int plan_body(fmpl_coll_algo *a)
 void fmpl_bcast_plan_prepare(fmpl_coll_algo *a)
 {
     fmpl_bcast_ring *st = (fmpl_bcast_ring *)a;
-    fmpl_coll_team *c = a->team->coll;
+    fmpl_coll_team *c = a->coll;
     if (st->size > PLAN_INLINE || c->net)
         return; /* stays the ring broadcast */
     a->body = plan_body;

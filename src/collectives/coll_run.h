@@ -14,13 +14,19 @@
  *
  * Turns: the algorithms keep per-team sequence counters and scratch areas
  * (coll_team.h) that assume one collective at a time, in the same order on
- * every member.  So every run takes a ticket from its team when it is
- * started (the blocking call; the schedule instance's start, for all its
- * RUN steps, in step order) and runs only when the team's turn reaches the
- * ticket.  Members start collectives in the same order (MPI requires it), so
- * they run them in the same order, one after another, each exactly as the
- * blocking algorithm would.  A blocking call whose turn has not come
- * progresses the schedules ahead of it while it waits.
+ * every member.  A team has two sets of them, one per kind: blocking calls,
+ * and nonblocking or persistent ones (a run's `coll`: t->coll, or
+ * t->coll->nbc for a RUN step of a nonblocking schedule, sched.c).  Every
+ * run takes a ticket from its state when it is started (the blocking call;
+ * the schedule instance's start, for all its RUN steps, in step order) and
+ * runs only when that state's turn reaches the ticket.  Members start the
+ * collectives of one kind in the same order (MPI requires it of all
+ * collectives; MPICH, and so programs, only of each kind), so they run them
+ * in the same order, one after another, each exactly as the blocking
+ * algorithm would.  Runs of the two kinds proceed independently: a blocking
+ * call waits in place while the nonblocking runs progress around it.  A
+ * blocking call's turn has normally come at once (the blocking calls before
+ * it have returned); where not, it progresses everything while it waits.
  *
  * Writing a body (the protothread idiom):
  *   static int body(fmpl_coll_algo *a)
@@ -56,6 +62,9 @@ typedef struct fmpl_coll_algo {
     int line;          /* where the body resumes (0: from the start) */
     int blocking;      /* fmpl_coll_run: awaits wait instead of returning */
     fmpl_team *team;
+    fmpl_coll_team *coll; /* the team's state of the run's kind: t->coll (set
+                             up so), or t->coll->nbc (a nonblocking schedule's
+                             RUN step, fmpl_sched_run_algo) */
     uint64_t ticket;   /* the team's turn this run waits for; an unordered run's
                           own instance number */
     /* Persistent collectives: called once when the schedule is prepared
@@ -94,6 +103,7 @@ static inline void fmpl_coll_algo_init(fmpl_coll_algo *a, int (*body)(fmpl_coll_
     a->line = 0;
     a->blocking = 0;
     a->team = t;
+    a->coll = t->coll;
     a->ticket = 0;
     a->prepare = NULL;
     a->unordered = NULL;
@@ -103,7 +113,7 @@ static inline void fmpl_coll_algo_init(fmpl_coll_algo *a, int (*body)(fmpl_coll_
 static inline void fmpl_coll_algo_enqueue(fmpl_coll_algo *a)
 {
     a->line = 0;
-    a->ticket = a->unordered ? a->unordered(a) : a->team->coll->run_tickets++;
+    a->ticket = a->unordered ? a->unordered(a) : a->coll->run_tickets++;
 }
 
 /* Advance a started run as far as it goes without waiting: FMPL_RUN_PENDING,
@@ -113,15 +123,15 @@ int fmpl_coll_algo_poll(fmpl_coll_algo *a);
 /* Blocking: take a ticket, wait for the turn, run to completion. */
 int fmpl_coll_run(fmpl_coll_algo *a);
 
-/* Resumable waits over every other member's line at `field_offset`:
- * nonzero once all have reached `value`.  *cursor (0 at the start of the
- * wait) remembers the members already seen there. */
-int fmpl_coll_all_reached(fmpl_team *t, size_t field_offset, uint64_t value, int *cursor);
-#define FMPL_COLL_ALL_REACHED(t, field, value, cursor)                               \
-    fmpl_coll_all_reached((t), offsetof(fmpl_coll_scratch, field), (value), (cursor))
+/* Resumable waits over every other member's line at `field_offset` in the
+ * headers of state c: nonzero once all have reached `value`.  *cursor (0
+ * at the start of the wait) remembers the members already seen there. */
+int fmpl_coll_all_reached(fmpl_coll_team *c, size_t field_offset, uint64_t value, int *cursor);
+#define FMPL_COLL_ALL_REACHED(c, field, value, cursor)                               \
+    fmpl_coll_all_reached((c), offsetof(fmpl_coll_scratch, field), (value), (cursor))
 
-/* Step 1 of an exchange of sequence s that uses input half s % 2 (see
- * coll_team.h): nonzero once nobody reads that half any more. */
-int fmpl_coll_exchange_ready(fmpl_team *t, uint64_t s, int *cursor);
+/* Step 1 of an exchange of sequence s of state c that uses input half
+ * s % 2 (see coll_team.h): nonzero once nobody reads that half any more. */
+int fmpl_coll_exchange_ready(fmpl_coll_team *c, uint64_t s, int *cursor);
 
 #endif

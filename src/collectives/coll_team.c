@@ -48,35 +48,73 @@ static size_t areas_bytes(void)
     return FMPL_BCAST_SLOTS * (size_t)fmpl_bcast_chunk + 2 * (size_t)fmpl_coll_area;
 }
 
-int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
+/* The private arrays of one state (blocking or nonblocking); offs and
+ * bcounts only in the blocking one (builders read them while building, and
+ * building never waits, so one pair serves both kinds). */
+static int state_alloc(fmpl_coll_team *c, const fmpl_team *t, fmpl_coll_scratch *mine,
+                       int nonblocking)
 {
-    fmpl_coll_team *c = calloc(1, sizeof *c);
-    if (!c)
-        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for collective state");
-    t->coll = c;
+    size_t n = (size_t)t->size;
     c->size = t->size;
     c->rank = t->rank;
     c->world = t->world;
-    c->mine = fmpl_fab_alloc(header_bytes(t->size));
-    c->peer = calloc((size_t)t->size, sizeof *c->peer);
-    c->areas = calloc((size_t)t->size, sizeof *c->areas);
-    c->pairs = calloc(2 * (size_t)t->size, sizeof(fmpl_pair_state));
-    c->offs = calloc((size_t)t->size + 1, sizeof *c->offs);
-    c->bcounts = calloc((size_t)t->size, sizeof *c->bcounts);
-    c->fin_seen = calloc((size_t)t->size, sizeof *c->fin_seen);
-    c->peer_at = calloc((size_t)t->size, sizeof *c->peer_at);
-    c->plans = calloc((size_t)t->size, sizeof *c->plans);
-    if (!c->mine || !c->peer || !c->peer_at || !c->areas || !c->pairs || !c->offs || !c->bcounts ||
-        !c->fin_seen || !c->plans) {
+    c->mine = mine;
+    while ((1 << c->rounds) < t->size)
+        c->rounds++;
+    c->peer = calloc(n, sizeof *c->peer);
+    c->areas = calloc(n, sizeof *c->areas);
+    c->pairs = calloc(2 * n, sizeof(fmpl_pair_state));
+    c->fin_seen = calloc(n, sizeof *c->fin_seen);
+    c->peer_at = calloc(n, sizeof *c->peer_at);
+    c->plans = calloc(n, sizeof *c->plans);
+    if (!nonblocking) {
+        c->offs = calloc(n + 1, sizeof *c->offs);
+        c->bcounts = calloc(n, sizeof *c->bcounts);
+    }
+    return c->peer && c->areas && c->pairs && c->fin_seen && c->peer_at && c->plans &&
+           (nonblocking || (c->offs && c->bcounts));
+}
+
+static void state_release(fmpl_coll_team *c)
+{
+    if (c->areas && c->areas[c->rank])
+        fmpl_fab_free(c->areas[c->rank]);
+    free(c->areas);
+    if (c->tmp_shared)
+        fmpl_fab_free(c->tmp);
+    else
+        free(c->tmp);
+    free(c->peer);
+    free(c->peer_at);
+    free(c->pairs);
+    free(c->offs);
+    free(c->bcounts);
+    free(c->fin_seen);
+    free(c->plans);
+}
+
+int fmpl_coll_team_create(fmpl_team *t, fmpl_raddr *mine)
+{
+    /* [0] the blocking state, [1] the nonblocking one; their headers are
+     * one block, the nonblocking header header_bytes() after the blocking
+     * one, so that members exchange one address. */
+    fmpl_coll_team *c = calloc(2, sizeof *c);
+    if (!c)
+        return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for collective state");
+    t->coll = c;
+    c->nbc = c + 1;
+    size_t hb = header_bytes(t->size);
+    char *headers = fmpl_fab_alloc(2 * hb);
+    int ok = state_alloc(c, t, (fmpl_coll_scratch *)headers, 0);
+    ok &= state_alloc(c->nbc, t, headers ? (fmpl_coll_scratch *)(headers + hb) : NULL, 1);
+    if (!headers || !ok) {
         fmpl_coll_team_destroy(t);
         return FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no memory for %zu bytes of collective scratch",
-                          header_bytes(t->size));
+                          2 * hb);
     }
     /* Every line starts at 0; prod/cons below every (s << 32) + 1 a reader
      * waits for. */
-    memset(c->mine, 0, header_bytes(t->size));
-    while ((1 << c->rounds) < t->size)
-        c->rounds++;
+    memset(headers, 0, 2 * hb);
     *mine = fmpl_fab_raddr(c->mine);
     return FMPL_SUCCESS;
 }
@@ -106,6 +144,27 @@ char *fmpl_coll_areas_resolve(fmpl_coll_team *c, int p)
     return a;
 }
 
+/* One state's view of the members' headers (at `offset` in each member's
+ * block) and its pre-built barrier flag writes. */
+static void state_connect(fmpl_coll_team *c, const fmpl_coll_team *blocking,
+                          const fmpl_raddr *scratch, size_t offset)
+{
+    c->cma_all = blocking->cma_all;
+    c->net = blocking->net;
+    c->nodes = blocking->nodes;
+    for (int p = 0; p < c->size; p++) {
+        c->peer_at[p] = scratch[p];
+        c->peer_at[p].addr += offset;
+        c->peer[p] = fmpl_fab_ptr(c->peer_at[p]);
+    }
+    /* Dissemination round k: signal rank + 2^k in its flag[k]. */
+    for (int k = 0; k < c->rounds; k++) {
+        fmpl_raddr r = c->peer_at[(c->rank + (1 << k)) % c->size];
+        r.addr += offsetof(fmpl_coll_scratch, flag) + (size_t)k * sizeof(fmpl_line);
+        fmpl_ctl_prepare(&c->diss[k], r);
+    }
+}
+
 int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
 {
     fmpl_coll_team *c = t->coll;
@@ -117,46 +176,28 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
             c->central_barrier = 0;
         if (!fmpl_fab.peers[t->world[p]].cma)
             c->cma_all = 0;
-        c->peer_at[p] = scratch[p];
-        c->peer[p] = fmpl_fab_ptr(scratch[p]);
-        if (!c->peer[p] && fmpl_fab.peers[t->world[p]].net)
+        if (!fmpl_fab_ptr(scratch[p]) && fmpl_fab.peers[t->world[p]].net)
             c->net = 1;
-        else if (!c->peer[p])
+        else if (!fmpl_fab_ptr(scratch[p]))
             return FMPL_ERROR(FMPL_ERR_INTERNAL, "member %d's collective scratch is not shared",
                               p);
     }
     c->nodes = c->net ? fmpl_sched_nodes_shape(t) : 0;
-    /* Dissemination round k: signal rank + 2^k in its flag[k]. */
-    for (int k = 0; k < c->rounds; k++) {
-        int to = (t->rank + (1 << k)) % t->size;
-        fmpl_raddr r = scratch[to];
-        r.addr += offsetof(fmpl_coll_scratch, flag) + (size_t)k * sizeof(fmpl_line);
-        fmpl_ctl_prepare(&c->diss[k], r);
-    }
+    state_connect(c, c, scratch, 0);
+    state_connect(c->nbc, c, scratch, header_bytes(t->size));
     return FMPL_SUCCESS;
 }
 
 void fmpl_coll_team_destroy(fmpl_team *t)
 {
-    if (!t->coll)
+    fmpl_coll_team *c = t->coll;
+    if (!c)
         return;
     fmpl_barrier_split_destroy(t);
-    fmpl_fab_free(t->coll->mine);
-    if (t->coll->areas && t->coll->areas[t->coll->rank])
-        fmpl_fab_free(t->coll->areas[t->coll->rank]);
-    free(t->coll->areas);
-    if (t->coll->tmp_shared)
-        fmpl_fab_free(t->coll->tmp);
-    else
-        free(t->coll->tmp);
-    free(t->coll->peer);
-    free(t->coll->peer_at);
-    free(t->coll->pairs);
-    free(t->coll->offs);
-    free(t->coll->bcounts);
-    free(t->coll->fin_seen);
-    free(t->coll->plans);
-    free(t->coll);
+    state_release(c);
+    state_release(c->nbc);
+    fmpl_fab_free(c->mine); /* both headers */
+    free(c);
     t->coll = NULL;
 }
 

@@ -5,6 +5,22 @@
  * the same collectives in the same order, so they agree on every sequence
  * number).
  *
+ * Two such states per team, one per kind of collective: the blocking calls
+ * use t->coll, the nonblocking and persistent ones (the RUN steps and tags
+ * of schedules made by MPI_I*, *_init and the native fmpl_i*) use
+ * t->coll->nbc.  So "the same order on every member" holds within each kind
+ * only, as in MPICH, whose blocking and nonblocking collectives never match
+ * each other: a member may run a blocking barrier while its nonblocking
+ * allreduce is pending and another member runs them the other way round
+ * (issue 16; mpi4py's test_ulfm relies on it).  The two states are alike,
+ * with their own headers, areas, counters and private arrays; the two
+ * headers are one block in the shared heap (the nonblocking one right
+ * after the blocking one), so members exchange one address.  What only
+ * the blocking state holds: the split-phase barriers (`split`), the
+ * reclamation counters (`retired`, `reclaimed`), the build-time arrays
+ * offs and bcounts, and the point-to-point work area `tmp` (nonblocking
+ * schedules allocate their own).
+ *
  * Why two blocks: the areas (broadcast ring and reduction/exchange areas,
  * about 768 KiB with the default tunables) would make every communicator
  * cost that much of every member's heap; MPI programs create thousands of
@@ -17,7 +33,8 @@
  * that has seen the signal loads the address (fmpl_coll_areas) and caches
  * it.  The header (lines, prod/cons, tables) stays eager: members poll
  * each other's lines before either has run a collective.  A team that only
- * synchronises costs ~3.6 KiB + 200 bytes per member in each member's heap.
+ * synchronises costs twice (one header per kind) ~3.6 KiB + 200 bytes per
+ * member in each member's heap.
  *
  * Header block of one member (all lines 64 bytes, counters monotonic):
  *   flag[k]        barrier round k (dissemination) / arrival from child k
@@ -150,6 +167,8 @@ typedef struct fmpl_plan_root {
 } fmpl_plan_root;
 
 typedef struct fmpl_coll_team {
+    struct fmpl_coll_team *nbc; /* in the blocking state: the nonblocking one
+                                  (its neighbour in one allocation); NULL there */
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here; NULL for network peers */
     fmpl_raddr *peer_at;       /* [size] each member's scratch, as remote addresses */
@@ -174,23 +193,25 @@ typedef struct fmpl_coll_team {
     uint64_t exchange_seq;     /* posted / sliced / finished */
     uint64_t exchange_full;    /* last sequence that used the whole input area */
     uint64_t bc_seq;           /* broadcast chunk sequence */
-    uint64_t sched_seq;        /* schedule instances (nonblocking and persistent
-                                  collectives, sched.h): their tags */
+    uint64_t sched_seq;        /* schedule instances of this kind (sched.h): their
+                                  tags */
     uint64_t run_tickets;      /* resumable algorithms started (coll_run.h) */
     uint64_t run_turn;         /* the ticket whose run may proceed */
     struct fmpl_pair_state *pairs; /* [2 * size] pairwise engine: out, then in */
-    int64_t *offs;             /* [size + 1] reduce-scatter block offsets */
-    int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts */
+    int64_t *offs;             /* [size + 1] reduce-scatter block offsets (blocking
+                                  state only: read while building a schedule) */
+    int64_t *bcounts;          /* [size] reduce_scatter_block's equal counts (idem) */
     uint64_t *fin_seen;        /* [size] the highest `finished` seen of each member
                                   (monotonic, so a cached value that suffices
                                   spares a cross-core read) */
     struct fmpl_bsplit *split; /* split-phase barriers, from the first start
-                                  (barrier_split.h) */
+                                  (barrier_split.h; blocking state only) */
     struct fmpl_plan_root *plans; /* [size] prepared broadcasts, per root member
                                   (bcast_shm_plan.c) */
     uint64_t plan_room;        /* mine: every member has consumed this many of my
                                   plan_ring entries (a cached minimum) */
-    char *tmp;                 /* point-to-point work area, or NULL until used */
+    char *tmp;                 /* point-to-point work area of blocking calls, or
+                                  NULL until used */
     int tmp_shared;            /* tmp is in the shared heap (else malloc) */
 } fmpl_coll_team;
 

@@ -25,11 +25,11 @@ static int64_t count_of(const fmpl_reduce_scatter_run *st, int m)
 /* Step 2 of the round at st->lo: my pieces of every block into my input
  * half.  Block offsets are summed here, not kept: a run may be paused
  * between calls of other collectives, so it uses no shared table. */
-static void contribute(fmpl_reduce_scatter_run *st, fmpl_team *t)
+static void contribute(fmpl_reduce_scatter_run *st, fmpl_coll_team *c)
 {
     int64_t es = (int64_t)fmpl_op_elem_size(&st->op), off = 0;
-    char *area = fmpl_coll_input_half(fmpl_coll_areas(t->coll, t->rank), st->s);
-    for (int m = 0; m < t->size; m++) {
+    char *area = fmpl_coll_input_half(fmpl_coll_areas(c, c->rank), st->s);
+    for (int m = 0; m < c->size; m++) {
         int64_t len = fmpl_clamp64(count_of(st, m) - st->lo, 0, st->q);
         if (len > 0)
             memcpy(area + m * st->stride, st->in + (off + st->lo) * es, (size_t)(len * es));
@@ -38,10 +38,9 @@ static void contribute(fmpl_reduce_scatter_run *st, fmpl_team *t)
 }
 
 /* Step 3: piece st->lo of my block, combined in rank order. */
-static void combine(fmpl_reduce_scatter_run *st, fmpl_team *t, int64_t mine)
+static void combine(fmpl_reduce_scatter_run *st, fmpl_coll_team *c, int64_t mine)
 {
-    fmpl_coll_team *c = t->coll;
-    int p = t->size, r = t->rank;
+    int p = c->size, r = c->rank;
     int64_t es = (int64_t)fmpl_op_elem_size(&st->op);
     char *res = st->out + st->lo * es;
     memcpy(res, fmpl_coll_input_half(fmpl_coll_areas(c, p - 1), st->s) + r * st->stride,
@@ -55,7 +54,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_reduce_scatter_run *st = (fmpl_reduce_scatter_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     int p = t->size;
     FMPL_RUN_BEGIN(a);
     {
@@ -74,13 +73,13 @@ static int body(fmpl_coll_algo *a)
     for (st->lo = 0; st->lo < st->maxc; st->lo += st->q) {
         st->s = ++c->exchange_seq;
         st->cursor = 0;
-        FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, st->s, &st->cursor));
-        contribute(st, t);
+        FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(c, st->s, &st->cursor));
+        contribute(st, c);
         fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
         if (fmpl_clamp64(count_of(st, t->rank) - st->lo, 0, st->q) > 0) {
             st->cursor = 0;
-            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
-            combine(st, t, fmpl_clamp64(count_of(st, t->rank) - st->lo, 0, st->q));
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, posted[st->s % 2], st->s, &st->cursor));
+            combine(st, c, fmpl_clamp64(count_of(st, t->rank) - st->lo, 0, st->q));
         }
         fmpl_line_set(&c->mine->finished, st->s);
     }

@@ -30,17 +30,17 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_reduce_run *st = (fmpl_reduce_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     int64_t bytes = st->count * (int64_t)fmpl_op_elem_size(&st->op);
     FMPL_RUN_BEGIN(a);
     st->s = ++c->exchange_seq;
     st->cursor = 0;
-    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, st->s, &st->cursor));
+    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(c, st->s, &st->cursor));
     memcpy((char *)input_of(c, t->rank, st->s, bytes), st->buf, (size_t)bytes);
     fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
     if (st->root < 0 || st->root == t->rank) {
         st->cursor = 0;
-        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
+        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, posted[st->s % 2], st->s, &st->cursor));
         int last = t->size - 1;
         if (last != t->rank)
             memcpy(st->buf, input_of(c, last, st->s, bytes), (size_t)bytes);

@@ -26,12 +26,11 @@
 
 /* Member r's input of sequence s: its buffer, when it published one (in
  * posted[s % 2]'s spare bytes), else its `input` area. */
-static const char *input_of(fmpl_team *t, int r, uint64_t s)
+static const char *input_of(fmpl_coll_team *c, int r, uint64_t s)
 {
-    fmpl_coll_team *c = t->coll;
     uint64_t where;
     memcpy(&where, c->peer[r]->posted[s % 2].pad, sizeof where);
-    return where ? fmpl_fab_ptr(fmpl_raddr_unpack(where, t->world[r]))
+    return where ? fmpl_fab_ptr(fmpl_raddr_unpack(where, c->world[r]))
                  : fmpl_coll_input(fmpl_coll_areas(c, r));
 }
 
@@ -39,7 +38,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_reduce_run *st = (fmpl_reduce_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     int64_t es = (int64_t)fmpl_op_elem_size(&st->op);
     int64_t per_round = fmpl_coll_area / es;
     int p = t->size, last = p - 1, root = st->root;
@@ -49,7 +48,7 @@ static int body(fmpl_coll_algo *a)
         st->s = ++c->exchange_seq;
         st->cursor = 0;
         if (st->s > 1)
-            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, finished, st->s - 1, &st->cursor));
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, finished, st->s - 1, &st->cursor));
         c->exchange_full = st->s;
         {
             char *mine = st->buf + st->off * es;
@@ -64,18 +63,18 @@ static int body(fmpl_coll_algo *a)
             fmpl_line_set(&c->mine->posted[st->s % 2], st->s);
         }
         st->cursor = 0;
-        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, posted[st->s % 2], st->s, &st->cursor));
+        FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, posted[st->s % 2], st->s, &st->cursor));
         {
             int64_t m = st->m, lo = m * t->rank / p, hi = m * (t->rank + 1) / p;
             char *out = fmpl_coll_output(fmpl_coll_areas(c, t->rank));
-            memcpy(out, input_of(t, last, st->s) + lo * es, (size_t)((hi - lo) * es));
+            memcpy(out, input_of(c, last, st->s) + lo * es, (size_t)((hi - lo) * es));
             for (int r = last - 1; r >= 0; r--)
-                fmpl_op_apply(&st->op, input_of(t, r, st->s) + lo * es, out, hi - lo);
+                fmpl_op_apply(&st->op, input_of(c, r, st->s) + lo * es, out, hi - lo);
             fmpl_line_set(&c->mine->sliced, st->s);
         }
         st->cursor = 0;
         if (st->direct)
-            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(t, sliced, st->s, &st->cursor));
+            FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, sliced, st->s, &st->cursor));
 
         if (root < 0 || root == t->rank) {
             for (st->q = 0; st->q < p; st->q++) {

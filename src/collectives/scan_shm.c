@@ -46,7 +46,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_scan_run *st = (fmpl_scan_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     int r = t->rank, start = st->exclusive ? r - 1 : r;
     int64_t es = (int64_t)fmpl_op_elem_size(&st->op), total = st->count * es;
     FMPL_RUN_BEGIN(a);
@@ -55,7 +55,7 @@ static int body(fmpl_coll_algo *a)
     for (st->off = 0; st->off < st->count; st->off += round_elems(st)) {
         st->s = ++c->exchange_seq;
         st->cursor = 0;
-        FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, st->s, &st->cursor));
+        FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(c, st->s, &st->cursor));
         memcpy(input_of(c, r, st->s, total), st->in + st->off * es,
                (size_t)(round_count(st) * es));
         fmpl_line_set(&c->mine->posted[st->s % 2], st->s);

@@ -81,11 +81,14 @@ static void scratch_give_back(void *p, size_t cap)
     kept_scratch_bytes += cap;
 }
 
-fmpl_sched *fmpl_sched_new(void)
+fmpl_sched *fmpl_sched_new(int kind)
 {
     fmpl_sched *s = kept;
-    if (!s)
-        return calloc(1, sizeof(fmpl_sched));
+    if (!s) {
+        if ((s = calloc(1, sizeof(fmpl_sched))))
+            s->nonblocking = kind == FMPL_SCHED_NONBLOCKING;
+        return s;
+    }
     kept = s->next_free;
     nkept--;
     fmpl_step *steps = s->steps;
@@ -93,6 +96,7 @@ fmpl_sched *fmpl_sched_new(void)
     memset(s, 0, offsetof(fmpl_sched, arena));
     s->steps = steps;
     s->cap = cap;
+    s->nonblocking = kind == FMPL_SCHED_NONBLOCKING;
     return s;
 }
 
@@ -105,7 +109,7 @@ static void add_lane(fmpl_sched *s, fmpl_team *t, fmpl_team *numbering)
         return;
     }
     fmpl_sched_lane *l = &s->lanes[s->nlanes];
-    uint64_t seq = fmpl_sched_next_seq(numbering) % SCHED_TAG_SPAN;
+    uint64_t seq = fmpl_sched_next_seq(numbering, s->nonblocking) % SCHED_TAG_SPAN;
     l->team = t;
     l->team_id = t->id;
     l->tag = SCHED_TAG_BASE - 2 * (int)seq;
@@ -232,6 +236,8 @@ int fmpl_sched_run_algo(fmpl_sched *s, int round, fmpl_coll_algo *a)
     fmpl_step *st = fmpl_sched_add(s, FMPL_STEP_RUN, round);
     if (!st)
         return s->error;
+    if (s->nonblocking)
+        a->coll = a->team->coll->nbc;
     st->algo = a;
     return FMPL_SUCCESS;
 }
@@ -504,7 +510,9 @@ void fmpl_sched_free(fmpl_sched *s)
     free(s);
 }
 
-uint64_t fmpl_sched_next_seq(fmpl_team *t)
+uint64_t fmpl_sched_next_seq(fmpl_team *t, int nonblocking)
 {
-    return t->coll->sched_seq++;
+    /* SCHED_TAG_SPAN is even: the parity survives the wrap-around. */
+    fmpl_coll_team *c = nonblocking ? t->coll->nbc : t->coll;
+    return 2 * c->sched_seq++ + (nonblocking ? 1 : 0);
 }

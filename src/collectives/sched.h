@@ -18,11 +18,20 @@
  * Local steps of one round run in array order when the round starts, so a
  * step that consumes received data goes in a later round than the receive.
  *
+ * Kinds: a schedule serves a blocking call (a point-to-point algorithm run
+ * to completion, or any algorithm with FMPL_COLL_SCHEDULES=1) or a
+ * nonblocking or persistent collective (fmpl_sched_new's argument).  Each
+ * kind has its own collective state per team (coll_team.h): its counter
+ * of schedule instances, and for RUN steps its sequences, areas and turns.
+ * So the two kinds never match each other, and members may interleave
+ * them differently (MPICH's behaviour, which programs rely on).
+ *
  * Messages: every instance of a schedule uses its own pair of library tags
  * (tag_match.h: tags below -1 never meet a user's message or wildcard),
- * taken from a per-team counter that every member advances identically
- * (MPI requires collectives, nonblocking ones and persistent *_init calls,
- * in the same order on every member).  Two schedules outstanding on one
+ * taken from the counter of its kind on the team, which every member
+ * advances identically (MPI requires the collectives of each kind,
+ * persistent *_init calls included, in the same order on every member);
+ * the kinds take alternate numbers.  Two schedules outstanding on one
  * communicator therefore never match each other's messages, whatever order
  * their rounds progress in; within one schedule, messages between one pair
  * match in posting order (the channel is FIFO per pair and tag).
@@ -124,8 +133,12 @@ typedef struct fmpl_sched_lane {
 } fmpl_sched_lane;
 #define FMPL_SCHED_LANES 4
 
+/* Kinds of schedules (fmpl_sched_new). */
+enum { FMPL_SCHED_BLOCKING = 0, FMPL_SCHED_NONBLOCKING = 1 };
+
 typedef struct fmpl_sched {
     fmpl_async async;     /* first: the progress engine's handle */
+    int nonblocking;      /* its kind: FMPL_SCHED_NONBLOCKING or _BLOCKING */
     fmpl_team *team;      /* the schedule's own team (lanes[0]); NULL until bound */
     fmpl_sched_lane lanes[FMPL_SCHED_LANES];
     int nlanes;
@@ -150,9 +163,11 @@ typedef struct fmpl_sched {
     _Alignas(max_align_t) char arena[768];
 } fmpl_sched;
 
-/* Build.  A new schedule comes from a short list of freed ones (with their
- * step arrays) when it can, else from calloc; NULL: no memory. */
-fmpl_sched *fmpl_sched_new(void);
+/* Build a schedule of kind FMPL_SCHED_BLOCKING or FMPL_SCHED_NONBLOCKING
+ * (nonblocking and persistent collectives).  It comes from a short list
+ * of freed ones (with their step arrays) when it can, else from calloc;
+ * NULL: no memory. */
+fmpl_sched *fmpl_sched_new(int kind);
 /* The messages added next travel on team t.  The first team bound is the
  * schedule's own; each team's tags are drawn from its counter when the
  * schedule first binds it (so every call takes its instance number). */
@@ -170,7 +185,8 @@ int fmpl_sched_copy(fmpl_sched *s, int round, void *dst, const void *src, int64_
 /* dst = src op dst; the operation is the schedule's (fmpl_sched_set_op). */
 int fmpl_sched_reduce(fmpl_sched *s, int round, const void *src, void *dst, int64_t count);
 int fmpl_sched_call(fmpl_sched *s, int round, void (*fn)(void *), void *arg);
-/* A resumable algorithm whose state `a` the schedule owns (fmpl_sched_alloc). */
+/* A resumable algorithm whose state `a` the schedule owns (fmpl_sched_alloc);
+ * in a nonblocking schedule it runs in its team's nonblocking state. */
 int fmpl_sched_run_algo(fmpl_sched *s, int round, struct fmpl_coll_algo *a);
 void fmpl_sched_set_op(fmpl_sched *s, const fmpl_op *op);
 /* Zeroed memory owned by the schedule, or NULL. */
@@ -205,7 +221,8 @@ void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st);
 int fmpl_sched_prepared_poll(fmpl_sched *s, fmpl_step *st, int *err);
 void fmpl_sched_prepared_free(fmpl_sched *s, fmpl_step *st);
 
-/* The team's counter of schedule instances (coll_team.h). */
-uint64_t fmpl_sched_next_seq(fmpl_team *t);
+/* The next instance number of the team's schedules of kind `nonblocking`
+ * (coll_team.h: each kind's counter; the kinds take alternate numbers). */
+uint64_t fmpl_sched_next_seq(fmpl_team *t, int nonblocking);
 
 #endif

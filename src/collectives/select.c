@@ -156,7 +156,7 @@ FMPL_TUNABLE(tunable_schedules, "FMPL_COLL_SCHEDULES", "0",
  * memory). */
 static fmpl_sched *p2p_schedule(void)
 {
-    return fmpl_coll_capture ? fmpl_coll_capture : fmpl_sched_new();
+    return fmpl_coll_capture ? fmpl_coll_capture : fmpl_sched_new(FMPL_SCHED_BLOCKING);
 }
 
 /* After building into s: a captured schedule is the caller's; a blocking
@@ -213,7 +213,7 @@ static int run_algo(fmpl_coll_algo *a, size_t size)
         as_schedule = fmpl_tunable_long(&tunable_schedules) > 0;
     if (!as_schedule)
         return fmpl_coll_run(a);
-    fmpl_sched *s = fmpl_sched_new();
+    fmpl_sched *s = fmpl_sched_new(FMPL_SCHED_BLOCKING);
     return scheduled(s, s ? add_run(s, a, size) : FMPL_ERR_NO_MEMORY);
 }
 

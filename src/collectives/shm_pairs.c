@@ -80,9 +80,10 @@ typedef struct pair_desc {
 } pair_desc;
 _Static_assert(sizeof(pair_desc) <= FMPL_LINE_DATA, "descriptor must fit in a line");
 
-/* The run's view during one call of its body: the team's (the per-pair
- * states are the team's, serialised by the turns of coll_run.h) and the
- * state that survives between calls (fmpl_pairs_run, collectives.h). */
+/* The run's view during one call of its body: the team's state of the
+ * run's kind (the per-pair states are that state's, serialised by its turns,
+ * coll_run.h) and the state that survives between calls (fmpl_pairs_run,
+ * collectives.h). */
 typedef struct engine {
     fmpl_team *t;
     fmpl_coll_team *c;
@@ -592,7 +593,7 @@ static int body(fmpl_coll_algo *a)
 {
     fmpl_pairs_run *r = (fmpl_pairs_run *)a;
     fmpl_team *t = a->team;
-    fmpl_coll_team *c = t->coll;
+    fmpl_coll_team *c = a->coll;
     engine e = {.t = t, .c = c, .r = r, .x = &r->x, .me = t->rank, .P = t->size,
                 .out = c->pairs, .in = c->pairs + t->size};
     FMPL_RUN_BEGIN(a);
@@ -616,7 +617,7 @@ static int body(fmpl_coll_algo *a)
     r->s = ++c->exchange_seq;
     r->base = r->s << 32;
     r->cursor = 0;
-    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(t, r->s, &r->cursor));
+    FMPL_RUN_AWAIT(a, fmpl_coll_exchange_ready(c, r->s, &r->cursor));
     start(&e);
     FMPL_RUN_AWAIT(a, !pending(&e));
     fmpl_line_set(&c->mine->finished, r->s);

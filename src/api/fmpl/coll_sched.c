@@ -47,7 +47,7 @@ static int begin(fmpl_coll_req *req, fmpl_comm comm, fmpl_sched **s, const char 
     fmpl_team *t = fmpl_api_team(comm, func, &rc);
     if (!t)
         return rc;
-    *s = fmpl_sched_new();
+    *s = fmpl_sched_new(FMPL_SCHED_NONBLOCKING);
     if (!*s)
         return fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory for a schedule");
     fmpl_sched_bind(*s, t); /* every call takes its instance number, even an empty one */

@@ -291,7 +291,7 @@ int fmpl_mpi_nbc_begin(const char *func, MPI_Comm comm, MPI_Request *request)
     if (!request)
         return fmpl_mpi_error(comm, MPI_ERR_REQUEST, func, "request is NULL");
     fmpl_mpi_comm *c = fmpl_mpi_comm_get(comm);
-    fmpl_coll_capture = fmpl_sched_new();
+    fmpl_coll_capture = fmpl_sched_new(FMPL_SCHED_NONBLOCKING);
     if (!fmpl_coll_capture)
         return fmpl_mpi_error(comm, MPI_ERR_NO_MEM, func, "no memory for a schedule");
     /* An intercommunicator's body moves data between the groups on its
