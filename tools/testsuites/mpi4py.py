@@ -124,13 +124,6 @@ KNOWN_FAILURES = [
     known(("fmpl",), "test_comm_inter.*.testSplitTypeShared",
           "MPI_Comm_split_type on an intercommunicator fails with MPI_ERR_COMM "
           "(MPICH 4.0.2 passes)"),
-    # ULFM, which mpi4py emulates where the library lacks it.
-    known(("fmpl",), "test_ulfm.TestULFMWorld.testIAgree",
-          "mpi4py's stand-in for MPI_Comm_iagree is MPI_Iallreduce on the communicator; the "
-          "test then calls MPI_Barrier before that Iallreduce on some ranks and after it on "
-          "others, collectives in different orders (erroneous, MPI-4.0 6.12): FMPL "
-          "matches them in order and hangs; MPICH has MPIX_Comm_iagree",
-          ranks=[2, 3, 4], hangs=True),
     # The MPICH-built mpi4py on FMPL's library.
     known(("mpich-on-fmpl",), "(import)",
           "needs MPI-IO: the MPICH-built mpi4py.MPI links MPI_File_* (ImportError: undefined "
