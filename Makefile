@@ -103,10 +103,9 @@ test: test-sanitize test-release
 # (no system call on the hot path; CMA on/off, a shared-memory
 # algorithm forced: over the network the point-to-point ones run), the spool
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
-# "Progress"), ScaLAPACK's testers (the release run has them), and spawned
-# or connected worlds (linking them needs shared memory: docs/architecture.md,
-# "Dynamic processes").
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_spawn_|mpi_connect_)
+# "Progress") and ScaLAPACK's testers (the release run has them).  Spawned
+# and connected worlds run: they link over the network too.
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 

@@ -42,6 +42,9 @@ typedef struct fmpl_bootstrap {
     int universe_size;     /* MPI_UNIVERSE_SIZE: processes the launcher offers room
                               for (>= size), 0 when unknown */
     int spawned;           /* this world was started by a spawn */
+    int universe_hosts;    /* hosts the job's worlds may run on (fmplrun's
+                              FMPL_UNIVERSE_HOSTS; 0 when unknown): above 1, a
+                              spawned or connected world may be on another host */
     int appnum;            /* which command of an MPMD start or a spawn this is (0) */
     const char *launcher;  /* "fmplrun", "pmi1" (another PMI-1 launcher), "pmi2"
                               (srun --mpi=pmi2), "pmix", "singleton" */

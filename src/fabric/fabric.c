@@ -13,7 +13,8 @@
  *   4. barrier, then unlink its own file: from here on nothing is left in
  *      /dev/shm whatever happens to the job;
  *   5. probe CMA to every same-host peer (FMPL_SHM_CMA decides what to do);
- *   6. when any peer is a network peer: open the network backend
+ *   6. when any peer is a network peer, or a world of the job may be on
+ *      another host later (net_needed): open the network backend
  *      (net_iface.c: endpoint, segment registration, address exchange).
  * The runtime above still refuses network peers (runtime.c): its protocols
  * reach peers by loads and stores. */
@@ -57,12 +58,24 @@ void fmpl_net_close(void);
 void fmpl_net_start_progress_thread(void);
 void fmpl_net_describe(void (*line)(const char *text, void *ctx), void *ctx);
 void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
+int fmpl_net_link(int r);
 #endif
 
 static const char *const cma_choices[] = {"auto", "on", "off", NULL};
 static const char *const fabric_choices[] = {"auto", "net", "split", NULL};
 enum { FABRIC_AUTO, FABRIC_NET, FABRIC_SPLIT };
 static int fabric_mode;
+
+int fmpl_fabric_forces_net(void) { return fabric_mode == FABRIC_NET; }
+
+int fmpl_fabric_net_link(int r)
+{
+#ifdef FMPL_HAVE_NET
+    return fmpl_net_link(r);
+#else
+    return FMPL_ERROR(FMPL_ERR_UNSUPPORTED, "process %d: this build has no network backend", r);
+#endif
+}
 
 /* "<host name>/<boot id>": the boot id tells hosts apart that share a name
  * and, being per kernel, containers of one host apart from hosts. */
@@ -215,6 +228,22 @@ static int probe_cma(void)
     return FMPL_SUCCESS;
 }
 
+/* Whether this process opens the network backend at start-up: when a peer
+ * of its world needs it, and also, so that a world spawned or connected
+ * later can be linked over it (fabric_link.c), when the job spans hosts or
+ * FMPL_FABRIC=net and the launcher spawns.  Every process of the job then
+ * has it, and every atomic of the job goes through it (net_atomics): a
+ * backend opened only when the first link came would switch a process's
+ * atomics while its world's peers kept using the CPU's on the same words. */
+static int net_needed(const fmpl_bootstrap *bs, int force_net)
+{
+    if (fmpl_fab.net_peers > 0)
+        return 1;
+    if (!bs->spawn)
+        return 0;
+    return bs->universe_hosts > 1 || force_net;
+}
+
 int fmpl_fabric_init(fmpl_bootstrap *bs)
 {
     memset(&fmpl_fab, 0, sizeof fmpl_fab);
@@ -295,14 +324,18 @@ int fmpl_fabric_init(fmpl_bootstrap *bs)
     /* Every rank agrees whether the network is needed (any rank has a
      * network peer iff some pair is on two hosts, or FMPL_FABRIC=net with
      * two ranks or more), so the collective set-up inside fmpl_net_open is
-     * entered by all or none.  A job of one rank has no pair to serve, even
-     * under FMPL_FABRIC=net (udp;ofi_rxd, libfabric 1.17, crashed on its
-     * own atomics to itself there). */
-    if (rc == FMPL_SUCCESS && fmpl_fab.net_peers > 0) {
+     * entered by all or none (net_needed adds job-wide conditions only).
+     * A world of one rank that no launcher can join to others has no pair
+     * to serve, even under FMPL_FABRIC=net (udp;ofi_rxd, libfabric 1.17,
+     * crashed on its own atomics to itself there). */
+    if (rc == FMPL_SUCCESS && net_needed(bs, force_net)) {
 #ifdef FMPL_HAVE_NET
         rc = fmpl_net_open(bs);
 #else
-        rc = fmpl_fab.net_remote
+        /* Without the backend a later link across hosts fails instead,
+         * with its own message (fabric_link.c). */
+        if (fmpl_fab.net_peers > 0)
+            rc = fmpl_fab.net_remote
                  ? FMPL_ERROR(FMPL_ERR_UNSUPPORTED,
                               "rank %d runs on host %s, this rank on %s: this build has no "
                               "network backend (libfabric was not found when it was "

@@ -11,15 +11,17 @@
  *
  * Linking process P and process Q (each calls fmpl_runtime_link with the
  * other among its peers; nothing else of either waits):
- *   1. P maps Q's segment (fabric_link.c), makes a channel ring and a
+ *   1. P maps Q's segment or enters Q's network endpoint (fabric_link.c:
+ *      shared memory on one host, the network backend across hosts or
+ *      with FMPL_FABRIC=net), makes a channel ring and a
  *      staging ring of its own for Q's records, and puts their addresses
  *      under key "lk<Q>" (bootstrap; visible at once under fmplrun);
  *   2. P polls Q's key "lk<P>" (Q did step 1 for P) and, once it is there,
  *      writes into the rings it names.  Q's rings were ready before Q put
  *      their addresses, so P's first record finds them; P's were ready for
  *      Q the same way.
- * A process that cannot link (the network backend, another host) puts
- * "failed" instead of its offer, so its peers return an error too.
+ * A process that cannot link (over the network without the backend:
+ * fabric_link.c) puts "failed" instead of its offer, so its peers return an error too.
  * A link lasts as long as both processes: MPI_Comm_disconnect leaves it,
  * and a later connection of the same pair has nothing to do. */
 #include "runtime/runtime.h"

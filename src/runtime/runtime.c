@@ -94,6 +94,7 @@ int fmpl_runtime_finalize(void)
     /* Active messages that handlers queued go out first: their targets
      * progress in the barrier below. */
     FMPL_WAIT_UNTIL(!fmpl_am_queued);
+    fmpl_team_reclaim_before_leaving();
     int rc = fmpl_coll_barrier(fmpl_teams[0]);
     for (int id = FMPL_MAX_TEAMS - 1; id >= 0; id--)
         fmpl_team_free(fmpl_teams[id]);

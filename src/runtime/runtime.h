@@ -61,6 +61,11 @@ int fmpl_team_spans_network(const fmpl_team *t);
 void fmpl_team_retire(fmpl_team *t);
 /* Release the retired teams whose members have all retired them. */
 void fmpl_team_reclaim_retired(void);
+/* MPI_Finalize: wait until every retired team spanning worlds over the
+ * network is reclaimed (MPI_Comm_free and _disconnect are collective, so
+ * every member gets there), so that no member reads this process's counts
+ * after its endpoint closed. */
+void fmpl_team_reclaim_before_leaving(void);
 
 /* Worlds of one job (link.c).  The universe team (NULL where the launcher
  * cannot spawn): team ranks are universe ranks; the parent of teams whose

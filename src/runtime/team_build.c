@@ -215,6 +215,32 @@ void fmpl_team_reclaim_retired(void)
     }
 }
 
+/* A retired team with members of other worlds reached over the network:
+ * its members read and add to member 0's counts until it is reclaimed, and
+ * nothing else holds their processes' endpoints open until then (each
+ * world's MPI_Finalize waits for its own world only). */
+static int retired_across_network(void)
+{
+    for (fmpl_team *t = retired_teams; t; t = t->next_retired) {
+        if (!t->coll->net)
+            continue;
+        for (int p = 0; p < t->size; p++)
+            if ((unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size)
+                return 1;
+    }
+    return 0;
+}
+
+void fmpl_team_reclaim_before_leaving(void)
+{
+    fmpl_waiter w = FMPL_WAITER_INIT;
+    while (retired_across_network()) {
+        fmpl_team_reclaim_retired();
+        if (!fmpl_progress())
+            fmpl_wait_once(&w);
+    }
+}
+
 /* Create the team's local areas; *mine receives their addresses. */
 static int team_create_areas(fmpl_team *t, void *ma, void *fa, team_areas *mine)
 {

@@ -11,6 +11,8 @@
  *  - with 2 parents or more, ranks 0 and 1 join over a loopback TCP socket
  *    (MPI_Comm_join) and exchange a message. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -87,7 +89,18 @@ static void join_pair(int rank)
               "loopback listen failed");
         int port = ntohs(a.sin_port);
         CHECK_OK(MPI_Send(&port, 1, MPI_INT, 1, 20, MPI_COMM_WORLD));
-        fd = accept(ls, NULL, NULL);
+        /* Waiting for the connection stays in MPI: over the network
+         * backend a peer may need this process's progress meanwhile (its
+         * remote reads of this process's memory: docs/cluster.md,
+         * "Progress"), and the peer connects only once it got the port. */
+        CHECK(fcntl(ls, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK refused");
+        while ((fd = accept(ls, NULL, NULL)) < 0) {
+            CHECK(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR, "accept failed");
+            int flag;
+            CHECK_OK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                                MPI_STATUS_IGNORE));
+            usleep(100);
+        }
         close(ls);
     } else {
         int port;

@@ -141,6 +141,8 @@ int fmpl_net_wait(net_op *op, const char *what, int rank);
  * providers that claim FI_THREAD_SAFE do not all survive concurrent calls
  * (udp;ofi_rxd 1.17 crashes in fi_cq_read when threads poll together), and
  * an uncontended lock is noise next to a network operation. */
+/* A process of another world into the address vector (fabric_link.c). */
+int fmpl_net_link(int r);
 void fmpl_net_lock(void);
 void fmpl_net_unlock(void);
 /* Around each whole operation of the owner (see net_iface.c). */

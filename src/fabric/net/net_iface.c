@@ -264,6 +264,41 @@ static int open_endpoint(void)
     return FMPL_SUCCESS;
 }
 
+/* Universe rank r's endpoint, segment base and key (its "net" key, put at
+ * its start-up) into the address vector and its peer entry. */
+static int insert_peer(fmpl_bootstrap *bs, int r)
+{
+    unsigned char name[256];
+    char value[FMPL_BOOTSTRAP_VALUE_MAX];
+    fmpl_peer *peer = &fmpl_fab.peers[r];
+    unsigned long long b, k;
+    size_t n;
+    if (bs->get(bs, r, "net", value, sizeof value) != FMPL_SUCCESS ||
+        fmpl_hex_decode(name, sizeof name, value, ':', &n) != 0 ||
+        sscanf(value + 2 * n, ":%llx:%llx", &b, &k) != 2)
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "process %d published no network endpoint", r);
+    fi_addr_t dest = FI_ADDR_NOTAVAIL;
+    int rc = fi_av_insert(N.av, name, 1, &dest, 0, NULL);
+    if (rc != 1)
+        return FMPL_ERROR(FMPL_ERR_INTERNAL, "fi_av_insert of process %d's address failed: %s",
+                          r, rc < 0 ? fi_strerror(-rc) : "not inserted");
+    peer->net_dest = dest;
+    peer->net_base = b;
+    peer->net_key = k;
+    return FMPL_SUCCESS;
+}
+
+/* A process of another world, after start-up (fabric_link.c).  Its "net"
+ * key was put before its world's start-up fence, so before it could take
+ * part in any link. */
+int fmpl_net_link(int r)
+{
+    fmpl_net_lock(); /* the progress thread may read the address vector */
+    int rc = insert_peer(fmpl_fab.bs, r);
+    fmpl_net_unlock();
+    return rc;
+}
+
 static int exchange_addresses(fmpl_bootstrap *bs)
 {
     unsigned char name[256];
@@ -279,21 +314,9 @@ static int exchange_addresses(fmpl_bootstrap *bs)
     if (bs->put(bs, "net", value) != FMPL_SUCCESS || bs->fence(bs) != FMPL_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "publishing the network endpoint failed");
     FMPL_FAB_FOR_WORLD(r) {
-        fmpl_peer *peer = &fmpl_fab.peers[r];
-        unsigned long long b, k;
-        size_t n;
-        if (bs->get(bs, r, "net", value, sizeof value) != FMPL_SUCCESS ||
-            fmpl_hex_decode(name, sizeof name, value, ':', &n) != 0 ||
-            sscanf(value + 2 * n, ":%llx:%llx", &b, &k) != 2)
-            return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "rank %d published no network endpoint", r);
-        fi_addr_t dest = FI_ADDR_NOTAVAIL;
-        rc = fi_av_insert(N.av, name, 1, &dest, 0, NULL);
-        if (rc != 1)
-            return FMPL_ERROR(FMPL_ERR_INTERNAL, "fi_av_insert of rank %d's address failed: %s",
-                              r, rc < 0 ? fi_strerror(-rc) : "not inserted");
-        peer->net_dest = dest;
-        peer->net_base = b;
-        peer->net_key = k;
+        rc = insert_peer(bs, r);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
     return FMPL_SUCCESS;
 }
