@@ -198,7 +198,7 @@ int fr_parse_args(int argc, char **argv, fr_options *opt)
         } else if (is_option(a, "--proxy-ranks")) {
             const char *v = option_value(argc, argv, &i, "--proxy-ranks");
             if (!v || sscanf(v, "%d:%d", &opt->proxy_first, &opt->proxy_count) != 2 ||
-                opt->proxy_first < 0 || opt->proxy_count < 1)
+                opt->proxy_first < 0 || opt->proxy_count < 0)
                 return usage_error("invalid --proxy-ranks '%s' (expected FIRST:COUNT)",
                                    v ? v : "");
         } else {
