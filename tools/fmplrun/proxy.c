@@ -161,6 +161,7 @@ static struct share {
     fr_app *apps;
     int *appnum;         /* apps[i]'s index within its spawn */
     int *nargs;          /* apps[i]'s arguments received so far */
+    int *argc;           /* and announced ("C") */
     int napps;
     share_member *m;
     int nm;
@@ -179,6 +180,7 @@ static void share_free(void)
     free(share.apps);
     free(share.appnum);
     free(share.nargs);
+    free(share.argc);
     free(share.m);
     memset(&share, 0, sizeof share);
 }
@@ -196,7 +198,10 @@ static void share_command(int appnum, int argc)
     int *nargs = realloc(share.nargs, (size_t)n * sizeof *nargs);
     if (nargs)
         share.nargs = nargs;
-    if (!apps || !num || !nargs || argc < 1 || argc > 1 << 20) {
+    int *want = realloc(share.argc, (size_t)n * sizeof *want);
+    if (want)
+        share.argc = want;
+    if (!apps || !num || !nargs || !want || argc < 1 || argc > 1 << 20) {
         share.bad = 1;
         return;
     }
@@ -204,11 +209,10 @@ static void share_command(int appnum, int argc)
     apps[share.napps].argv = calloc((size_t)argc + 1, sizeof(char *));
     num[share.napps] = appnum;
     nargs[share.napps] = 0;
+    want[share.napps] = argc;
     share.napps = n;
     if (!apps[n - 1].argv)
         share.bad = 1;
-    else
-        apps[n - 1].nprocs = argc; /* argv's length until "L" (then: members) */
 }
 
 /* "A", "W", "Y": the last command's argument, wdir, search path. */
@@ -222,7 +226,7 @@ static void share_text(char kind, const char *text)
     char *copy = strdup(text);
     if (!copy) {
         share.bad = 1;
-    } else if (kind == 'A' && share.nargs[share.napps - 1] < a->nprocs) {
+    } else if (kind == 'A' && share.nargs[share.napps - 1] < share.argc[share.napps - 1]) {
         a->argv[share.nargs[share.napps - 1]++] = copy;
     } else if (kind == 'W' && !a->wdir) {
         a->wdir = copy;
@@ -259,7 +263,7 @@ static void share_launch(fr_job *job, int g, int first, int size)
         first + size > FR_MAX_RANKS)
         snprintf(err, sizeof err, "the proxy got a malformed spawn from the head");
     for (int a = 0; !err[0] && a < share.napps; a++)
-        if (share.nargs[a] != share.apps[a].nprocs)
+        if (share.nargs[a] != share.argc[a])
             snprintf(err, sizeof err, "the proxy got a malformed spawn from the head");
     int *members = calloc((size_t)share.nm + 1, sizeof *members);
     const fr_app **app = calloc((size_t)share.nm + 1, sizeof *app);

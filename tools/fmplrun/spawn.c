@@ -336,6 +336,8 @@ void fr_process_init(fr_job *job, int idx, int group, int world_rank, int appnum
 
 int fr_spawn(fr_job *job)
 {
+    for (int r = 0; r < job->n; r++) /* those of other hosts too: no descriptors */
+        fr_process_init(job, r, 0, r, 0);
     if (job->nlocal == 0) { /* a proxy started for spawned processes only */
         int verbose = job->opt.verbose;
         job->opt.verbose = 0; /* nothing to tell yet */
@@ -354,8 +356,6 @@ int fr_spawn(fr_job *job)
         fr_msg("the open-file limit is too low for %d ranks (ulimit -n)", job->nlocal);
         return FR_EXIT_LAUNCHER;
     }
-    for (int r = 0; r < job->n; r++)
-        fr_process_init(job, r, 0, r, 0);
     plan_binding(job);
     child_env ce;
     launch l = {.path = path, .argv = job->opt.argv, .ce = &ce};
