@@ -449,6 +449,18 @@ hosts_spawn)
     expect_err "^fmplrun: rank 0: spawn refused: unknown host 'no-such-host.invalid' in info host: not one of the job's hosts \(hA,hB\)$"
     expect_err "^fmplrun: rank 0: spawn refused: on hB: cannot enter wdir '/no/such/dir': No such file or directory$"
     ! grep -q 'ending the job' "$work/err" || fail "a refused spawn ended the job" ;;
+hosts_spawn_unreachable)
+    # The host a spawn goes to cannot be reached (its ssh fails): that
+    # spawn is refused, not the job; the host is refused from then on and
+    # the default placement passes it over.
+    me=$(hostname)
+    FAKE_SSH_FAIL_HOST=hB run --hosts hA:1,hB:1 --launcher-exec "$FAKE_SSH" -n 1 --timeout 15 \
+        --tag-output "$SPAWN_CLIENT" hosts-unreachable hB "$me"
+    expect_status 0
+    expect_out '^\[0\] hosts-unreachable ok$'
+    expect_out "^\[2:0\] hosts-child 2 ok on $me$"; expect_out "^\[2:1\] hosts-child 3 ok on $me$"
+    expect_err '^fmplrun: host hB lost before it started group 1.s processes: its launcher \(pid [0-9]+\) exited with status 255 \(ssh could not connect, or the host went away\); the spawn fails$'
+    ! grep -q 'ending the job' "$work/err" || fail "the unreachable host ended the job" ;;
 hosts_spawn_fail)
     # A spawned process on the other host is killed: the job ends at once,
     # the message names it and its host; no process, proxy or /dev/shm file

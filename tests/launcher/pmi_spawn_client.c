@@ -22,6 +22,9 @@
  *   hosts-child HOSTNAMES 0|1  a process of those spawns: HOSTNAMES, comma-
  *                            separated, is where each world rank must run;
  *                            1: both run on one job host (local ids 0, 1)
+ *   hosts-unreachable B HA   -n 1 on A:1,B:1, B's ssh failing: a spawn onto B
+ *                            is refused (B lost), B refused from then on, a
+ *                            default spawn goes to A (whose hostname is HA)
  *   hosts-fail-parent DIR    -n 1: spawns 1 hosts-sleeper, waits
  *   hosts-sleeper DIR        records its pid, hostname and a /dev/shm file
  *                            of the job in DIR, then sleeps (to be killed)
@@ -536,6 +539,35 @@ static void hosts(const char *a, const char *b, const char *ha, const char *hb)
     printf("hosts rank %d ok\n", rank);
 }
 
+static void hosts_unreachable(const char *b, const char *ha)
+{
+    snprintf(me, sizeof me, "hosts-unreachable");
+    pmi_init();
+    char self[PATH_MAX], why[300];
+    self_path(self, sizeof self);
+    put("hosts.parent", "from-the-parent");
+    expect_reply(ask("cmd=publish_name service=svc-kids port=kids-port"), "publish_result", "0");
+    const char *to_b[] = {"host", b, NULL};
+    const char *r = spawn(&(block){1, self, NULL, to_b}, 1, NULL);
+    snprintf(why, sizeof why, "on_%s:_host_lost_before_it_started_them:_", b);
+    expect_refusal(r, why);
+    snprintf(why, sizeof why, "host_%s_is_lost", b);
+    expect_refusal(spawn(&(block){1, self, NULL, to_b}, 1, NULL), why);
+    /* The default placement passes the lost host over. */
+    char where[600];
+    snprintf(where, sizeof where, "%s,%s", ha, ha);
+    hosts_spawn(where, 1, NULL, 2);
+    for (int i = 2; i < 4; i++) {
+        char key[32], want[300];
+        snprintf(key, sizeof key, "hosts.child.%d", i);
+        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
+        const char *v = get_eventually(key);
+        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+    }
+    finalize();
+    printf("hosts-unreachable ok\n");
+}
+
 static void hosts_child(const char *where, int one_host)
 {
     int rank = env_int("PMI_RANK"), index = env_int("FMPL_UNIVERSE_RANK");
@@ -652,6 +684,8 @@ int main(int argc, char **argv)
         hosts(argv[2], argv[3], argv[4], argv[5]);
     else if (strcmp(mode, "hosts-child") == 0 && argc == 4)
         hosts_child(argv[2], atoi(argv[3]));
+    else if (strcmp(mode, "hosts-unreachable") == 0 && argc == 4)
+        hosts_unreachable(argv[2], argv[3]);
     else if (strcmp(mode, "hosts-fail-parent") == 0 && argc == 3)
         hosts_fail_parent(argv[2]);
     else if (strcmp(mode, "hosts-sleeper") == 0 && argc == 3)

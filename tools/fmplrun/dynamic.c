@@ -385,8 +385,12 @@ static void spawn_across(fr_job *job, fr_rank *r, const fr_app *apps, int napps,
                     left = hl->count[e];
                 }
             }
-            if (where[w] < 0 || job->hosts[where[w]].lost) {
-                refuse(c, "no host left to run the processes on");
+            if (where[w] < 0) {
+                refuse(c, "every host of the job is lost");
+                goto out;
+            }
+            if (job->hosts[where[w]].lost) {
+                refuse(c, "host %s is lost", job->hosts[where[w]].name);
                 goto out;
             }
             load[where[w]]++;
@@ -405,6 +409,7 @@ static void spawn_across(fr_job *job, fr_rank *r, const fr_app *apps, int napps,
             m->host = where[w];
             m->local_id = seen[where[w]]++;
             m->alive = 1; /* from now on the job waits for it */
+            m->starting = 1;
             job->nalive++;
         }
     for (int w = 0; w < total; w++)
@@ -430,6 +435,7 @@ static void spawn_across(fr_job *job, fr_rank *r, const fr_app *apps, int napps,
             fr_rank *m = &job->ranks[g->first + w];
             if (m->host == h && m->alive) {
                 m->alive = 0;
+                m->starting = 0;
                 job->nalive--;
             }
         }

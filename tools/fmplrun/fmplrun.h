@@ -84,6 +84,7 @@ typedef struct fr_rank {
     int appnum;      /* index of its command within its spawn (0: initial) */
     int local_id;    /* spawned: its index among its group's processes on its */
     int local_n;     /*   host, and how many of them run there */
+    int starting;    /* head: placed by a spawn, its host has not answered */
     char label[24];  /* "r" in group 0, "g:r" in group g: tags, messages */
     int host;        /* head: index in job->hosts; -1: started here */
     pid_t pid;

@@ -434,7 +434,28 @@ static void host_lost(fr_job *job, int host, const char *why)
     if (h->lost || !host_has_live(job, host))
         return;
     h->lost = 1;
-    /* Its live processes, as runs of consecutive indices within a group. */
+    /* Processes a spawn placed here that its proxy has not answered for:
+     * that spawn fails (the spawner is told), not the job. */
+    for (int i = 0; i < job->nprocs; i++) {
+        fr_rank *rk = &job->ranks[i];
+        if (!rk->alive || rk->host != host || !rk->starting)
+            continue;
+        int g = rk->group;
+        for (int k = i; k < job->nprocs; k++)
+            if (job->ranks[k].group == g && job->ranks[k].host == host &&
+                job->ranks[k].alive) {
+                job->ranks[k].starting = 0;
+                job->ranks[k].alive = 0;
+                job->nalive--;
+            }
+        char reason[300];
+        snprintf(reason, sizeof reason, "host lost before it started them: %s", why);
+        fr_msg("host %s lost before it started group %d's processes: %s; the spawn fails",
+               h->name, g, why);
+        fr_spawn_host_answered(job, g, host, reason);
+    }
+    /* Its other live processes, as runs of consecutive indices within a
+     * group: a failure of the job. */
     char procs[300] = "";
     int lo = -1, prev = -1;
     for (int i = 0; i <= job->nprocs; i++) {
@@ -455,7 +476,8 @@ static void host_lost(fr_job *job, int host, const char *why)
     }
     close_conn(h);
     start_cleanup(job, host);
-    fr_fail(job, NULL, 1, "host %s (%s) lost: %s", h->name, procs, why);
+    if (procs[0])
+        fr_fail(job, NULL, 1, "host %s (%s) lost: %s", h->name, procs, why);
     fr_pmi_barrier_check(job);
 }
 
@@ -555,6 +577,9 @@ static void host_line(void *ctx, char *line)
             fr_msg("host %s's proxy sent a bad line '%.80s'", h->name, line);
             return;
         }
+        for (int i = job->groups[g].first; i < job->groups[g].first + job->groups[g].size; i++)
+            if (job->ranks[i].host == host)
+                job->ranks[i].starting = 0;
         fr_spawn_host_answered(job, g, host, rc == 0 ? NULL : line + 1 + off);
         return;
     }
