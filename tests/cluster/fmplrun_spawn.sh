@@ -43,6 +43,21 @@ if [ $status = 0 ] && [ $children = 6 ] && grep -qx '\[0\] hosts rank 0 ok' out 
     ok "spawns onto fmpl-h2 and by info host/hosts, keys/names/queues across (${elapsed_ms} ms)"
 else bad "spawns across the hosts (status $status, $children of 6 children ok)"; fi
 
+# 2. Checked where the processes run: a wdir that only fmpl-h1 has (/tmp is
+# each host's own).  A spawn over both hosts is refused by fmpl-h2 (the
+# process fmpl-h1 started is killed, the job goes on), one on fmpl-h1 runs.
+wdir=/tmp/fmpl-spawn-wdir.$$
+rm -rf pids; mkdir pids
+"$TC" exec fmpl-h1 mkdir -p "$wdir"
+timeout 60 "$FMPLRUN" --hosts fmpl-h1:1,fmpl-h2:1 -n 1 --timeout 40 --tag-output \
+    "$CLIENT" hosts-wdir fmpl-h1 fmpl-h2 fmpl-h1 "$wdir" "$WORK/pids" >out 2>err </dev/null
+status=$?
+"$TC" exec fmpl-h1 rm -rf "$wdir"
+if [ $status = 0 ] && grep -qx '\[0\] hosts-wdir ok' out && grep -qx '\[2:0\] hosts-child 3 ok on fmpl-h1' out &&
+   grep -qx '\[2:1\] hosts-child 4 ok on fmpl-h1' out; then
+    ok "wdir and program checked on the host that runs them; a refusal there kills the rest"
+else bad "wdir checked where the processes run (status $status)"; fi
+
 # start_sleeper: hosts-fail-parent in the background until its spawned
 # process is up (on fmpl-h2: fmpl-h1's one slot is the parent's).
 start_sleeper() {
@@ -83,7 +98,7 @@ nothing_left() {
     ok "$what: nothing of the job left on any host"
 }
 
-# 2. The spawned process on fmpl-h2 is killed.
+# 3. The spawned process on fmpl-h2 is killed.
 if start_sleeper; then
     kill -KILL "$pid"
     t_kill=$(now_ms)
@@ -97,7 +112,7 @@ if start_sleeper; then
     nothing_left "after the spawned process was killed"
 else wait "$launcher"; fi
 
-# 3. fmpl-h2 lost (its proxy and ssh session too) while only the spawned
+# 4. fmpl-h2 lost (its proxy and ssh session too) while only the spawned
 # process runs there.
 if start_sleeper; then
     "$TC" kill --all fmpl-h2 KILL >/dev/null

@@ -25,6 +25,9 @@
  *   hosts-unreachable B HA   -n 1 on A:1,B:1, B's ssh failing: a spawn onto B
  *                            is refused (B lost), B refused from then on, a
  *                            default spawn goes to A (whose hostname is HA)
+ *   hosts-wdir A B HA WDIR PIDDIR  -n 1: WDIR exists on A only: a spawn
+ *                            over A and B is refused by B (A's process,
+ *                            a hosts-sleeper, killed), one on A runs there
  *   hosts-fail-parent DIR    -n 1: spawns 1 hosts-sleeper, waits
  *   hosts-sleeper DIR        records its pid, hostname and a /dev/shm file
  *                            of the job in DIR, then sleeps (to be killed)
@@ -568,6 +571,40 @@ static void hosts_unreachable(const char *b, const char *ha)
     printf("hosts-unreachable ok\n");
 }
 
+static void hosts_wdir(const char *a, const char *b, const char *ha, const char *wdir,
+                       const char *piddir)
+{
+    snprintf(me, sizeof me, "hosts-wdir");
+    pmi_init();
+    char self[PATH_MAX], list[600], why[1200];
+    self_path(self, sizeof self);
+    put("hosts.parent", "from-the-parent");
+    expect_reply(ask("cmd=publish_name service=svc-kids port=kids-port"), "publish_result", "0");
+    /* A starts its process (it would sleep a minute), B refuses: the spawn
+     * fails and A's process is killed, without ending the job. */
+    snprintf(list, sizeof list, "%s,%s", a, b);
+    const char *both[] = {"hosts", list, "wdir", wdir, NULL};
+    const char *args[] = {"hosts-sleeper", piddir, NULL};
+    const char *r = spawn(&(block){2, self, args, both}, 1, NULL);
+    snprintf(why, sizeof why, "on_%s:_cannot_enter_wdir_'%s'", b, wdir);
+    expect_refusal(r, why);
+    /* On A the same wdir is fine. */
+    char a2[300], where[600];
+    snprintf(a2, sizeof a2, "%s:2", a);
+    snprintf(where, sizeof where, "%s,%s", ha, ha);
+    const char *on_a[] = {"host", a2, "wdir", wdir, NULL};
+    hosts_spawn(where, 1, on_a, 3);
+    for (int i = 3; i < 5; i++) {
+        char key[32], want[300];
+        snprintf(key, sizeof key, "hosts.child.%d", i);
+        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
+        const char *v = get_eventually(key);
+        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+    }
+    finalize();
+    printf("hosts-wdir ok\n");
+}
+
 static void hosts_child(const char *where, int one_host)
 {
     int rank = env_int("PMI_RANK"), index = env_int("FMPL_UNIVERSE_RANK");
@@ -686,6 +723,8 @@ int main(int argc, char **argv)
         hosts_child(argv[2], atoi(argv[3]));
     else if (strcmp(mode, "hosts-unreachable") == 0 && argc == 4)
         hosts_unreachable(argv[2], argv[3]);
+    else if (strcmp(mode, "hosts-wdir") == 0 && argc == 7)
+        hosts_wdir(argv[2], argv[3], argv[4], argv[5], argv[6]);
     else if (strcmp(mode, "hosts-fail-parent") == 0 && argc == 3)
         hosts_fail_parent(argv[2]);
     else if (strcmp(mode, "hosts-sleeper") == 0 && argc == 3)
