@@ -20,7 +20,7 @@
  * started, "R <group> <rc> [reason]", "X" for each one it did not start;
  * head -> proxy "D <group>": kill that group's processes (the spawn failed
  * elsewhere).  A host without initial ranks gets its proxy at the first
- * spawn onto it, the lines wait for its connection.  A proxy stays while
+ * spawn onto it, the lines wait for its "UP".  A proxy stays while
  * the job runs, even without processes, until the head says "Q" (every
  * process of the job has ended).  Ending: head -> proxy "K <signal>".
  * Failures: a rank's failure ends the job as on one host; a host whose
