@@ -430,11 +430,61 @@ spawn_usage)
     expect_out '^cmd=spawn_result rc=-1 msg=spawn_block_2/1_out_of_order_\(expected_1\)$'
     expect_err "rank 0 sent an unknown PMI command 'mcmd=frob'" ;;
 hosts_spawn)
-    # Across hosts: spawn refused (its lines relayed by the proxy), names
-    # and queues served by the head for every host.
-    run "${HOSTS[@]}" --timeout 15 "$SPAWN_CLIENT" hosts
+    # Across hosts (the fake ssh: both on this machine): rank 0 spawns onto
+    # hB (its proxy started then), by info host/hosts, and is refused an
+    # unknown host (by the head), a missing wdir and program (by hB's
+    # proxy); keys, names and queues across hosts and groups.  Every
+    # process checks its replies; here: they all reached their end.
+    me=$(hostname)
+    run "${HOSTS[@]}" -n 2 --timeout 15 --tag-output -v "$SPAWN_CLIENT" hosts hA hB "$me" "$me"
     expect_status 0
-    for r in 0 1 2 3; do expect_out "^hosts rank $r ok$"; done ;;
+    for r in 0 1; do expect_out "^\[$r\] hosts rank $r ok$"; done
+    for g in 1 2 3; do for w in 0 1; do
+        expect_out "^\[$g:$w\] hosts-child $((2 * g + w)) ok on $me$"
+    done; done
+    expect_err '^fmplrun: rank 0 spawns group 1: 2 process\(es\) of /.*pmi_spawn_client, universe indices 2-3, on hB \(2\)$'
+    expect_err '^fmplrun: host hB: proxy for spawned processes, launcher pid [0-9]+$'
+    expect_err '^fmplrun: rank 0 spawns group 2: .*, universe indices 4-5, on hA \(1\), hB \(1\)$'
+    expect_err '^fmplrun: rank 0 spawns group 3: .*, universe indices 6-7, on hA \(2\)$'
+    expect_err "^fmplrun: rank 0: spawn refused: unknown host 'no-such-host.invalid' in info host: not one of the job's hosts \(hA,hB\)$"
+    expect_err "^fmplrun: rank 0: spawn refused: on hB: cannot enter wdir '/no/such/dir': No such file or directory$"
+    ! grep -q 'ending the job' "$work/err" || fail "a refused spawn ended the job" ;;
+hosts_spawn_unreachable)
+    # The host a spawn goes to cannot be reached (its ssh fails): that
+    # spawn is refused, not the job; the host is refused from then on and
+    # the default placement passes it over.
+    me=$(hostname)
+    FAKE_SSH_FAIL_HOST=hB run --hosts hA:1,hB:1 --launcher-exec "$FAKE_SSH" -n 1 --timeout 15 \
+        --tag-output "$SPAWN_CLIENT" hosts-unreachable hB "$me"
+    expect_status 0
+    expect_out '^\[0\] hosts-unreachable ok$'
+    expect_out "^\[2:0\] hosts-child 2 ok on $me$"; expect_out "^\[2:1\] hosts-child 3 ok on $me$"
+    expect_err '^fmplrun: host hB lost before it started group 1.s processes: its launcher \(pid [0-9]+\) exited with status 255 \(ssh could not connect, or the host went away\); the spawn fails$'
+    ! grep -q 'ending the job' "$work/err" || fail "the unreachable host ended the job" ;;
+hosts_spawn_fail)
+    # A spawned process on the other host is killed: the job ends at once,
+    # the message names it and its host; no process, proxy or /dev/shm file
+    # of the job is left.
+    mkdir -p "$work/pids"
+    "$FMPLRUN" --hosts hA:1,hB:1 --launcher-exec "$FAKE_SSH" -n 1 --timeout 15 \
+        "$SPAWN_CLIENT" hosts-fail-parent "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
+    launcher=$!
+    for _ in $(seq 100); do [ -s "$work/pids/sleeper" ] && break; sleep 0.05; done
+    read -r pid host job <"$work/pids/sleeper" || fail "the spawned process did not start"
+    [ -e "/dev/shm/fmpl-$job-sleeper" ] || fail "the spawned process left no /dev/shm file"
+    kill -KILL "$pid"
+    t_kill=$(now_ms)
+    wait "$launcher"; status=$?
+    elapsed_ms=$(( $(now_ms) - t_kill ))
+    expect_status 137
+    expect_err "^fmplrun: group 1 rank 0 \(universe index 1, pid $pid on hB\) killed by signal 9 \(Killed\); ending the job$"
+    expect_one_report; expect_fast 3000
+    for f in "$work"/pids/pid.*; do
+        ! rank_alive "${f##*/pid.}" pmi_spawn_client || fail "pid ${f##*/pid.} ($(cat "$f")) outlived the job"
+    done
+    [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq 2 ] || fail "expected 2 processes to record a pid"
+    ! pgrep -f -- "--proxy-job $job " >/dev/null || fail "a proxy outlived the job"
+    ! compgen -G "/dev/shm/fmpl-$job-*" >/dev/null || fail "leftover /dev/shm files: $(ls /dev/shm/fmpl-"$job"-*)" ;;
 *)
     fail "unknown case" ;;
 esac

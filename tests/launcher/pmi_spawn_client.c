@@ -14,11 +14,29 @@
  *   fail-child PIDDIR        group rank 1 exits 5 after a barrier
  *   hang-child PIDDIR        waits (for --timeout)
  *   nobarrier-child PIDDIR   group rank 1 exits 0 without the barrier
- *   hosts                    across hosts: spawn refused, names served
+ *   hosts A B HA HB          across hosts (--hosts A:2,B:2 -n 2: both ranks on
+ *                            A; HA, HB: the hostnames A and B report):
+ *                            spawns placed by default (onto B, started
+ *                            then) and by info host/hosts, refusals,
+ *                            keys, names and queues across hosts and groups
+ *   hosts-child HOSTNAMES 0|1  a process of those spawns: HOSTNAMES, comma-
+ *                            separated, is where each world rank must run;
+ *                            1: both run on one job host (local ids 0, 1)
+ *   hosts-unreachable B HA   -n 1 on A:1,B:1, B's ssh failing: a spawn onto B
+ *                            is refused (B lost), B refused from then on, a
+ *                            default spawn goes to A (whose hostname is HA)
+ *   hosts-wdir A B HA WDIR PIDDIR  -n 1: WDIR exists on A only: a spawn
+ *                            over A and B is refused by B (A's process,
+ *                            a hosts-sleeper, killed), one on A runs there
+ *   hosts-fail-parent DIR    -n 1: spawns 1 hosts-sleeper, waits
+ *   hosts-sleeper DIR        records its pid, hostname and a /dev/shm file
+ *                            of the job in DIR, then sleeps (to be killed)
  *   tag-parent               spawns 2 tag-child, which print a line */
+#include "bootstrap/jobid.h"
 #include "bootstrap/pmi1_wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -423,22 +441,98 @@ static void fail_child(const char *piddir, const char *kind)
     fail_if_reached(__LINE__, "still running after the other child's failure");
 }
 
-static void hosts(void)
+static const char *my_hostname(void)
+{
+    static char name[256];
+    check(gethostname(name, sizeof name) == 0, "gethostname: %s", strerror(errno));
+    name[sizeof name - 1] = '\0';
+    return name;
+}
+
+/* Spawn 2 kids (their arguments: where each must run, in world rank
+ * order; "1" if both go to one job host) with the info pairs; check the
+ * answer's first universe index. */
+static void hosts_spawn(const char *where, int one_host, const char *const *info, int first)
+{
+    char self[PATH_MAX];
+    self_path(self, sizeof self);
+    const char *args[] = {"hosts-child", where, one_host ? "1" : "0", NULL};
+    const char *preput[] = {"hosts_greeting", "hello-across", NULL};
+    block b = {2, self, args, info};
+    const char *r = spawn(&b, 1, preput);
+    expect_reply(r, "spawn_result", "0");
+    check(atoi(val(r, "fmpl_universe_first")) == first, "spawn at '%s', expected %d", r, first);
+}
+
+static void hosts(const char *a, const char *b, const char *ha, const char *hb)
 {
     int rank = env_int("PMI_RANK");
     snprintf(me, sizeof me, "hosts %d", rank);
+    check(strcmp(my_hostname(), ha) == 0, "initial rank on %s, not %s", my_hostname(), ha);
     pmi_init();
     check(int_reply("cmd=get_universe_size", "universe_size", "size") == 4,
           "universe size is not the 4 slots");
     if (rank == 0) {
-        const char *args[] = {"an arg with spaces", NULL};
-        block b = {1, "/bin/true", args, NULL};
-        expect_refusal(spawn(&b, 1, NULL), "across_hosts");
+        char self[PATH_MAX];
+        self_path(self, sizeof self);
+        /* Refused at once by the head: a host not in the job. */
+        const char *far_info[] = {"host", "no-such-host.invalid", NULL};
+        block far = {1, self, NULL, far_info};
+        expect_refusal(spawn(&far, 1, NULL), "unknown_host_'no-such-host.invalid'");
+        const char *mixed_info[] = {"hosts", a, "host", "not-a-job-host", NULL};
+        expect_refusal(spawn(&(block){2, self, NULL, mixed_info}, 1, NULL),
+                       "unknown_host_'not-a-job-host'");
+        expect_reply(ask("cmd=publish_name service=svc-kids port=kids-port"), "publish_result",
+                     "0");
+        /* Default placement: A's 2 slots are taken, both go to B (whose
+         * proxy starts now). */
+        char where[600];
+        snprintf(where, sizeof where, "%s,%s", hb, hb);
+        hosts_spawn(where, 1, NULL, 2);
+        /* info hosts: B then A, one each; info host A:2: both on A. */
+        const char *b_then_a[] = {"hosts", "", NULL};
+        char list[600];
+        snprintf(list, sizeof list, "%s,%s", b, a);
+        b_then_a[1] = list;
+        snprintf(where, sizeof where, "%s,%s", hb, ha);
+        hosts_spawn(where, 0, b_then_a, 4);
+        char a2[300];
+        snprintf(a2, sizeof a2, "%s:2", a);
+        const char *on_a[] = {"host", a2, NULL};
+        snprintf(where, sizeof where, "%s,%s", ha, ha);
+        hosts_spawn(where, 1, on_a, 6);
+
+        /* Every child answers through the key-value space and a queue. */
+        put("hosts.parent", "from-the-parent");
+        for (int i = 2; i < 8; i++) {
+            char key[32], want[64];
+            snprintf(key, sizeof key, "hosts.child.%d", i);
+            snprintf(want, sizeof want, "child-%d-on-%s", i, i < 4 || i == 4 ? hb : ha);
+            const char *v = get_eventually(key);
+            check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+        }
+        int took = 0;
+        for (int i = 0; i < 6; i++)
+            took += strncmp(take_eventually("hosts.up"), "up-", 3) == 0;
+        check(took == 6, "queue hosts.up held %d good values of 6", took);
+        /* Refused by B's proxy: checked where it would run.  (Such a
+         * refusal comes after the head placed the processes: their
+         * universe indices are spent.) */
+        char on_b[300];
+        snprintf(on_b, sizeof on_b, "on_%s:_", b);
+        const char *bad_wdir[] = {"host", b, "wdir", "/no/such/dir", NULL};
+        const char *r = spawn(&(block){1, self, NULL, bad_wdir}, 1, NULL);
+        expect_refusal(r, on_b);
+        expect_refusal(r, "cannot_enter_wdir_'/no/such/dir'");
+        const char *to_b[] = {"host", b, NULL};
+        r = spawn(&(block){2, "no-such-program-xyz", NULL, to_b}, 1, NULL);
+        expect_refusal(r, on_b);
+        expect_refusal(r, "cannot_execute_'no-such-program-xyz'");
         expect_reply(ask("cmd=publish_name service=svc-h port=p-h"), "publish_result", "0");
         expect_reply(ask("cmd=fmpl_post queue=hq value=x1"), "fmpl_post_result", "0");
     }
     barrier();
-    if (rank == 3) {
+    if (rank == 1) {
         const char *r = ask("cmd=lookup_name service=svc-h");
         expect_reply(r, "lookup_result", "0");
         check(strcmp(val(r, "port"), "p-h") == 0, "looked up '%s'", r);
@@ -446,6 +540,144 @@ static void hosts(void)
     }
     finalize();
     printf("hosts rank %d ok\n", rank);
+}
+
+static void hosts_unreachable(const char *b, const char *ha)
+{
+    snprintf(me, sizeof me, "hosts-unreachable");
+    pmi_init();
+    char self[PATH_MAX], why[300];
+    self_path(self, sizeof self);
+    put("hosts.parent", "from-the-parent");
+    expect_reply(ask("cmd=publish_name service=svc-kids port=kids-port"), "publish_result", "0");
+    const char *to_b[] = {"host", b, NULL};
+    const char *r = spawn(&(block){1, self, NULL, to_b}, 1, NULL);
+    snprintf(why, sizeof why, "on_%s:_host_lost_before_it_started_them:_", b);
+    expect_refusal(r, why);
+    snprintf(why, sizeof why, "host_%s_is_lost", b);
+    expect_refusal(spawn(&(block){1, self, NULL, to_b}, 1, NULL), why);
+    /* The default placement passes the lost host over. */
+    char where[600];
+    snprintf(where, sizeof where, "%s,%s", ha, ha);
+    hosts_spawn(where, 1, NULL, 2);
+    for (int i = 2; i < 4; i++) {
+        char key[32], want[300];
+        snprintf(key, sizeof key, "hosts.child.%d", i);
+        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
+        const char *v = get_eventually(key);
+        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+    }
+    finalize();
+    printf("hosts-unreachable ok\n");
+}
+
+static void hosts_wdir(const char *a, const char *b, const char *ha, const char *wdir,
+                       const char *piddir)
+{
+    snprintf(me, sizeof me, "hosts-wdir");
+    pmi_init();
+    char self[PATH_MAX], list[600], why[1200];
+    self_path(self, sizeof self);
+    put("hosts.parent", "from-the-parent");
+    expect_reply(ask("cmd=publish_name service=svc-kids port=kids-port"), "publish_result", "0");
+    /* A starts its process (it would sleep a minute), B refuses: the spawn
+     * fails and A's process is killed, without ending the job. */
+    snprintf(list, sizeof list, "%s,%s", a, b);
+    const char *both[] = {"hosts", list, "wdir", wdir, NULL};
+    const char *args[] = {"hosts-sleeper", piddir, NULL};
+    const char *r = spawn(&(block){2, self, args, both}, 1, NULL);
+    snprintf(why, sizeof why, "on_%s:_cannot_enter_wdir_'%s'", b, wdir);
+    expect_refusal(r, why);
+    /* On A the same wdir is fine. */
+    char a2[300], where[600];
+    snprintf(a2, sizeof a2, "%s:2", a);
+    snprintf(where, sizeof where, "%s,%s", ha, ha);
+    const char *on_a[] = {"host", a2, "wdir", wdir, NULL};
+    hosts_spawn(where, 1, on_a, 3);
+    for (int i = 3; i < 5; i++) {
+        char key[32], want[300];
+        snprintf(key, sizeof key, "hosts.child.%d", i);
+        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
+        const char *v = get_eventually(key);
+        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+    }
+    finalize();
+    printf("hosts-wdir ok\n");
+}
+
+static void hosts_child(const char *where, int one_host)
+{
+    int rank = env_int("PMI_RANK"), index = env_int("FMPL_UNIVERSE_RANK");
+    snprintf(me, sizeof me, "hosts-child %d (universe index %d)", rank, index);
+    const char *spawned = getenv("PMI_SPAWNED");
+    check(spawned && strcmp(spawned, "1") == 0, "PMI_SPAWNED is not 1");
+    check(env_int("PMI_SIZE") == 2 && env_int("FMPL_UNIVERSE_BASE") == index - rank,
+          "world rank %d of %d, universe index %d", rank, env_int("PMI_SIZE"), index);
+    /* Where it must run: item `rank` of the list; local ids count per host. */
+    char copy[600], *save = NULL, *want = NULL;
+    snprintf(copy, sizeof copy, "%s", where);
+    char *first = strtok_r(copy, ",", &save), *second = strtok_r(NULL, ",", &save);
+    want = rank == 0 ? first : second;
+    check(want && strcmp(my_hostname(), want) == 0, "runs on %s, expected %s", my_hostname(),
+          want ? want : "?");
+    check(env_int("MPI_LOCALNRANKS") == (one_host ? 2 : 1) &&
+              env_int("MPI_LOCALRANKID") == (one_host ? rank : 0),
+          "local rank %d of %d", env_int("MPI_LOCALRANKID"), env_int("MPI_LOCALNRANKS"));
+    pmi_init();
+    const char *greeting = get("hosts_greeting");
+    check(greeting && strcmp(greeting, "hello-across") == 0, "preput key hosts_greeting");
+    check(strcmp(get_eventually("hosts.parent"), "from-the-parent") == 0, "the parent's key");
+    const char *r = ask("cmd=lookup_name service=svc-kids");
+    expect_reply(r, "lookup_result", "0");
+    check(strcmp(val(r, "port"), "kids-port") == 0, "looked up '%s'", r);
+    barrier(); /* its group's */
+    char key[32], value[300];
+    snprintf(key, sizeof key, "hosts.child.%d", index);
+    snprintf(value, sizeof value, "child-%d-on-%s", index, my_hostname());
+    put(key, value);
+    snprintf(value, sizeof value, "up-%d", index);
+    expect_reply(ask("cmd=fmpl_post queue=hosts.up value=%s", value), "fmpl_post_result", "0");
+    finalize();
+    printf("hosts-child %d ok on %s\n", index, my_hostname());
+}
+
+static void hosts_fail_parent(const char *piddir)
+{
+    snprintf(me, sizeof me, "hosts-fail-parent");
+    record_pid(piddir);
+    pmi_init();
+    char self[PATH_MAX];
+    self_path(self, sizeof self);
+    const char *args[] = {"hosts-sleeper", piddir, NULL};
+    expect_reply(spawn(&(block){1, self, args, NULL}, 1, NULL), "spawn_result", "0");
+    sleep(60); /* ended by fmplrun when the child is killed, or at --timeout */
+    fail_if_reached(__LINE__, "still running after its child was killed");
+}
+
+/* Records where it runs (DIR/sleeper: "PID HOSTNAME JOBID") and leaves a
+ * /dev/shm file of the job there, for the launcher's cleanup to remove. */
+static void hosts_sleeper(const char *piddir)
+{
+    snprintf(me, sizeof me, "hosts-sleeper");
+    record_pid(piddir);
+    pmi_init();
+    char job[FMPL_JOB_ID_MAX], prefix[FMPL_JOB_ID_MAX + 16], path[PATH_MAX];
+    fmpl_job_id_from_kvsname(kvsname, job);
+    fmpl_shm_job_prefix(job, prefix, sizeof prefix);
+    snprintf(path, sizeof path, "/dev/shm%ssleeper", prefix);
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    check(fd >= 0, "cannot create %s: %s", path, strerror(errno));
+    close(fd);
+    char rec[PATH_MAX], tmp[PATH_MAX];
+    snprintf(rec, sizeof rec, "%s/sleeper", piddir);
+    snprintf(tmp, sizeof tmp, "%s/sleeper.tmp", piddir);
+    FILE *f = fopen(tmp, "w");
+    check(f, "cannot write %s", tmp);
+    fprintf(f, "%ld %s %s\n", (long)getpid(), my_hostname(), job);
+    fclose(f);
+    check(rename(tmp, rec) == 0, "rename %s: %s", tmp, strerror(errno));
+    sleep(60);
+    fail_if_reached(__LINE__, "still running a minute later");
 }
 
 static void tag_parent(void)
@@ -485,14 +717,24 @@ int main(int argc, char **argv)
     else if ((strcmp(mode, "fail-child") == 0 || strcmp(mode, "hang-child") == 0 ||
               strcmp(mode, "nobarrier-child") == 0) && argc == 3)
         fail_child(argv[2], mode);
-    else if (strcmp(mode, "hosts") == 0)
-        hosts();
+    else if (strcmp(mode, "hosts") == 0 && argc == 6)
+        hosts(argv[2], argv[3], argv[4], argv[5]);
+    else if (strcmp(mode, "hosts-child") == 0 && argc == 4)
+        hosts_child(argv[2], atoi(argv[3]));
+    else if (strcmp(mode, "hosts-unreachable") == 0 && argc == 4)
+        hosts_unreachable(argv[2], argv[3]);
+    else if (strcmp(mode, "hosts-wdir") == 0 && argc == 7)
+        hosts_wdir(argv[2], argv[3], argv[4], argv[5], argv[6]);
+    else if (strcmp(mode, "hosts-fail-parent") == 0 && argc == 3)
+        hosts_fail_parent(argv[2]);
+    else if (strcmp(mode, "hosts-sleeper") == 0 && argc == 3)
+        hosts_sleeper(argv[2]);
     else if (strcmp(mode, "tag-parent") == 0)
         tag_parent();
     else if (strcmp(mode, "tag-child") == 0)
         tag_child();
     else
-        fail_if_reached(__LINE__, "usage: pmi_spawn_client parent WORKDIR UNIVERSE | hosts "
-                 "| fail-parent DIR KIND | tag-parent");
+        fail_if_reached(__LINE__, "usage: pmi_spawn_client parent WORKDIR UNIVERSE | hosts A B HA HB "
+                 "| fail-parent DIR KIND | hosts-fail-parent DIR | tag-parent");
     return 0;
 }

@@ -48,10 +48,12 @@ static const char usage_text[] =
     "fmplrun kills its ranks, so nothing is left behind.\n"
     "SIGINT, SIGTERM and SIGHUP are forwarded to all ranks (SIGKILL after 1 s).\n"
     "\n"
-    "MPI dynamic processes: a rank may spawn more processes (MPI_Comm_spawn,\n"
-    "on this host; not in jobs across hosts); each spawn is a group, a world\n"
-    "of its own, started like the initial ranks (same environment, binding,\n"
-    "output relay) with PMI_SPAWNED=1.  Every process has a universe index\n"
+    "MPI dynamic processes: a rank may spawn more processes (MPI_Comm_spawn);\n"
+    "each spawn is a group, a world of its own, started like the initial ranks\n"
+    "(same environment, binding, output relay) with PMI_SPAWNED=1.  Across\n"
+    "hosts info host/hosts (h1,h2:3) names job hosts, else each process goes\n"
+    "to the first host with a free slot (counting the live processes); that\n"
+    "host's proxy starts it.  Every process has a universe index\n"
     "(FMPL_UNIVERSE_RANK; the ranks 0..N-1 first, then each spawn's in turn,\n"
     "4096 in the job's life).  A failure of any process ends the whole job;\n"
     "fmplrun returns when every process of every group has ended.  It also\n"
@@ -198,7 +200,7 @@ int fr_parse_args(int argc, char **argv, fr_options *opt)
         } else if (is_option(a, "--proxy-ranks")) {
             const char *v = option_value(argc, argv, &i, "--proxy-ranks");
             if (!v || sscanf(v, "%d:%d", &opt->proxy_first, &opt->proxy_count) != 2 ||
-                opt->proxy_first < 0 || opt->proxy_count < 1)
+                opt->proxy_first < 0 || opt->proxy_count < 0)
                 return usage_error("invalid --proxy-ranks '%s' (expected FIRST:COUNT)",
                                    v ? v : "");
         } else {

@@ -10,14 +10,22 @@
  * At the last block the request is checked whole before anything starts:
  * each program is looked up as the initial launch does (in info "path"
  * instead of $PATH when given, relative names from info "wdir"), "wdir"
- * must be a directory we can enter, "host" must name this host, the
+ * must be a directory we can enter, "host"/"hosts" must name this host, the
  * universe must have room (FR_MAX_RANKS processes in the job's life).  Then
  * the new group starts (spawn.c: its world ranks 0..K-1 on consecutive
  * universe indices, appnum = the block's index, the last block's preput
  * keys its own) and the spawner gets its first universe index.  Any
  * problem: rc=-1 with the reason in msg (spaces made '_'), nothing started.
- * Across hosts the head refuses spawns: nothing would run the new group's
- * processes on a host of the job's choosing yet. */
+ *
+ * Across hosts (the head) "host"/"hosts" must name hosts of the job
+ * (h1,h2:3: the listed hosts in turn, each taking its count, default 1, of
+ * consecutive processes); without it each process goes to the first host
+ * with a free slot (default_host).  The head sends each host's share to its
+ * proxy (starting one if the host has none yet), which looks the program up
+ * and checks wdir there, forks the processes and answers "R group rc
+ * [reason]"; when every host has answered, the spawner gets the group's
+ * first index, or the first refusal ("on HOST: reason") after the hosts
+ * that started theirs have killed them ("D group"). */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -144,23 +152,77 @@ static int pair_field(spawn_check *c, const char *b, int which, const char *list
     return field(c, b, which, name, value, vlen) == 0 ? 0 : -1;
 }
 
-/* Every name in a comma-separated host list must be this host. */
-static void check_hosts(spawn_check *c, const char *list)
+/* Where a command's processes go when its info names hosts ("host" or
+ * "hosts": h1,h2:3,...): the listed job hosts in turn, each taking its
+ * count (default 1) of consecutive processes. */
+typedef struct host_list {
+    int n;
+    int host[64];
+    int count[64];
+} host_list;
+
+/* The job host named `name` (its name as given to --hosts, or this
+ * machine's name or "localhost" for a job host that is this machine), or -1. */
+static int job_host(const fr_job *job, const char *name)
+{
+    for (int h = 0; h < job->nhosts; h++)
+        if (strcmp(job->hosts[h].name, name) == 0)
+            return h;
+    for (int h = 0; h < job->nhosts && fr_is_this_host(name); h++)
+        if (fr_is_this_host(job->hosts[h].name))
+            return h;
+    return -1;
+}
+
+/* Every name of the list must be one of the job's hosts (one host: this
+ * one); across hosts the list is kept in hl. */
+static void parse_hosts(spawn_check *c, const fr_job *job, const char *list, host_list *hl)
 {
     char copy[FMPL_PMI1_LINE_MAX];
     snprintf(copy, sizeof copy, "%s", list);
     char *save = NULL;
-    for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save))
-        if (!fr_is_this_host(h))
-            refuse(c, "unknown host '%s' in info host: fmplrun spawns on its own host only", h);
+    for (char *h = strtok_r(copy, ", ", &save); h && !c->err[0]; h = strtok_r(NULL, ", ", &save)) {
+        char *colon = strchr(h, ':'), *end = NULL;
+        long count = 1;
+        if (colon) {
+            *colon = '\0';
+            count = strtol(colon + 1, &end, 10);
+            if (end == colon + 1 || *end || count < 1 || count > FR_MAX_RANKS) {
+                refuse(c, "bad count in '%s:%s' in info host (expected HOST or HOST:N)", h,
+                       colon + 1);
+                return;
+            }
+        }
+        if (!job->hosts) {
+            if (!fr_is_this_host(h))
+                refuse(c, "unknown host '%s' in info host: fmplrun spawns on its own host only "
+                          "(without --hosts)", h);
+            continue;
+        }
+        int idx = job_host(job, h);
+        if (idx < 0) {
+            char names[512];
+            size_t off = 0;
+            for (int k = 0; k < job->nhosts && off < sizeof names - 8; k++)
+                off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", k ? "," : "",
+                                        job->hosts[k].name);
+            refuse(c, "unknown host '%s' in info host: not one of the job's hosts (%s)", h, names);
+        } else if (hl->n == (int)(sizeof hl->host / sizeof hl->host[0])) {
+            refuse(c, "more than %d hosts in info host", hl->n);
+        } else {
+            hl->host[hl->n] = idx;
+            hl->count[hl->n++] = (int)count;
+        }
+    }
 }
 
-/* Block b (number `which`) into app a: its program resolved, arguments,
- * working directory.  Problems go to c. */
-static void parse_app(spawn_check *c, const char *b, int which, fr_app *a)
+/* Block b (number `which`) into app a: its program, arguments, working
+ * directory, search path and hosts.  On one host the program is looked up
+ * here; across hosts by the proxy of each host it goes to.  Problems go to c. */
+static void parse_app(spawn_check *c, const fr_job *job, const char *b, int which, fr_app *a,
+                      host_list *hl)
 {
     char execname[FMPL_PMI1_LINE_MAX], key[32], val[FMPL_PMI1_LINE_MAX];
-    char search[FMPL_PMI1_LINE_MAX] = "";
     a->nprocs = int_field(c, b, which, "nprocs", 1, FR_MAX_RANKS, -1);
     if (field(c, b, which, "execname", execname, sizeof execname) != 0)
         return;
@@ -182,44 +244,22 @@ static void parse_app(spawn_check *c, const char *b, int which, fr_app *a)
         char info_key[FMPL_PMI1_LINE_MAX];
         if (pair_field(c, b, which, "info", i, info_key, sizeof info_key, val, sizeof val) != 0)
             break;
-        if (strcmp(info_key, "wdir") == 0) {
-            free((char *)a->wdir);
-            if (!(a->wdir = strdup(val)))
+        const char **slot = strcmp(info_key, "wdir") == 0   ? &a->wdir
+                            : strcmp(info_key, "path") == 0 ? &a->search
+                                                            : NULL;
+        if (slot) {
+            free((char *)*slot);
+            if (!(*slot = strdup(val)))
                 refuse(c, "out of memory");
-        } else if (strcmp(info_key, "path") == 0) {
-            snprintf(search, sizeof search, "%s", val);
         } else if (strcmp(info_key, "host") == 0 || strcmp(info_key, "hosts") == 0) {
-            check_hosts(c, val);
+            parse_hosts(c, job, val, hl);
         } /* other keys (MPI's "arch", "file", "soft", ...) mean nothing here */
     }
-    if (c->err[0])
+    if (c->err[0] || job->hosts)
         return;
-    /* Relative names count from where the process will start: info wdir,
-     * else our own directory; absolute, because the child changes into wdir. */
-    char cwd[PATH_MAX], base[2 * PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) {
-        refuse(c, "cannot read fmplrun's working directory: %s", strerror(errno));
-        return;
-    }
-    if (!a->wdir)
-        snprintf(base, sizeof base, "%s", cwd);
-    else if (a->wdir[0] == '/')
-        snprintf(base, sizeof base, "%s", a->wdir);
-    else
-        snprintf(base, sizeof base, "%s/%s", cwd, a->wdir);
-    struct stat st;
-    if (a->wdir) {
-        int bad = stat(base, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR
-                                             : access(base, X_OK) != 0 ? errno : 0;
-        if (bad) {
-            refuse(c, "cannot enter wdir '%s': %s", a->wdir, strerror(bad));
-            return;
-        }
-    }
-    int err = fr_resolve_program(execname, search[0] ? search : NULL, base, a->path,
-                                 sizeof a->path);
-    if (err)
-        refuse(c, "cannot execute '%s': %s", execname, strerror(err));
+    char err[sizeof c->err];
+    if (fr_app_resolve(a, err, sizeof err) != 0)
+        refuse(c, "%s", err);
 }
 
 static void free_apps(fr_app *apps, int napps)
@@ -229,6 +269,7 @@ static void free_apps(fr_app *apps, int napps)
             free(apps[a].argv[i]);
         free(apps[a].argv);
         free((char *)apps[a].wdir);
+        free((char *)apps[a].search);
     }
     free(apps);
 }
@@ -269,26 +310,208 @@ static void reply_refusal(fr_job *job, fr_rank *r, char *reason)
     fr_pmi_reply(job, r, "cmd=spawn_result rc=-1 msg=%s", reason);
 }
 
-/* The whole spawn request is in: check it, start the group, answer. */
+/* Default placement across hosts: the first host, in the job's order,
+ * with a free slot (fewer of the job's live processes than its slots);
+ * when none has one, the first with fewer than twice its slots, and so on.
+ * As Hydra does, the initial ranks and earlier spawns count.  -1: every
+ * host is lost. */
+static int default_host(const fr_job *job, const int *load)
+{
+    for (int k = 1; k <= FR_MAX_RANKS; k++)
+        for (int h = 0; h < job->nhosts; h++)
+            if (!job->hosts[h].lost && load[h] < k * job->hosts[h].slots)
+                return h;
+    return -1;
+}
+
+/* Host h's share of group gi to its proxy: for each command with members
+ * there "C appnum argc", its arguments "A arg", "W wdir", "Y path", then
+ * "N index world_rank local_id local_n" per member; "L group first size"
+ * starts them.  Arguments, wdir and path come from PMI lines: no newline. */
+static int queue_share(fr_job *job, int h, int gi, const fr_app *apps, int napps)
+{
+    const fr_group *g = &job->groups[gi];
+    int rc = 0;
+    for (int a = 0; a < napps && rc == 0; a++) {
+        int here = 0;
+        for (int i = g->first; i < g->first + g->size; i++)
+            here += job->ranks[i].host == h && job->ranks[i].appnum == a;
+        if (!here)
+            continue;
+        int argc = 0;
+        while (apps[a].argv[argc])
+            argc++;
+        rc |= fr_head_queue(job, h, "C %d %d", a, argc);
+        for (int k = 0; k < argc; k++)
+            rc |= fr_head_queue(job, h, "A %s", apps[a].argv[k]);
+        if (apps[a].wdir)
+            rc |= fr_head_queue(job, h, "W %s", apps[a].wdir);
+        if (apps[a].search)
+            rc |= fr_head_queue(job, h, "Y %s", apps[a].search);
+        for (int i = g->first; i < g->first + g->size; i++) {
+            const fr_rank *m = &job->ranks[i];
+            if (m->host == h && m->appnum == a)
+                rc |= fr_head_queue(job, h, "N %d %d %d %d", i, m->world_rank, m->local_id,
+                                    m->local_n);
+        }
+    }
+    return rc | fr_head_queue(job, h, "L %d %d %d", gi, g->first, g->size);
+}
+
+/* Across hosts: place the group's processes (info host, else
+ * default_host), hand each host's share to its proxy (started now if the
+ * host has none), and leave the answer to fr_spawn_host_answered. */
+static void spawn_across(fr_job *job, fr_rank *r, const fr_app *apps, int napps,
+                         const host_list *hls, fr_kvs *preput, int total, spawn_check *c)
+{
+    int *load = calloc((size_t)job->nhosts, sizeof *load);
+    int *where = malloc((size_t)total * sizeof *where);
+    if (!load || !where) {
+        refuse(c, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < job->nprocs; i++)
+        if (job->ranks[i].alive && job->ranks[i].host >= 0)
+            load[job->ranks[i].host]++;
+    for (int a = 0, w = 0; a < napps; a++) {
+        const host_list *hl = &hls[a];
+        for (int i = 0, e = 0, left = hl->n ? hl->count[0] : 0; i < apps[a].nprocs; i++, w++) {
+            if (hl->n == 0) {
+                where[w] = default_host(job, load);
+            } else {
+                where[w] = hl->host[e];
+                if (--left == 0) {
+                    e = (e + 1) % hl->n;
+                    left = hl->count[e];
+                }
+            }
+            if (where[w] < 0) {
+                refuse(c, "every host of the job is lost");
+                goto out;
+            }
+            if (job->hosts[where[w]].lost) {
+                refuse(c, "host %s is lost", job->hosts[where[w]].name);
+                goto out;
+            }
+            load[where[w]]++;
+        }
+    }
+    int gi = job->ngroups++;
+    fr_group *g = &job->groups[gi];
+    *g = (fr_group){.first = job->nprocs, .size = total, .preput = preput, .spawner = r->rank};
+    preput = NULL; /* the group's now */
+    int *seen = load; /* reused: members placed on each host so far */
+    memset(seen, 0, (size_t)job->nhosts * sizeof *seen);
+    for (int a = 0, w = 0; a < napps; a++)
+        for (int i = 0; i < apps[a].nprocs; i++, w++) {
+            fr_process_init(job, g->first + w, gi, w, a);
+            fr_rank *m = &job->ranks[g->first + w];
+            m->host = where[w];
+            m->local_id = seen[where[w]]++;
+            m->alive = 1; /* from now on the job waits for it */
+            m->starting = 1;
+            job->nalive++;
+        }
+    for (int w = 0; w < total; w++)
+        job->ranks[g->first + w].local_n = seen[where[w]];
+    job->nprocs = g->first + total;
+    char hosts_text[512] = "";
+    size_t off = 0;
+    for (int h = 0; h < job->nhosts; h++)
+        if (seen[h]) {
+            g->pending++;
+            if (off < sizeof hosts_text - 8)
+                off += (size_t)snprintf(hosts_text + off, sizeof hosts_text - off, "%s%s (%d)",
+                                        off ? ", " : "", job->hosts[h].name, seen[h]);
+        }
+    fr_verbose(job, 1, "rank %s spawns group %d: %d process(es) of %s%s, universe indices %d-%d, "
+               "on %s", r->label, gi, total, apps[0].argv[0], napps > 1 ? " ..." : "", g->first,
+               g->first + total - 1, hosts_text);
+    for (int h = 0; h < job->nhosts; h++) {
+        if (!seen[h] || queue_share(job, h, gi, apps, napps) == 0)
+            continue;
+        /* Its proxy could not be started: its members never will be. */
+        for (int w = 0; w < total; w++) {
+            fr_rank *m = &job->ranks[g->first + w];
+            if (m->host == h && m->alive) {
+                m->alive = 0;
+                m->starting = 0;
+                job->nalive--;
+            }
+        }
+        fr_spawn_host_answered(job, gi, h, "cannot start a proxy there (see fmplrun's message)");
+    }
+out:
+    free(load);
+    free(where);
+    fr_kvs_free(preput);
+}
+
+void fr_spawn_host_answered(fr_job *job, int gi, int host, const char *err)
+{
+    fr_group *g = &job->groups[gi];
+    if (g->pending <= 0)
+        return;
+    if (err && !g->err) {
+        size_t len = strlen(err) + strlen(job->hosts[host].name) + 16;
+        g->err = malloc(len);
+        if (g->err)
+            snprintf(g->err, len, "on %s: %s", job->hosts[host].name, err);
+        for (int i = g->first; i < g->first + g->size; i++)
+            job->ranks[i].reported = 1; /* their ends are no failure of the job */
+    }
+    if (--g->pending > 0)
+        return;
+    fr_rank *r = &job->ranks[g->spawner];
+    g->spawner = -1;
+    if (!err && !g->err) {
+        fr_verbose(job, 1, "group %d started: universe indices %d-%d", gi, g->first,
+                   g->first + g->size - 1);
+        fr_pmi_reply(job, r, "cmd=spawn_result rc=0 fmpl_universe_first=%d", g->first);
+        return;
+    }
+    /* Whatever of the group started elsewhere goes ("D group"). */
+    for (int h = 0; h < job->nhosts; h++)
+        for (int i = g->first; i < g->first + g->size; i++)
+            if (job->ranks[i].host == h) {
+                fr_head_send(job, h, "D %d", gi);
+                break;
+            }
+    char reason[sizeof ((spawn_check *)0)->err];
+    snprintf(reason, sizeof reason, "%s", g->err ? g->err : "out of memory");
+    free(g->err);
+    g->err = NULL;
+    reply_refusal(job, r, reason);
+}
+
+/* The whole spawn request is in: check it, start the group (across hosts:
+ * hand it to the proxies), answer (across hosts: once they have). */
 static void spawn(fr_job *job, fr_rank *r, char **blocks, int nblocks)
 {
     spawn_check c = {.err = ""};
     fr_app *apps = calloc((size_t)nblocks, sizeof *apps);
-    if (!apps)
+    host_list *hls = calloc((size_t)nblocks, sizeof *hls);
+    if (!apps || !hls)
         refuse(&c, "out of memory");
-    if (job->hosts)
-        refuse(&c, "spawn is not supported in jobs across hosts (--hosts, --hostfile)");
     if (job->ending)
         refuse(&c, "the job is ending");
     long total = 0;
     for (int i = 0; i < nblocks && !c.err[0]; i++) {
-        parse_app(&c, blocks[i], i + 1, &apps[i]);
+        parse_app(&c, job, blocks[i], i + 1, &apps[i], &hls[i]);
         total += apps[i].nprocs;
     }
     if (!c.err[0] && total > FR_MAX_RANKS - job->nprocs)
         refuse(&c, "universe full: %d processes started in this job, %ld more asked, at most %d",
                job->nprocs, total, FR_MAX_RANKS);
     fr_kvs *preput = c.err[0] ? NULL : parse_preput(&c, blocks[nblocks - 1], nblocks);
+    if (!c.err[0] && job->hosts) {
+        spawn_across(job, r, apps, nblocks, hls, preput, (int)total, &c); /* owns preput */
+        if (c.err[0])
+            reply_refusal(job, r, c.err);
+        free_apps(apps, nblocks);
+        free(hls);
+        return;
+    }
     int g = -1;
     if (!c.err[0])
         g = fr_spawn_group(job, apps, nblocks, preput, c.err, sizeof c.err); /* owns preput */
@@ -302,6 +525,7 @@ static void spawn(fr_job *job, fr_rank *r, char **blocks, int nblocks)
         fr_pmi_reply(job, r, "cmd=spawn_result rc=0 fmpl_universe_first=%d", ng->first);
     }
     free_apps(apps, nblocks);
+    free(hls);
 }
 
 /* A block is complete ("endcmd"): keep it, or act when it is the last. */

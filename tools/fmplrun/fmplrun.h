@@ -12,7 +12,8 @@
  *          told to or when it loses the head.  See head.c and proxy.c.
  *
  * MPI dynamic processes (dynamic.c): a process may ask for new processes
- * (PMI-1 mcmd=spawn).  Every process of the job has a universe index, its
+ * (PMI-1 mcmd=spawn); across hosts the head places them on the job's hosts
+ * and each host's proxy starts its share (head.c, proxy.c).  Every process of the job has a universe index, its
  * slot in job->ranks: the initial ranks 0..n-1, then each spawn's processes
  * in turn, never reused.  Each spawn makes one group, a world of its own
  * (group 0: the initial ranks); all groups share the job's kvsname and
@@ -81,6 +82,9 @@ typedef struct fr_rank {
     int group;       /* its group: 0 for the initial ranks */
     int world_rank;  /* rank in its group's world */
     int appnum;      /* index of its command within its spawn (0: initial) */
+    int local_id;    /* spawned: its index among its group's processes on its */
+    int local_n;     /*   host, and how many of them run there */
+    int starting;    /* head: placed by a spawn, its host has not answered */
     char label[24];  /* "r" in group 0, "g:r" in group g: tags, messages */
     int host;        /* head: index in job->hosts; -1: started here */
     pid_t pid;
@@ -107,6 +111,10 @@ typedef struct fr_group {
     int barrier_count;   /* members inside its current PMI barrier */
     fr_kvs *preput;      /* the spawn's preput keys (found before the shared
                             store by its members' gets); NULL: none */
+    /* Head across hosts, while the hosts start it: */
+    int spawner;         /* universe index waiting for the answer; -1: none */
+    int pending;         /* hosts that have not answered yet */
+    char *err;           /* the first host's refusal (malloc'd), or NULL */
 } fr_group;
 
 /* One command of a spawn request, ready to start. */
@@ -115,6 +123,7 @@ typedef struct fr_app {
     char path[4096];     /* the program, resolved to an absolute path */
     char **argv;         /* argv[0]: the execname as requested */
     const char *wdir;    /* NULL: fmplrun's working directory */
+    const char *search;  /* info path: where to look for it; NULL: $PATH */
 } fr_app;
 
 /* A line-oriented TCP connection between the head and a proxy. */
@@ -128,7 +137,12 @@ typedef struct fr_conn {
 typedef struct fr_host {
     char name[256];
     int slots;
-    int first, count;   /* its ranks */
+    int first, count;   /* its initial ranks */
+    int started;        /* its launcher was started (at start-up when it has
+                           initial ranks, else at the first spawn onto it) */
+    uint64_t connect_by; /* its proxy's deadline to connect */
+    char *backlog;      /* spawn lines waiting for its proxy to connect */
+    size_t backlog_len;
     pid_t pid;          /* the launcher process (ssh, --launcher-exec, or the proxy) */
     int alive;          /* that process not reaped yet */
     pid_t cleanup_pid;  /* after the host was lost: removing its /dev/shm files */
@@ -136,7 +150,7 @@ typedef struct fr_host {
     int stdin_fd;       /* the secret goes in here */
     fr_conn conn;       /* once its proxy has authenticated */
     int connected;
-    int nreported;      /* ranks whose exit it reported */
+    int ready;          /* its proxy started its ranks ("UP"): spawn lines may go */
     int lost;           /* reported lost */
     uint64_t gone_at;   /* its launcher ended with ranks unreported: lost then,
                            unless its connection ends first (0: not so) */
@@ -183,13 +197,15 @@ typedef struct fr_job {
     char secret[33];
     fr_conn *pending;      /* connections not yet authenticated */
     int npending;
-    uint64_t connect_deadline;
     int nhosts_alive;      /* launcher processes not reaped */
     uint64_t proxy_kill_at; /* after the ranks: when to kill slow proxies */
     uint64_t cleanup_kill_at; /* when to give up the lost hosts' cleanups */
+    char head_addr[300];   /* what the proxies connect to: HOST:PORT */
+    int quit_sent;         /* every process gone: the proxies were told to quit */
 
     /* Proxy. */
     fr_conn head;          /* head.fd >= 0 in a proxy */
+    int quit;              /* the head said the job is over ("Q") */
 } fr_job;
 
 /* args.c */
@@ -212,10 +228,23 @@ int fr_resolve_program(const char *prog, const char *dirs, const char *base, cha
  * running then). */
 int fr_spawn_group(fr_job *job, const fr_app *apps, int napps, fr_kvs *preput, char *err,
                    size_t errlen);
+/* Find app a's program (a->path) where it will run: in a->search or $PATH,
+ * relative names from a->wdir (else our directory), which must be a
+ * directory we can enter.  0, or -1 with the reason in err. */
+int fr_app_resolve(fr_app *a, char *err, size_t errlen);
+/* Start the processes members[0..count) (initialised: identity, local_id,
+ * local_n), member i running app[i], here.  0, or -1 with the reason in err
+ * (then none of them is left running: those started are killed, marked
+ * reported). */
+int fr_start_members(fr_job *job, const int *members, const fr_app *const *app, int count,
+                     char *err, size_t errlen);
 
 /* dynamic.c: requests of several lines (mcmd=spawn ... endcmd). */
 int fr_mcmd_line(fr_job *job, fr_rank *r, const char *line); /* 1: it was one of those */
 void fr_mcmd_free(fr_rank *r);
+/* Head across hosts: host `host` answered its share of group g's start
+ * (err NULL: started); when every host has, answer the spawner. */
+void fr_spawn_host_answered(fr_job *job, int g, int host, const char *err);
 
 /* names.c: name publishing and rendezvous queues. */
 fr_queues *fr_queues_new(void);
@@ -246,6 +275,10 @@ int fr_hosts_plan(fr_job *job);
 /* head.c */
 int fr_head_start(fr_job *job);                 /* listen, start the proxies */
 void fr_head_send(fr_job *job, int host, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Send a spawn line to host's proxy, kept until it connects; its proxy is
+ * started first if the host has none yet.  0, or -1 after a message. */
+int fr_head_queue(fr_job *job, int host, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void fr_head_signal(fr_job *job, int sig);      /* every proxy's ranks */
 int fr_head_pollfds(fr_job *job, struct pollfd *pfd, int *who, int n);

@@ -10,11 +10,19 @@
  *   3. proxy: connect, send "HELLO <secret> <host index> <hostname>";
  *      head: refuse any connection whose secret or index is wrong, else
  *      send the environment ("V <hex of NAME=VALUE>" lines) and "GO";
- *   4. proxy: start its ranks, send "S <rank> <pid>" for each.
+ *   4. proxy: start its ranks, send "S <rank> <pid>" for each, then "UP".
  * Running: proxy -> head "P <rank> <PMI request>", head -> proxy
  * "P <rank> <PMI reply>" (the head is the one PMI server: its key-value
  * store and barriers span the hosts); "X <rank> <wait status>" when a rank
- * ends.  Ending: head -> proxy "K <signal>".
+ * ends.  <rank> is a universe index: spawned processes are relayed alike.
+ * Spawns (dynamic.c): head -> proxy "C", "A", "W", "Y", "N" lines and
+ * "L <group> <first> <size>": start these; proxy -> head "S" per process
+ * started, "R <group> <rc> [reason]", "X" for each one it did not start;
+ * head -> proxy "D <group>": kill that group's processes (the spawn failed
+ * elsewhere).  A host without initial ranks gets its proxy at the first
+ * spawn onto it, the lines wait for its "UP".  A proxy stays while
+ * the job runs, even without processes, until the head says "Q" (every
+ * process of the job has ended).  Ending: head -> proxy "K <signal>".
  * Failures: a rank's failure ends the job as on one host; a host whose
  * connection ends or whose launcher exits before all its ranks reported is
  * lost, which ends the job with one line naming the host and its ranks.  A
@@ -116,7 +124,7 @@ static int shell_quote(char *out, size_t cap, size_t *len, const char *word)
 }
 
 /* The proxy's argument vector (argv[0]: this program). */
-static char **proxy_argv(const fr_job *job, int host, const char *head, int *argc_out)
+static char **proxy_argv(const fr_job *job, int host, int *argc_out)
 {
     static char self[4096], ranks[32], idx[16], nranks[16], timeout[32];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -140,7 +148,7 @@ static char **proxy_argv(const fr_job *job, int host, const char *head, int *arg
     int a = 0;
     v[a++] = self;
     v[a++] = "--proxy";
-    v[a++] = (char *)head;
+    v[a++] = (char *)job->head_addr;
     v[a++] = "--proxy-job";
     v[a++] = (char *)job->kvsname;
     v[a++] = "--proxy-host";
@@ -265,11 +273,11 @@ static void start_cleanup(fr_job *job, int host)
     }
 }
 
-static int start_proxy(fr_job *job, int host, const char *head)
+static int start_proxy(fr_job *job, int host)
 {
     fr_host *h = &job->hosts[host];
     int pc = 0;
-    char **pv = proxy_argv(job, host, head, &pc);
+    char **pv = proxy_argv(job, host, &pc);
     static char cmdline[65536];
     char **lv = pv ? launcher_argv(job, host, pv, pc, cmdline, sizeof cmdline) : NULL;
     if (!lv) {
@@ -293,6 +301,8 @@ static int start_proxy(fr_job *job, int host, const char *head)
     close(err[1]);
     h->pid = pid;
     h->alive = 1;
+    h->started = 1;
+    h->connect_by = fr_now_ns() + (uint64_t)(job->opt.connect_timeout * 1e9);
     job->nhosts_alive++;
     h->stdin_fd = in[1];
     char secret_line[64];
@@ -306,9 +316,13 @@ static int start_proxy(fr_job *job, int host, const char *head)
         fr_msg("out of memory for host %s's output", h->name);
         return -1;
     }
-    fr_verbose(job, 1, "host %s: ranks %d-%d, launcher pid %ld%s", h->name, h->first,
-               h->first + h->count - 1, (long)pid,
-               fr_is_this_host(h->name) ? " (this host: no ssh)" : "");
+    if (h->count > 0)
+        fr_verbose(job, 1, "host %s: ranks %d-%d, launcher pid %ld%s", h->name, h->first,
+                   h->first + h->count - 1, (long)pid,
+                   fr_is_this_host(h->name) ? " (this host: no ssh)" : "");
+    else
+        fr_verbose(job, 1, "host %s: proxy for spawned processes, launcher pid %ld%s", h->name,
+                   (long)pid, fr_is_this_host(h->name) ? " (this host: no ssh)" : "");
     return 0;
 }
 
@@ -330,9 +344,8 @@ int fr_head_start(fr_job *job)
         fr_msg("cannot listen for the proxies: %s", strerror(errno));
         return FR_EXIT_LAUNCHER;
     }
-    char head[300];
-    snprintf(head, sizeof head, "%s:%d", job->opt.head_address ? job->opt.head_address : "auto",
-             ntohs(sa.sin_port));
+    snprintf(job->head_addr, sizeof job->head_addr, "%s:%d",
+             job->opt.head_address ? job->opt.head_address : "auto", ntohs(sa.sin_port));
     fr_verbose(job, 1, "job %s: %d rank(s) on %d host(s); proxies connect to port %d", job->kvsname,
                job->n, job->nhosts, ntohs(sa.sin_port));
     for (int r = 0; r < job->n; r++) {
@@ -343,47 +356,128 @@ int fr_head_start(fr_job *job)
     for (int h = 0; h < job->nhosts; h++) {
         for (int r = job->hosts[h].first; r < job->hosts[h].first + job->hosts[h].count; r++)
             job->ranks[r].host = h;
-        if (job->hosts[h].count > 0 && start_proxy(job, h, head) != 0)
+        if (job->hosts[h].count > 0 && start_proxy(job, h) != 0)
             return FR_EXIT_LAUNCHER;
     }
-    job->connect_deadline = fr_now_ns() + (uint64_t)(job->opt.connect_timeout * 1e9);
+    return 0;
+}
+
+int fr_head_queue(fr_job *job, int host, const char *fmt, ...)
+{
+    fr_host *h = &job->hosts[host];
+    /* No proxy there yet, or its proxy is gone (it had nothing left to
+     * run): start one; the lines wait for it. */
+    if ((!h->started || (!h->alive && !h->connected)) && start_proxy(job, host) != 0)
+        return -1;
+    char line[sizeof h->conn.buf];
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = fr_vline(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (h->ready) {
+        fr_conn_send(&h->conn, line, n); /* a broken connection is judged where it is read */
+        return 0;
+    }
+    char *more = realloc(h->backlog, h->backlog_len + n);
+    if (!more) {
+        fr_msg("out of memory for host %s's spawn", h->name);
+        return -1;
+    }
+    memcpy(more + h->backlog_len, line, n);
+    h->backlog = more;
+    h->backlog_len += n;
+    return 0;
+}
+
+/* Does host `host` run a process of the job (or is about to)? */
+static int host_has_live(const fr_job *job, int host)
+{
+    for (int i = 0; i < job->nprocs; i++)
+        if (job->ranks[i].alive && job->ranks[i].host == host)
+            return 1;
     return 0;
 }
 
 /* ------------------------------------------------------------ failures */
 
+/* Append "ranks 2-3" (group 0) or "group 1 ranks 0-1" to text: the
+ * processes [lo, hi] of one group, a run of universe indices. */
+static void name_run(const fr_job *job, int lo, int hi, char *text, size_t cap)
+{
+    size_t off = strlen(text);
+    const fr_rank *a = &job->ranks[lo], *b = &job->ranks[hi];
+    char group[32] = "";
+    if (a->group > 0)
+        snprintf(group, sizeof group, "group %d ", a->group);
+    if (lo == hi)
+        snprintf(text + off, cap - off, "%s%srank %d", off ? ", " : "", group, a->world_rank);
+    else
+        snprintf(text + off, cap - off, "%s%sranks %d-%d", off ? ", " : "", group, a->world_rank,
+                 b->world_rank);
+}
+
+/* Its proxy's connection is over (spawn lines not sent are dropped). */
+static void close_conn(fr_host *h)
+{
+    free(h->backlog);
+    h->backlog = NULL;
+    h->backlog_len = 0;
+    if (h->connected)
+        close(h->conn.fd);
+    h->conn.fd = -1;
+    h->connected = h->ready = 0;
+}
+
 static void host_lost(fr_job *job, int host, const char *why)
 {
     fr_host *h = &job->hosts[host];
-    if (h->lost || h->nreported == h->count)
+    if (h->lost || !host_has_live(job, host))
         return;
     h->lost = 1;
-    int lo = -1, hi = -1;
-    for (int r = h->first; r < h->first + h->count; r++) {
-        fr_rank *rk = &job->ranks[r];
-        if (!rk->alive)
+    /* Processes a spawn placed here that its proxy has not answered for:
+     * that spawn fails (the spawner is told), not the job. */
+    for (int i = 0; i < job->nprocs; i++) {
+        fr_rank *rk = &job->ranks[i];
+        if (!rk->alive || rk->host != host || !rk->starting)
+            continue;
+        int g = rk->group;
+        for (int k = i; k < job->nprocs; k++)
+            if (job->ranks[k].group == g && job->ranks[k].host == host &&
+                job->ranks[k].alive) {
+                job->ranks[k].starting = 0;
+                job->ranks[k].alive = 0;
+                job->nalive--;
+            }
+        char reason[300];
+        snprintf(reason, sizeof reason, "host lost before it started them: %s", why);
+        fr_msg("host %s lost before it started group %d's processes: %s; the spawn fails",
+               h->name, g, why);
+        fr_spawn_host_answered(job, g, host, reason);
+    }
+    /* Its other live processes, as runs of consecutive indices within a
+     * group: a failure of the job. */
+    char procs[300] = "";
+    int lo = -1, prev = -1;
+    for (int i = 0; i <= job->nprocs; i++) {
+        fr_rank *rk = i < job->nprocs ? &job->ranks[i] : NULL;
+        int live = rk && rk->alive && rk->host == host;
+        if (lo >= 0 && (!live || i != prev + 1 || rk->group != job->ranks[lo].group)) {
+            name_run(job, lo, prev, procs, sizeof procs);
+            lo = -1;
+        }
+        if (!live)
             continue;
         if (lo < 0)
-            lo = r;
-        hi = r;
+            lo = i;
+        prev = i;
         rk->alive = 0;
         rk->reported = 1;
         job->nalive--;
     }
-    if (h->connected) {
-        close(h->conn.fd);
-        h->conn.fd = -1;
-        h->connected = 0;
-    }
+    close_conn(h);
     start_cleanup(job, host);
-    if (lo < 0)
-        return;
-    char ranks[64];
-    if (lo == hi)
-        snprintf(ranks, sizeof ranks, "rank %d", lo);
-    else
-        snprintf(ranks, sizeof ranks, "ranks %d-%d", lo, hi);
-    fr_fail(job, NULL, 1, "host %s (%s) lost: %s", h->name, ranks, why);
+    if (procs[0])
+        fr_fail(job, NULL, 1, "host %s (%s) lost: %s", h->name, procs, why);
     fr_pmi_barrier_check(job);
 }
 
@@ -420,7 +514,7 @@ void fr_head_reaped(fr_job *job, pid_t pid, int status)
                      WEXITSTATUS(status) == 255 && !fr_is_this_host(h->name)
                          ? " (ssh could not connect, or the host went away)"
                          : "");
-        if (h->connected && h->nreported < h->count) {
+        if (h->connected && host_has_live(job, i)) {
             /* The proxy's last lines travel on their own connection and may
              * arrive after the launcher's exit: the connection's end decides,
              * or this deadline. */
@@ -453,17 +547,42 @@ static void host_line(void *ctx, char *line)
     int rank = -1, off = 0;
     char kind = line[0];
     if ((kind == 'P' || kind == 'S' || kind == 'X') &&
-        (sscanf(line + 1, " %d %n", &rank, &off) < 1 || rank < h->first ||
-         rank >= h->first + h->count)) {
+        (sscanf(line + 1, " %d %n", &rank, &off) < 1 || rank < 0 || rank >= job->nprocs ||
+         job->ranks[rank].host != host)) {
         fr_msg("host %s's proxy sent a bad line '%.80s'", h->name, line);
         return;
     }
     fr_rank *r = rank >= 0 ? &job->ranks[rank] : NULL;
+    if (strcmp(line, "UP") == 0) {
+        h->ready = 1;
+        if (h->backlog_len > 0) /* a spawn waited for it */
+            fr_conn_send(&h->conn, h->backlog, h->backlog_len);
+        free(h->backlog);
+        h->backlog = NULL;
+        h->backlog_len = 0;
+        return;
+    }
     switch (kind) {
     case 'S':
         r->pid = (pid_t)atol(line + 1 + off);
-        fr_verbose(job, 1, "rank %d: pid %ld on %s", rank, (long)r->pid, h->name);
+        if (r->group == 0)
+            fr_verbose(job, 1, "rank %d: pid %ld on %s", rank, (long)r->pid, h->name);
+        else
+            fr_verbose(job, 1, "group %d rank %d: universe index %d, pid %ld on %s", r->group,
+                       r->world_rank, rank, (long)r->pid, h->name);
         return;
+    case 'R': {
+        int g = -1, rc = 0;
+        if (sscanf(line + 1, " %d %d %n", &g, &rc, &off) < 2 || g < 1 || g >= job->ngroups) {
+            fr_msg("host %s's proxy sent a bad line '%.80s'", h->name, line);
+            return;
+        }
+        for (int i = job->groups[g].first; i < job->groups[g].first + job->groups[g].size; i++)
+            if (job->ranks[i].host == host)
+                job->ranks[i].starting = 0;
+        fr_spawn_host_answered(job, g, host, rc == 0 ? NULL : line + 1 + off);
+        return;
+    }
     case 'P':
         if (r->alive)
             fr_pmi_handle(job, r, line + 1 + off);
@@ -474,7 +593,6 @@ static void host_line(void *ctx, char *line)
         r->status = atoi(line + 1 + off);
         r->alive = 0;
         job->nalive--;
-        h->nreported++;
         fr_judge_exit(job, r);
         return;
     default:
@@ -532,6 +650,8 @@ static void hello_line(void *ctx, char *line)
     fr_head_send(job, idx, "GO");
     if (job->ending)
         fr_head_send(job, idx, "K %d", SIGKILL);
+    else if (job->quit_sent)
+        fr_head_send(job, idx, "Q");
 }
 
 static void accept_all(fr_job *job)
@@ -607,8 +727,10 @@ void fr_head_ready(fr_job *job, int who, short revents)
     switch (k % 3) {
     case 0: {
         void *ctx[2] = {job, (void *)(intptr_t)host};
-        if (fr_conn_read(&h->conn, host_line, ctx) != 0)
+        if (fr_conn_read(&h->conn, host_line, ctx) != 0) {
             host_lost(job, host, h->gone_at ? h->gone_why : "its proxy's connection ended");
+            close_conn(h); /* also when nothing of the job ran there */
+        }
         break;
     }
     case 1: fr_stream_readable(&h->out); break;
@@ -619,11 +741,12 @@ void fr_head_ready(fr_job *job, int who, short revents)
 uint64_t fr_head_next_deadline(const fr_job *job)
 {
     uint64_t next = 0;
-    for (int h = 0; h < job->nhosts; h++)
-        if (job->hosts[h].count > 0 && !job->hosts[h].connected && !job->hosts[h].lost) {
-            next = job->connect_deadline;
-            break;
-        }
+    for (int h = 0; h < job->nhosts; h++) {
+        const fr_host *ho = &job->hosts[h];
+        if (ho->started && !ho->connected && !ho->lost && host_has_live(job, h) &&
+            (next == 0 || ho->connect_by < next))
+            next = ho->connect_by;
+    }
     if (job->proxy_kill_at && (next == 0 || job->proxy_kill_at < next))
         next = job->proxy_kill_at;
     if (job->cleanup_kill_at && (next == 0 || job->cleanup_kill_at < next))
@@ -644,14 +767,21 @@ void fr_head_tick(fr_job *job, uint64_t now)
         if (job->pending[i].fd >= 0)
             job->pending[k++] = job->pending[i];
     job->npending = k;
-    if (now >= job->connect_deadline)
+    for (int h = 0; h < job->nhosts; h++) {
+        fr_host *ho = &job->hosts[h];
+        if (ho->started && !ho->connected && !ho->lost && now >= ho->connect_by) {
+            char why[128];
+            snprintf(why, sizeof why, "its proxy did not connect within %g s",
+                     job->opt.connect_timeout);
+            host_lost(job, h, why);
+        }
+    }
+    if (job->nalive == 0 && !job->quit_sent) {
+        /* Nothing left that could spawn: the proxies may go. */
+        job->quit_sent = 1;
         for (int h = 0; h < job->nhosts; h++)
-            if (job->hosts[h].count > 0 && !job->hosts[h].connected && !job->hosts[h].lost) {
-                char why[128];
-                snprintf(why, sizeof why, "its proxy did not connect within %g s",
-                         job->opt.connect_timeout);
-                host_lost(job, h, why);
-            }
+            fr_head_send(job, h, "Q");
+    }
     for (int h = 0; h < job->nhosts; h++)
         if (job->hosts[h].gone_at && now >= job->hosts[h].gone_at) {
             job->hosts[h].gone_at = 0;

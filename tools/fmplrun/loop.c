@@ -9,7 +9,9 @@
  * output (head.c) and a proxy's loop its connection to the head (proxy.c);
  * the head signals remote ranks through their proxies.  Processes spawned
  * during the job (dynamic.c) are served, judged and ended like the initial
- * ranks: the job ends when every process of every group has ended. */
+ * ranks: the job ends when every process of every group has ended.  A
+ * proxy's loop goes on without processes until the head says the job is
+ * over (proxy.c). */
 #include "fmplrun.h"
 
 #include <errno.h>
@@ -283,9 +285,11 @@ int fr_run(fr_job *job)
     uint64_t drain_until = 0;
     for (;;) {
         uint64_t now = fr_now_ns();
+        /* A proxy waits for the head's word: a spawn may place more here. */
+        int proxy_waits = job->head.fd >= 0 && !job->quit && !job->ending;
         if (job->nalive == 0 && job->hosts && !fr_head_done(job)) {
             /* The proxies still clean up and flush their output. */
-        } else if (job->nalive == 0) {
+        } else if (job->nalive == 0 && !proxy_waits) {
             if (!streams_open(job) || !pfd)
                 break;
             if (drain_until == 0)

@@ -6,13 +6,22 @@
  *      127.0.0.1) and send "HELLO <secret> <host index> <hostname>";
  *   3. take the environment ("V" lines) until "GO", enter --proxy-wdir;
  *   4. start ranks [FIRST, FIRST + COUNT) of N as fmplrun does on one host
- *      (PMI_FD sockets, parent-death signal), send "S <rank> <pid>" each;
+ *      (PMI_FD sockets, parent-death signal), send "S <rank> <pid>" each,
+ *      then "UP" (spawn lines may come from then on);
  *   5. relay each rank's PMI lines to the head ("P <rank> <line>") and the
  *      head's replies back; report each exit ("X <rank> <wait status>");
  *      on "K <signal>" signal the ranks;
- *   6. when the head's connection ends before the ranks do, kill them: a
- *      proxy never outlives its job, nor do its ranks; remove this host's
- *      shared-memory files of the job either way. */
+ *   6. start the spawned processes the head places here (the "C", "A",
+ *      "W", "Y", "N" lines of a group's share, then "L"): look their
+ *      programs up and check their working directories here, fork them as
+ *      the initial ranks, answer "S" for each, then "R <group> 0", or
+ *      "R <group> -1 <reason>" with "X" for each one not started; on
+ *      "D <group>" kill that group's processes (it failed elsewhere);
+ *   7. stay, even with no process left, until the head says "Q" or "K":
+ *      a later spawn may place processes here;
+ *   8. when the head's connection ends before the processes do, kill them:
+ *      a proxy never outlives its job, nor do its processes; remove this
+ *      host's shared-memory files of the job either way. */
 #include "fmplrun.h"
 
 #include <arpa/inet.h>
@@ -143,12 +152,185 @@ void fr_proxy_reaped(fr_job *job, fr_rank *r)
     fr_conn_sendf(&job->head, "X %d %d", r->rank, r->status);
 }
 
+/* A group's share being received from the head ("C" ... "L"). */
+typedef struct share_member {
+    int idx, world_rank, local_id, local_n, app;
+} share_member;
+
+static struct share {
+    fr_app *apps;
+    int *appnum;         /* apps[i]'s index within its spawn */
+    int *nargs;          /* apps[i]'s arguments received so far */
+    int *argc;           /* and announced ("C") */
+    int napps;
+    share_member *m;
+    int nm;
+    int bad;             /* a line out of place: refuse the share */
+} share;
+
+static void share_free(void)
+{
+    for (int a = 0; a < share.napps; a++) {
+        for (int i = 0; share.apps[a].argv && share.apps[a].argv[i]; i++)
+            free(share.apps[a].argv[i]);
+        free(share.apps[a].argv);
+        free((char *)share.apps[a].wdir);
+        free((char *)share.apps[a].search);
+    }
+    free(share.apps);
+    free(share.appnum);
+    free(share.nargs);
+    free(share.argc);
+    free(share.m);
+    memset(&share, 0, sizeof share);
+}
+
+/* "C appnum argc": a command follows. */
+static void share_command(int appnum, int argc)
+{
+    int n = share.napps + 1;
+    fr_app *apps = realloc(share.apps, (size_t)n * sizeof *apps);
+    if (apps)
+        share.apps = apps;
+    int *num = realloc(share.appnum, (size_t)n * sizeof *num);
+    if (num)
+        share.appnum = num;
+    int *nargs = realloc(share.nargs, (size_t)n * sizeof *nargs);
+    if (nargs)
+        share.nargs = nargs;
+    int *want = realloc(share.argc, (size_t)n * sizeof *want);
+    if (want)
+        share.argc = want;
+    if (!apps || !num || !nargs || !want || argc < 1 || argc > 1 << 20) {
+        share.bad = 1;
+        return;
+    }
+    memset(&apps[share.napps], 0, sizeof *apps);
+    apps[share.napps].argv = calloc((size_t)argc + 1, sizeof(char *));
+    num[share.napps] = appnum;
+    nargs[share.napps] = 0;
+    want[share.napps] = argc;
+    share.napps = n;
+    if (!apps[n - 1].argv)
+        share.bad = 1;
+}
+
+/* "A", "W", "Y": the last command's argument, wdir, search path. */
+static void share_text(char kind, const char *text)
+{
+    if (share.napps == 0) {
+        share.bad = 1;
+        return;
+    }
+    fr_app *a = &share.apps[share.napps - 1];
+    char *copy = strdup(text);
+    if (!copy) {
+        share.bad = 1;
+    } else if (kind == 'A' && share.nargs[share.napps - 1] < share.argc[share.napps - 1]) {
+        a->argv[share.nargs[share.napps - 1]++] = copy;
+    } else if (kind == 'W' && !a->wdir) {
+        a->wdir = copy;
+    } else if (kind == 'Y' && !a->search) {
+        a->search = copy;
+    } else {
+        free(copy);
+        share.bad = 1;
+    }
+}
+
+static void share_member_add(const char *args)
+{
+    share_member m;
+    share_member *more = realloc(share.m, (size_t)(share.nm + 1) * sizeof *more);
+    if (!more || share.napps == 0 ||
+        sscanf(args, "%d %d %d %d", &m.idx, &m.world_rank, &m.local_id, &m.local_n) != 4 ||
+        m.idx < 0 || m.idx >= FR_MAX_RANKS) {
+        if (more)
+            share.m = more;
+        share.bad = 1;
+        return;
+    }
+    m.app = share.napps - 1;
+    share.m = more;
+    share.m[share.nm++] = m;
+}
+
+/* "L group first size": start the share's processes, answer the head. */
+static void share_launch(fr_job *job, int g, int first, int size)
+{
+    char err[700] = "";
+    if (share.bad || g < 1 || g >= FR_MAX_RANKS || first < 0 || size < 1 ||
+        first + size > FR_MAX_RANKS)
+        snprintf(err, sizeof err, "the proxy got a malformed spawn from the head");
+    for (int a = 0; !err[0] && a < share.napps; a++)
+        if (share.nargs[a] != share.argc[a])
+            snprintf(err, sizeof err, "the proxy got a malformed spawn from the head");
+    int *members = calloc((size_t)share.nm + 1, sizeof *members);
+    const fr_app **app = calloc((size_t)share.nm + 1, sizeof *app);
+    if (!err[0] && (!members || !app))
+        snprintf(err, sizeof err, "out of memory");
+    for (int i = 0; !err[0] && i < share.nm; i++)
+        if (share.m[i].idx < first || share.m[i].idx >= first + size)
+            snprintf(err, sizeof err, "the proxy got a malformed spawn from the head");
+    if (!err[0]) {
+        /* Universe indices up to the group's end: placeholders for those
+         * running elsewhere (no descriptors, never alive here). */
+        for (int i = job->nprocs; i < first + size; i++)
+            fr_process_init(job, i, 0, i, 0);
+        if (job->nprocs < first + size)
+            job->nprocs = first + size;
+        if (job->ngroups <= g)
+            job->ngroups = g + 1;
+        job->groups[g] = (fr_group){.first = first, .size = size, .spawner = -1};
+        for (int i = 0; i < share.nm; i++) {
+            const share_member *m = &share.m[i];
+            fr_process_init(job, m->idx, g, m->world_rank, share.appnum[m->app]);
+            job->ranks[m->idx].local_id = m->local_id;
+            job->ranks[m->idx].local_n = m->local_n;
+            members[i] = m->idx;
+            app[i] = &share.apps[m->app];
+        }
+        /* Where they will run: programs and working directories here. */
+        for (int a = 0; !err[0] && a < share.napps; a++)
+            fr_app_resolve(&share.apps[a], err, sizeof err);
+    }
+    if (!err[0])
+        fr_start_members(job, members, app, share.nm, err, sizeof err);
+    for (int i = 0; i < share.nm; i++) {
+        const fr_rank *rk = &job->ranks[share.m[i].idx];
+        if (rk->pid > 0)
+            fr_conn_sendf(&job->head, "S %d %ld", rk->rank, (long)rk->pid);
+    }
+    if (err[0])
+        fr_conn_sendf(&job->head, "R %d -1 %s", g, err);
+    else
+        fr_conn_sendf(&job->head, "R %d 0", g);
+    for (int i = 0; err[0] && i < share.nm; i++) /* never forked: ended here */
+        if (job->ranks[share.m[i].idx].pid <= 0)
+            fr_conn_sendf(&job->head, "X %d %d", share.m[i].idx, FR_EXIT_LAUNCHER << 8);
+    free(members);
+    free(app);
+    share_free();
+}
+
+/* "D group": the spawn failed on another host; its processes here go. */
+static void drop_group(fr_job *job, int g)
+{
+    for (int i = 0; i < job->nprocs; i++) {
+        fr_rank *rk = &job->ranks[i];
+        if (rk->group == g && rk->alive && rk->host < 0 && rk->pid > 0) {
+            kill(rk->pid, SIGKILL);
+            kill(-rk->pid, SIGKILL);
+        }
+    }
+}
+
 static void head_line(void *ctx, char *line)
 {
     fr_job *job = ctx;
-    int rank, off = 0, sig;
-    if (line[0] == 'P' && sscanf(line + 1, " %d %n", &rank, &off) >= 1 && rank >= job->first &&
-        rank < job->first + job->nlocal) {
+    int rank, off = 0, sig, a, b, c;
+    if (line[0] == 'P' && sscanf(line + 1, " %d %n", &rank, &off) >= 1 && rank >= 0 &&
+        rank < job->nprocs && job->ranks[rank].host < 0) {
         fr_rank *r = &job->ranks[rank];
         char *reply = line + 1 + off;
         size_t len = strlen(reply);
@@ -157,6 +339,18 @@ static void head_line(void *ctx, char *line)
     } else if (line[0] == 'K' && sscanf(line + 1, " %d", &sig) == 1 && sig > 0 && sig < NSIG) {
         fr_verbose(job, 1, "proxy: the head ends the job (signal %d)", sig);
         fr_end_job(job, sig, 1000);
+    } else if (line[0] == 'C' && sscanf(line + 1, " %d %d", &a, &b) == 2) {
+        share_command(a, b);
+    } else if ((line[0] == 'A' || line[0] == 'W' || line[0] == 'Y') && line[1] == ' ') {
+        share_text(line[0], line + 2);
+    } else if (line[0] == 'N' && line[1] == ' ') {
+        share_member_add(line + 2);
+    } else if (line[0] == 'L' && sscanf(line + 1, " %d %d %d", &a, &b, &c) == 3) {
+        share_launch(job, a, b, c);
+    } else if (line[0] == 'D' && sscanf(line + 1, " %d", &a) == 1) {
+        drop_group(job, a);
+    } else if (strcmp(line, "Q") == 0) {
+        job->quit = 1; /* fr_run returns once nothing runs here */
     } else {
         fr_msg("proxy: unexpected line from the head '%.80s'", line);
     }
@@ -172,8 +366,8 @@ void fr_proxy_ready(fr_job *job)
         char me[256] = "?";
         gethostname(me, sizeof me);
         me[sizeof me - 1] = '\0';
-        fr_msg("proxy on %s: lost the connection to the head fmplrun; killing ranks %d-%d here",
-               me, job->first, job->first + job->nlocal - 1);
+        fr_msg("proxy on %s: lost the connection to the head fmplrun; killing its %d "
+               "process(es) here", me, job->nalive);
         fr_end_job(job, SIGKILL, 0);
     }
 }
@@ -221,6 +415,7 @@ int fr_proxy_main(fr_job *job)
         else if (spawn_status != 0) /* never started: it failed with the spawn's status */
             fr_conn_sendf(&job->head, "X %d %d", r, (spawn_status & 0xff) << 8);
     }
+    fr_conn_sendf(&job->head, "UP");
     if (spawn_status != 0 && job->nalive > 0)
         fr_end_job(job, SIGTERM, 300);
     int status = fr_run(job);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,9 +183,10 @@ static void env_set_rank(child_env *ce, const fr_job *job, const fr_rank *rk, in
 {
     const fr_group *g = &job->groups[rk->group];
     int spawned = rk->group > 0;
-    /* Group 0's ranks may be spread over hosts; a spawned group runs here. */
-    int local_id = spawned ? rk->world_rank : rk->rank - job->first;
-    int local_n = spawned ? g->size : job->nlocal;
+    /* Group 0's ranks on this host are [first, first + nlocal); a spawned
+     * group's were counted by whoever placed them. */
+    int local_id = spawned ? rk->local_id : rk->rank - job->first;
+    int local_n = spawned ? rk->local_n : job->nlocal;
     snprintf(ce->vars[0], sizeof ce->vars[0], "PMI_FD=%d", fd);
     snprintf(ce->vars[1], sizeof ce->vars[1], "PMI_RANK=%d", rk->world_rank);
     snprintf(ce->vars[2], sizeof ce->vars[2], "PMI_SIZE=%d", g->size);
@@ -334,6 +336,15 @@ void fr_process_init(fr_job *job, int idx, int group, int world_rank, int appnum
 
 int fr_spawn(fr_job *job)
 {
+    for (int r = 0; r < job->n; r++) /* those of other hosts too: no descriptors */
+        fr_process_init(job, r, 0, r, 0);
+    if (job->nlocal == 0) { /* a proxy started for spawned processes only */
+        int verbose = job->opt.verbose;
+        job->opt.verbose = 0; /* nothing to tell yet */
+        plan_binding(job);
+        job->opt.verbose = verbose;
+        return 0;
+    }
     char path[4096];
     const char *prog = job->opt.argv[0];
     int err = fr_resolve_program(prog, NULL, NULL, path, sizeof path);
@@ -345,8 +356,6 @@ int fr_spawn(fr_job *job)
         fr_msg("the open-file limit is too low for %d ranks (ulimit -n)", job->nlocal);
         return FR_EXIT_LAUNCHER;
     }
-    for (int r = 0; r < job->n; r++)
-        fr_process_init(job, r, 0, r, 0);
     plan_binding(job);
     child_env ce;
     launch l = {.path = path, .argv = job->opt.argv, .ce = &ce};
@@ -378,18 +387,105 @@ int fr_spawn(fr_job *job)
     return result;
 }
 
-/* A group that could not start whole: kill what started; its members'
- * ends are no failure of the job (the spawner gets the error instead). */
-static void abandon_group(fr_job *job, const fr_group *g)
+int fr_app_resolve(fr_app *a, char *err, size_t errlen)
 {
-    for (int i = g->first; i < g->first + g->size; i++) {
-        fr_rank *rk = &job->ranks[i];
+    /* Relative names count from where the process will start: wdir, else
+     * our own directory; absolute, because the child changes into wdir. */
+    char cwd[PATH_MAX], base[2 * PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        snprintf(err, errlen, "cannot read fmplrun's working directory: %s", strerror(errno));
+        return -1;
+    }
+    if (!a->wdir)
+        snprintf(base, sizeof base, "%s", cwd);
+    else if (a->wdir[0] == '/')
+        snprintf(base, sizeof base, "%s", a->wdir);
+    else
+        snprintf(base, sizeof base, "%s/%s", cwd, a->wdir);
+    struct stat st;
+    if (a->wdir) {
+        int bad = stat(base, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR
+                                             : access(base, X_OK) != 0 ? errno : 0;
+        if (bad) {
+            snprintf(err, errlen, "cannot enter wdir '%s': %s", a->wdir, strerror(bad));
+            return -1;
+        }
+    }
+    const char *search = a->search && a->search[0] ? a->search : NULL;
+    int e = fr_resolve_program(a->argv[0], search, base, a->path, sizeof a->path);
+    if (e) {
+        snprintf(err, errlen, "cannot execute '%s': %s", a->argv[0], strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* Members that could not all start: kill those that did; their ends are
+ * no failure of the job (the spawner gets the error instead). */
+static void abandon_members(fr_job *job, const int *members, int count)
+{
+    for (int i = 0; i < count; i++) {
+        fr_rank *rk = &job->ranks[members[i]];
         rk->reported = 1;
         if (rk->alive && rk->pid > 0) {
             kill(rk->pid, SIGKILL);
             kill(-rk->pid, SIGKILL);
         }
     }
+}
+
+int fr_start_members(fr_job *job, const int *members, const fr_app *const *app, int count,
+                     char *err, size_t errlen)
+{
+    if (raise_fd_limit(job->nalive + count, job->opt.tag_output) != 0) {
+        snprintf(err, errlen, "the open-file limit is too low for %d more processes (ulimit -n)",
+                 count);
+        return -1;
+    }
+    child_env ce;
+    int *status_fd = calloc((size_t)count + 1, sizeof *status_fd);
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (!status_fd || devnull < 0 || env_build(&ce) != 0) {
+        snprintf(err, errlen, "cannot prepare the processes' environment");
+        free(status_fd);
+        if (devnull >= 0)
+            close(devnull);
+        return -1;
+    }
+    /* The default binding binds only while every process has a CPU. */
+    int bind = job->bound && (job->opt.bind == FR_BIND_CORE || job->nalive + count <= job->ncpus);
+    for (int i = 0; i < count; i++) {
+        fr_rank *rk = &job->ranks[members[i]];
+        rk->cpu = -1;
+        if (bind) /* members have fresh indices: those in between are this spawn's */
+            rk->cpu = least_loaded_cpu(job, members[0], members[i]);
+    }
+    int started = 0, failed = 0;
+    while (started < count) {
+        const fr_app *a = app[started];
+        launch l = {.path = a->path, .argv = a->argv, .wdir = a->wdir, .ce = &ce,
+                    .devnull = devnull};
+        int fd = start_process(job, &job->ranks[members[started]], &l);
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot start the processes (see fmplrun's message)");
+            failed = 1;
+            break;
+        }
+        status_fd[started++] = fd;
+    }
+    int which = 0;
+    int child_err = wait_execs(status_fd, started, &which);
+    free(status_fd);
+    free(ce.envp);
+    close(devnull);
+    if (child_err)
+        snprintf(err, errlen, "cannot execute '%s': %s", app[which]->argv[0],
+                 strerror(child_err));
+    if (failed || child_err) {
+        abandon_members(job, members, count);
+        return -1;
+    }
+    return 0;
 }
 
 int fr_spawn_group(fr_job *job, const fr_app *apps, int napps, fr_kvs *preput, char *err,
@@ -404,62 +500,29 @@ int fr_spawn_group(fr_job *job, const fr_app *apps, int napps, fr_kvs *preput, c
         fr_kvs_free(preput);
         return -1;
     }
-    if (raise_fd_limit(job->nalive + total, job->opt.tag_output) != 0) {
-        snprintf(err, errlen, "the open-file limit is too low for %d more processes (ulimit -n)",
-                 total);
+    int *members = malloc((size_t)total * sizeof *members);
+    const fr_app **app = malloc((size_t)total * sizeof *app);
+    if (!members || !app) {
+        snprintf(err, errlen, "out of memory");
+        free(members);
+        free(app);
         fr_kvs_free(preput);
         return -1;
     }
-    child_env ce;
-    int *status_fd = malloc((size_t)total * sizeof *status_fd);
-    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (!status_fd || devnull < 0 || env_build(&ce) != 0) {
-        snprintf(err, errlen, "cannot prepare the processes' environment");
-        fr_kvs_free(preput);
-        free(status_fd);
-        if (devnull >= 0)
-            close(devnull);
-        return -1;
-    }
-    /* The default binding binds only while every process has a CPU. */
-    int bind = job->bound && (job->opt.bind == FR_BIND_CORE || job->nalive + total <= job->ncpus);
     int gi = job->ngroups++;
     fr_group *g = &job->groups[gi];
-    *g = (fr_group){.first = job->nprocs, .size = total, .preput = preput};
+    *g = (fr_group){.first = job->nprocs, .size = total, .preput = preput, .spawner = -1};
     for (int a = 0, w = 0; a < napps; a++)
         for (int i = 0; i < apps[a].nprocs; i++, w++) {
             fr_process_init(job, g->first + w, gi, w, a);
-            job->ranks[g->first + w].cpu = bind ? least_loaded_cpu(job, g->first, g->first + w)
-                                                : -1;
+            job->ranks[g->first + w].local_id = w; /* one host: the whole group is here */
+            job->ranks[g->first + w].local_n = total;
+            members[w] = g->first + w;
+            app[w] = &apps[a];
         }
     job->nprocs = g->first + total;
-    int started = 0, failed = 0;
-    for (int a = 0; a < napps && !failed; a++) {
-        launch l = {.path = apps[a].path, .argv = apps[a].argv, .wdir = apps[a].wdir,
-                    .ce = &ce, .devnull = devnull};
-        for (int i = 0; i < apps[a].nprocs && !failed; i++) {
-            int fd = start_process(job, &job->ranks[g->first + started], &l);
-            if (fd < 0) {
-                snprintf(err, errlen, "cannot start the processes (see fmplrun's message)");
-                failed = 1;
-            } else {
-                status_fd[started++] = fd;
-            }
-        }
-    }
-    int which = 0;
-    int child_err = wait_execs(status_fd, started, &which);
-    free(status_fd);
-    free(ce.envp);
-    close(devnull);
-    if (child_err) {
-        const fr_rank *rk = &job->ranks[g->first + which];
-        snprintf(err, errlen, "cannot execute '%s': %s", apps[rk->appnum].argv[0],
-                 strerror(child_err));
-    }
-    if (failed || child_err) {
-        abandon_group(job, g);
-        return -1;
-    }
-    return gi;
+    int rc = fr_start_members(job, members, app, total, err, errlen);
+    free(members);
+    free(app);
+    return rc == 0 ? gi : -1;
 }
