@@ -43,7 +43,7 @@ typedef struct fmpl_bootstrap {
                               for (>= size), 0 when unknown */
     int spawned;           /* this world was started by a spawn */
     int universe_hosts;    /* hosts the job's worlds may run on (fmplrun's
-                              FMPL_UNIVERSE_HOSTS; 0 when unknown): above 1, a
+                              FMPL_JOB_HOSTS; 0 when unknown): above 1, a
                               spawned or connected world may be on another host */
     int appnum;            /* which command of an MPMD start or a spawn this is (0) */
     const char *launcher;  /* "fmplrun", "pmi1" (another PMI-1 launcher), "pmi2"

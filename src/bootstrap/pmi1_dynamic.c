@@ -79,7 +79,7 @@ int fmpl_bootstrap_pmi1_universe(fmpl_bootstrap *bs, pmi1 *p)
                           bs->rank);
     if (env_int("PMI_SPAWNED", &spawned) < 0)
         spawned = 0;
-    if (env_int("FMPL_UNIVERSE_HOSTS", &bs->universe_hosts) < 0)
+    if (env_int("FMPL_JOB_HOSTS", &bs->universe_hosts) < 0)
         bs->universe_hosts = 0;
     bs->universe_base = base;
     bs->universe_rank = urank;

@@ -116,6 +116,18 @@ int main(int argc, char **argv)
     }
     if (job.hosts)
         job.nlocal = 0; /* every rank runs under a proxy, even on this host */
+    /* Whether the job spans hosts, for every process, spawned ones too (the
+     * proxies get it with the rest of this environment): the library then
+     * opens its network backend in every world, so that worlds on
+     * different hosts can link later.  An outer job's value must not leak
+     * into this one. */
+    if (job.hosts && job.nhosts > 1) {
+        char hosts[16];
+        snprintf(hosts, sizeof hosts, "%d", job.nhosts);
+        setenv("FMPL_JOB_HOSTS", hosts, 1);
+    } else {
+        unsetenv("FMPL_JOB_HOSTS");
+    }
     int spawn_status = job.hosts ? fr_head_start(&job) : fr_spawn(&job);
     if (spawn_status != 0) {
         job.exit_status = spawn_status;
