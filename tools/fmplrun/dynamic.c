@@ -19,6 +19,7 @@
  * Across hosts the head refuses spawns: nothing would run the new group's
  * processes on a host of the job's choosing yet. */
 #include "fmplrun.h"
+#include "bootstrap/spawn_rules.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -196,25 +197,15 @@ static void parse_app(spawn_check *c, const char *b, int which, fr_app *a)
         return;
     /* Relative names count from where the process will start: info wdir,
      * else our own directory; absolute, because the child changes into wdir. */
-    char cwd[PATH_MAX], base[2 * PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) {
-        refuse(c, "cannot read fmplrun's working directory: %s", strerror(errno));
+    char base[2 * PATH_MAX];
+    int bad = fmpl_spawn_start_dir(a->wdir, base, sizeof base);
+    if (bad < 0) {
+        refuse(c, "cannot read fmplrun's working directory: %s", strerror(-bad));
         return;
     }
-    if (!a->wdir)
-        snprintf(base, sizeof base, "%s", cwd);
-    else if (a->wdir[0] == '/')
-        snprintf(base, sizeof base, "%s", a->wdir);
-    else
-        snprintf(base, sizeof base, "%s/%s", cwd, a->wdir);
-    struct stat st;
-    if (a->wdir) {
-        int bad = stat(base, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR
-                                             : access(base, X_OK) != 0 ? errno : 0;
-        if (bad) {
-            refuse(c, "cannot enter wdir '%s': %s", a->wdir, strerror(bad));
-            return;
-        }
+    if (bad) {
+        refuse(c, "cannot enter wdir '%s': %s", a->wdir, strerror(bad));
+        return;
     }
     int err = fr_resolve_program(execname, search[0] ? search : NULL, base, a->path,
                                  sizeof a->path);

@@ -4,7 +4,8 @@
  *
  * Every world of a job lives in one universe (bootstrap.h): fmplrun starts
  * spawned worlds in the job's key-value space with universe ranks of their
- * own.  Two worlds meet like this (group A accepts on a port, group B
+ * own; under Open MPI's mpirun the PMIx client gives them theirs and reaches
+ * their keys across nspaces (bootstrap/pmix_dynamic.c).  Two worlds meet like this (group A accepts on a port, group B
  * connects to it; roots a and b):
  *   1. a: MPI_Open_port names the port "fmpl-port:<a>:<serial>";
  *   2. b: puts its group's universe ranks under key "cg<s>" (s: b's
@@ -25,7 +26,7 @@
  * intercommunicator is MPI_Comm_get_parent's.  Join = each side opens a
  * port, the two swap names over the socket, the lower name accepts.
  *
- * Launchers that cannot spawn (mpiexec.hydra, srun, mpirun) leave the
+ * Launchers that cannot spawn (mpiexec.hydra, srun --mpi=pmi2) leave the
  * bootstrap's operations NULL: every call fails at once with
  * MPI_ERR_UNSUPPORTED_OPERATION and says why.  A connect to a port whose
  * owner never accepts waits, as MPI allows; a port that is not FMPL's, or
@@ -53,7 +54,7 @@ static int launcher(const char *func, MPI_Comm comm, fmpl_bootstrap **bs)
     if (fmpl_runtime_bootstrap(bs) != FMPL_SUCCESS || !(*bs)->spawn || !fmpl_team_universe())
         return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
                               "this job's launcher (%s) cannot start or join worlds; start the "
-                              "job with fmplrun",
+                              "job with fmplrun or Open MPI's mpirun",
                               *bs ? (*bs)->launcher : "none");
     return MPI_SUCCESS;
 }

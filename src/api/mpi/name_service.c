@@ -1,11 +1,13 @@
 /* MPI's name service (MPI-4.0 11.4.4): MPI_Publish_name, MPI_Lookup_name,
  * MPI_Unpublish_name.  The launcher keeps the names (bootstrap.h: publish,
- * lookup, unpublish; fmplrun serves them for every process of the job,
- * spawned ones included).  Names and ports travel hex-encoded, since the
- * PMI-1 wire splits its lines at spaces and MPI allows any characters in
- * both.  A launcher without a name service (mpiexec.hydra's spawned worlds
- * cannot share it with FMPL, srun, mpirun) makes every call fail at once
- * with MPI_ERR_UNSUPPORTED_OPERATION and the reason; nothing waits.
+ * lookup, unpublish; fmplrun, and Open MPI's mpirun through PMIx_Publish,
+ * serve them for every process of the job, spawned ones included).  Names
+ * and ports travel hex-encoded, since the PMI-1 wire splits its lines at
+ * spaces and MPI allows any characters in both; under PMIx a name's hex
+ * form must fit a PMIx key (up to 250 characters).  A launcher without a
+ * name service (mpiexec.hydra's spawned worlds cannot share it with FMPL,
+ * srun --mpi=pmi2) makes every call fail at once with
+ * MPI_ERR_UNSUPPORTED_OPERATION and the reason; nothing waits.
  *
  * Errors: a name already published, or unpublished that is not,
  * MPI_ERR_SERVICE; a lookup of a name nobody published, MPI_ERR_NAME. */
@@ -25,7 +27,7 @@ static int name_service(const char *func, fmpl_bootstrap **bs)
     if (fmpl_runtime_bootstrap(bs) != FMPL_SUCCESS || !(*bs)->publish)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, func,
                               "this job's launcher (%s) offers no name service; start the "
-                              "job with fmplrun",
+                              "job with fmplrun or Open MPI's mpirun",
                               *bs ? (*bs)->launcher : "none");
     return MPI_SUCCESS;
 }
