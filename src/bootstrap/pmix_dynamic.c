@@ -89,6 +89,20 @@ static pmix_status_t publish_status(const char *key, const char *value, int firs
     return st;
 }
 
+/* A failed call's report: a server that does not serve it (srun --mpi=pmix
+ * answers PMIX_ERR_NOT_SUPPORTED) is FMPL_ERR_UNSUPPORTED, which the MPI
+ * calls turn into MPI_ERR_UNSUPPORTED_OPERATION, as under launchers without
+ * the operations. */
+static int failed(const char *func, const char *call, const char *key, pmix_status_t st)
+{
+    if (st == PMIX_ERR_NOT_SUPPORTED)
+        return fmpl_error_report(FMPL_ERR_UNSUPPORTED, func, "this PMIx server does not serve "
+                                 "%s, which FMPL's dynamic processes need (srun --mpi=pmix does "
+                                 "not); start the job with fmplrun or Open MPI's mpirun", call);
+    return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "%s(%s) failed: %s", call, key,
+                             fmpl_pmix_status_text(st));
+}
+
 static int publish(const char *func, const char *key, const char *value, int first_read)
 {
     if (strlen(key) > PMIX_MAX_KEYLEN)
@@ -96,8 +110,7 @@ static int publish(const char *func, const char *key, const char *value, int fir
                                  "PMIx's %d characters", key, PMIX_MAX_KEYLEN);
     pmix_status_t st = publish_status(key, value, first_read);
     if (st != PMIX_SUCCESS)
-        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Publish(%s) failed: %s", key,
-                                 fmpl_pmix_status_text(st));
+        return failed(func, "PMIx_Publish", key, st);
     return FMPL_SUCCESS;
 }
 
@@ -121,8 +134,7 @@ static int lookup(const char *func, const char *key, char *value, size_t len,
     if (st == PMIX_ERR_NOT_FOUND)
         rc = FMPL_ERR_NOT_PENDING;
     else if (st != PMIX_SUCCESS)
-        rc = fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Lookup(%s) failed: %s", key,
-                               fmpl_pmix_status_text(st));
+        rc = failed(func, "PMIx_Lookup", key, st);
     else if (pd.value.type != PMIX_STRING || !pd.value.data.string)
         rc = fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Lookup(%s): a value of type %d",
                                key, (int)pd.value.type);
@@ -349,8 +361,21 @@ static int prepare_app(const char *func, const fmpl_spawn_cmd *c, pmix_app_t *ap
     app->cmd = strdup(prog);
     app->cwd = strdup(dir);
     app->maxprocs = c->maxprocs;
-    return app->cmd && app->cwd ? FMPL_SUCCESS
-                                : fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory");
+    /* On this host: linking worlds needs shared memory (the mapper of a
+     * job across hosts would otherwise place them anywhere). */
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return fmpl_error_report(FMPL_ERR_ARG, func, "cannot read this host's name: %s",
+                                 strerror(errno));
+    host[sizeof host - 1] = '\0';
+    PMIX_INFO_CREATE(app->info, 1);
+    if (app->info) {
+        app->ninfo = 1;
+        PMIX_INFO_LOAD(&app->info[0], PMIX_HOST, host, PMIX_STRING);
+    }
+    return app->cmd && app->cwd && app->info
+               ? FMPL_SUCCESS
+               : fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory");
 }
 
 /* NULL-terminated copy of a NULL-terminated list with `first` in front
@@ -417,6 +442,8 @@ static void free_apps(pmix_app_t *apps, int n)
         free(apps[i].cwd);
         free_list(apps[i].argv);
         free_list(apps[i].env);
+        if (apps[i].info)
+            PMIX_INFO_FREE(apps[i].info, apps[i].ninfo);
     }
     free(apps);
 }
@@ -472,8 +499,10 @@ static int x_spawn(fmpl_bootstrap *bs, int ncmds, const fmpl_spawn_cmd *cmds, in
     if (rc == FMPL_SUCCESS) {
         pmix_status_t st = PMIx_Spawn(NULL, 0, apps, (size_t)ncmds, nspace);
         if (st != PMIX_SUCCESS)
-            rc = fmpl_error_report(FMPL_ERR_ARG, func, "PMIx_Spawn failed: %s",
-                                   fmpl_pmix_status_text(st));
+            rc = st == PMIX_ERR_NOT_SUPPORTED
+                     ? failed(func, "PMIx_Spawn", "", st)
+                     : fmpl_error_report(FMPL_ERR_ARG, func, "PMIx_Spawn failed: %s",
+                                         fmpl_pmix_status_text(st));
     }
     free_apps(apps, ncmds);
     if (base < 0)

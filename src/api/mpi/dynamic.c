@@ -170,7 +170,7 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
                       int nmine, meeting *m, int *remote, char *why, size_t why_len)
 {
     char value[FMPL_BOOTSTRAP_VALUE_MAX], list[FMPL_BOOTSTRAP_VALUE_MAX], key[64];
-    int owner, serial, polls = 0, rc;
+    int owner, serial, polls = 0, rc = FMPL_SUCCESS;
     m->status = MPI_ERR_PORT;
     if (parse_port(port, &owner, &serial) != 0) {
         snprintf(why, why_len, "'%.80s' is not a port name of FMPL (MPI_Open_port)", port);
@@ -189,6 +189,8 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
     if (accepting) {
         while ((rc = bs->take(bs, port, value, sizeof value)) == FMPL_ERR_NOT_PENDING)
             fmpl_runtime_poll_pause(&polls);
+        if (rc == FMPL_ERR_UNSUPPORTED)
+            m->status = MPI_ERR_UNSUPPORTED_OPERATION; /* srun's PMIx: no queues */
         if (rc != FMPL_SUCCESS || sscanf(value, "%d:%d", &b, &s) != 2) {
             snprintf(why, why_len, "taking a connection request from the launcher failed");
             return;
@@ -208,7 +210,10 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
         s = ++conn_serial;
         snprintf(key, sizeof key, "cg%d", s);
         snprintf(value, sizeof value, "%d:%d", b, s);
-        if (bs->put(bs, key, list) != FMPL_SUCCESS || bs->post(bs, port, value) != FMPL_SUCCESS) {
+        if (bs->put(bs, key, list) != FMPL_SUCCESS ||
+            (rc = bs->post(bs, port, value)) != FMPL_SUCCESS) {
+            if (rc == FMPL_ERR_UNSUPPORTED)
+                m->status = MPI_ERR_UNSUPPORTED_OPERATION;
             snprintf(why, why_len, "posting the connection request failed");
             return;
         }
@@ -395,7 +400,8 @@ static int root_spawn(fmpl_bootstrap *bs, int count, char *commands[], char **ar
         if (frc != FMPL_SUCCESS) {
             snprintf(why, why_len, "the launcher did not start it (%s; its reason is above)",
                      fmpl_error_string(frc));
-            rc = MPI_ERR_SPAWN;
+            /* A launcher that turns out not to serve spawns (srun's PMIx). */
+            rc = frc == FMPL_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SPAWN;
         }
     }
     free(cmds);

@@ -21,6 +21,13 @@
 /* Longest service name carried: its hex form must fit a PMI value. */
 #define SERVICE_MAX 400
 
+/* The class of a launcher's failure: a launcher that turns out not to serve
+ * names (srun's PMIx) is MPI_ERR_UNSUPPORTED_OPERATION. */
+static int failure_class(int rc)
+{
+    return rc == FMPL_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_INTERN;
+}
+
 /* The launcher's name service, or an error reported for func. */
 static int name_service(const char *func, fmpl_bootstrap **bs)
 {
@@ -76,7 +83,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_SERVICE, "MPI_Publish_name",
                               "the service name '%s' is already published", service_name);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Publish_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Publish_name",
                               "the launcher failed to publish '%s': %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
@@ -102,7 +109,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_SERVICE, "MPI_Unpublish_name",
                               "the service name '%s' is not published", service_name);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Unpublish_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Unpublish_name",
                               "the launcher failed to unpublish '%s': %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
@@ -134,7 +141,7 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     if (rc == FMPL_SUCCESS)
         port_name[got] = '\0';
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Lookup_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Lookup_name",
                               "the launcher failed to look '%s' up: %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
