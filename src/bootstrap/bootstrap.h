@@ -61,7 +61,10 @@ typedef struct fmpl_bootstrap {
     int (*finalize)(struct fmpl_bootstrap *bs);
 
     /* Dynamic processes; NULL where the launcher offers none (then every
-     * MPI call needing them fails at once with a message).
+     * MPI call needing them fails at once with a message).  fmplrun
+     * (pmi1_dynamic.c) and PMIx (pmix_dynamic.c) set them; a PMIx server
+     * that turns out not to serve them (srun --mpi=pmix) makes the first
+     * call fail at once with FMPL_ERR_UNSUPPORTED.
      * spawn: starts one new world of the commands' processes, in order;
      * the preput keys are readable in it with get_preput.  *first is its
      * world rank 0's universe rank. */

@@ -6,10 +6,16 @@
  * Mapping onto the bootstrap table:
  *   rank, size   PMIx_Init's proc.rank; PMIX_JOB_SIZE of (nspace, wildcard)
  *   job_id       the nspace, through the PMI-1 kvsname rule of jobid.h
- *   put          PMIx_Put(PMIX_GLOBAL, "fmpl.<rank>.<key>") of a string
+ *   put          PMIx_Put(PMIX_GLOBAL, "fmpl.<rank>.<key>") of a string (rank:
+ *                the world rank); after the first fence it commits at once,
+ *                so that processes of other worlds can read it (runtime/
+ *                link.c's keys, the meetings of api/mpi/dynamic.c)
  *   fence        PMIx_Commit, then PMIx_Fence over the nspace with
  *                PMIX_COLLECT_DATA: every value put before it can be read
- *   get          PMIx_Get((nspace, rank), "fmpl.<rank>.<key>") with
+ *   get          universe rank -> (nspace, world rank): this world's by
+ *                universe_base, another world's through the records of
+ *                pmix_dynamic.c; then
+ *                PMIx_Get((nspace, rank), "fmpl.<rank>.<key>") with
  *                PMIX_IMMEDIATE: a key nobody put is an error at once, never
  *                a wait for data that will not come.  (Not PMIX_OPTIONAL:
  *                that looks only in the client's own store, where collected
@@ -19,10 +25,12 @@
  *                first (the client caches it; PMIX_GET_REFRESH_CACHE makes
  *                mpirun 4.1 answer "not found"), hence the rule in
  *                bootstrap.h: put each key once.
+ *   try_get      the same get, "not found" answered as FMPL_ERR_NOT_PENDING
  *   barrier      PMIx_Fence without data
  *   abort        message on stderr, PMIx_Abort(status) for the nspace: the
  *                process manager ends every rank and exits with the status
  *   finalize     PMIx_Finalize
+ *   spawn, the name service, the rendezvous queues: pmix_dynamic.c
  *
  * Keys and values obey the same rules as under PMI-1 (fmpl_bootstrap_full_key
  * and fmpl_bootstrap_check_value), so a program behaves the same under every
@@ -31,9 +39,8 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/bootstrap_impl.h"
 #include "bootstrap/jobid.h"
+#include "bootstrap/pmix_client.h"
 #include "base/error.h"
-
-#include <pmix.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,11 +51,7 @@
 
 #define KEY_PREFIX "fmpl."
 
-typedef struct pmixbs {
-    pmix_proc_t me;
-} pmixbs;
-
-static const char *status_text(pmix_status_t st)
+const char *fmpl_pmix_status_text(pmix_status_t st)
 {
     const char *s = PMIx_Error_string(st);
     return s ? s : "unknown PMIx status";
@@ -80,7 +83,10 @@ static int pmixbs_put(fmpl_bootstrap *bs, const char *key, const char *value)
     v.data.string = (char *)value; /* PMIx_Put copies it */
     pmix_status_t st = PMIx_Put(PMIX_GLOBAL, k, &v);
     if (st != PMIX_SUCCESS)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Put(%s) failed: %s", k, status_text(st));
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Put(%s) failed: %s", k, fmpl_pmix_status_text(st));
+    if (((pmixbs *)bs->impl)->fenced && (st = PMIx_Commit()) != PMIX_SUCCESS)
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Commit of %s failed: %s", k,
+                          fmpl_pmix_status_text(st));
     return FMPL_SUCCESS;
 }
 
@@ -90,7 +96,7 @@ static int pmixbs_fence(fmpl_bootstrap *bs)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx bootstrap already finalized");
     pmix_status_t st = PMIx_Commit();
     if (st != PMIX_SUCCESS)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Commit failed: %s", status_text(st));
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Commit failed: %s", fmpl_pmix_status_text(st));
     pmix_info_t info;
     bool collect = true;
     PMIX_INFO_CONSTRUCT(&info);
@@ -99,25 +105,31 @@ static int pmixbs_fence(fmpl_bootstrap *bs)
     PMIX_INFO_DESTRUCT(&info);
     if (st != PMIX_SUCCESS)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Fence (collecting data) failed: %s",
-                          status_text(st));
+                          fmpl_pmix_status_text(st));
+    ((pmixbs *)bs->impl)->fenced = 1;
     return FMPL_SUCCESS;
 }
 
-static int pmixbs_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, size_t len)
+/* get and try_get: a key that is absent is FMPL_ERR_NOT_PENDING, unreported,
+ * when quiet. */
+static int get_key(fmpl_bootstrap *bs, const char *func, int urank, const char *key,
+                   char *value, size_t len, int quiet)
 {
     pmixbs *p = bs->impl;
-    if (rank < 0 || rank >= bs->size)
-        return FMPL_ERROR(FMPL_ERR_RANK, "rank %d outside 0..%d", rank, bs->size - 1);
+    int limit = bs->spawn ? FMPL_UNIVERSE_MAX : bs->universe_base + bs->size;
+    if (urank < 0 || urank >= limit)
+        return FMPL_ERROR(FMPL_ERR_RANK, "rank %d outside 0..%d", urank, limit - 1);
     if (!value)
         return FMPL_ERROR(FMPL_ERR_ARG, "value buffer is NULL");
-    char k[FMPL_BOOTSTRAP_KEY_MAX + sizeof KEY_PREFIX];
-    int rc = pmix_key(__func__, rank, key, k);
-    if (rc != FMPL_SUCCESS)
-        return rc;
     if (!p)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx bootstrap already finalized");
     pmix_proc_t proc;
-    PMIX_PROC_LOAD(&proc, p->me.nspace, (pmix_rank_t)rank);
+    int rc = fmpl_pmix_proc_of(bs, urank, &proc);
+    char k[FMPL_BOOTSTRAP_KEY_MAX + sizeof KEY_PREFIX];
+    if (rc == FMPL_SUCCESS)
+        rc = pmix_key(func, (int)proc.rank, key, k);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     pmix_info_t info;
     bool immediate = true;
     PMIX_INFO_CONSTRUCT(&info);
@@ -128,24 +140,38 @@ static int pmixbs_get(fmpl_bootstrap *bs, int rank, const char *key, char *value
     if (st != PMIX_SUCCESS || !v) {
         if (v)
             PMIX_VALUE_RELEASE(v);
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Get(rank %d, %s) failed: %s", rank, k,
-                          st == PMIX_SUCCESS ? "no value" : status_text(st));
+        if (quiet && st == PMIX_ERR_NOT_FOUND)
+            return FMPL_ERR_NOT_PENDING;
+        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Get(rank %d, %s) failed: %s",
+                                 urank, k, st == PMIX_SUCCESS ? "no value"
+                                                              : fmpl_pmix_status_text(st));
     }
     if (v->type != PMIX_STRING || !v->data.string) {
         int type = (int)v->type;
         PMIX_VALUE_RELEASE(v);
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Get(rank %d, %s): value of type %d, not a "
-                          "string", rank, k, type);
+        return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Get(rank %d, %s): value of "
+                                 "type %d, not a string", urank, k, type);
     }
     size_t need = strlen(v->data.string) + 1;
     if (need > len) {
         PMIX_VALUE_RELEASE(v);
-        return FMPL_ERROR(FMPL_ERR_ARG, "value of '%s' needs %zu bytes, buffer has %zu", k,
-                          need, len);
+        return fmpl_error_report(FMPL_ERR_ARG, func, "value of '%s' needs %zu bytes, buffer "
+                                 "has %zu", k, need, len);
     }
     memcpy(value, v->data.string, need);
     PMIX_VALUE_RELEASE(v);
     return FMPL_SUCCESS;
+}
+
+static int pmixbs_get(fmpl_bootstrap *bs, int rank, const char *key, char *value, size_t len)
+{
+    return get_key(bs, __func__, rank, key, value, len, 0);
+}
+
+static int pmixbs_try_get(fmpl_bootstrap *bs, int rank, const char *key, char *value,
+                          size_t len)
+{
+    return get_key(bs, __func__, rank, key, value, len, 1);
 }
 
 static int pmixbs_barrier(fmpl_bootstrap *bs)
@@ -154,7 +180,7 @@ static int pmixbs_barrier(fmpl_bootstrap *bs)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx bootstrap already finalized");
     pmix_status_t st = PMIx_Fence(NULL, 0, NULL, 0);
     if (st != PMIX_SUCCESS)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Fence failed: %s", status_text(st));
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Fence failed: %s", fmpl_pmix_status_text(st));
     return FMPL_SUCCESS;
 }
 
@@ -180,10 +206,11 @@ static int pmixbs_finalize(fmpl_bootstrap *bs)
     if (!p)
         return FMPL_SUCCESS;
     pmix_status_t st = PMIx_Finalize(NULL, 0);
+    fmpl_pmix_dynamic_free(p);
     free(p);
     bs->impl = NULL;
     if (st != PMIX_SUCCESS)
-        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Finalize failed: %s", status_text(st));
+        return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Finalize failed: %s", fmpl_pmix_status_text(st));
     return FMPL_SUCCESS;
 }
 
@@ -199,7 +226,7 @@ static int job_size(const pmix_proc_t *me, int *size)
         if (v)
             PMIX_VALUE_RELEASE(v);
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "PMIx_Get(PMIX_JOB_SIZE) failed: %s",
-                          st == PMIX_SUCCESS ? "no value" : status_text(st));
+                          st == PMIX_SUCCESS ? "no value" : fmpl_pmix_status_text(st));
     }
     long long n;
     switch (v->type) {
@@ -234,7 +261,7 @@ int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs)
         return FMPL_ERROR(FMPL_ERR_BOOTSTRAP,
                           "PMIx_Init failed: %s (PMIX_RANK/PMIX_NAMESPACE are set, but the "
                           "PMIx server cannot be reached)",
-                          status_text(st));
+                          fmpl_pmix_status_text(st));
     }
     int size = 0;
     int rc = job_size(&p->me, &size);
@@ -249,6 +276,15 @@ int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs)
     bs->rank = (int)p->me.rank;
     bs->size = size;
     bs->launcher = "pmix";
+    bs->impl = p;
+    rc = fmpl_bootstrap_pmix_universe(bs, p);
+    if (rc != FMPL_SUCCESS) {
+        PMIx_Finalize(NULL, 0);
+        fmpl_pmix_dynamic_free(p);
+        free(p);
+        bs->impl = NULL;
+        return rc;
+    }
     char nspace[PMIX_MAX_NSLEN + 1];
     memcpy(nspace, p->me.nspace, PMIX_MAX_NSLEN);
     nspace[PMIX_MAX_NSLEN] = '\0';
@@ -259,6 +295,7 @@ int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs)
     bs->barrier = pmixbs_barrier;
     bs->abort = pmixbs_abort;
     bs->finalize = pmixbs_finalize;
-    bs->impl = p;
+    bs->try_get = pmixbs_try_get;
+    fmpl_bootstrap_pmix_dynamic_ops(bs);
     return FMPL_SUCCESS;
 }

@@ -27,6 +27,7 @@
  * first index, or the first refusal ("on HOST: reason") after the hosts
  * that started theirs have killed them ("D group"). */
 #include "fmplrun.h"
+#include "bootstrap/spawn_rules.h"
 
 #include <errno.h>
 #include <limits.h>

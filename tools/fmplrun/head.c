@@ -29,6 +29,7 @@
  * proxy that loses the head kills its ranks (and the ranks die with their
  * proxy: parent-death signal), so nothing is left on any host. */
 #include "fmplrun.h"
+#include "bootstrap/spawn_rules.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -88,18 +89,7 @@ void fr_head_send(fr_job *job, int host, const char *fmt, ...)
 
 /* ------------------------------------------------------------ start-up */
 
-int fr_is_this_host(const char *name)
-{
-    char me[256];
-    if (strcmp(name, "localhost") == 0)
-        return 1;
-    if (gethostname(me, sizeof me) != 0)
-        return 0;
-    me[sizeof me - 1] = '\0';
-    size_t short_len = strcspn(me, ".");
-    return strcmp(name, me) == 0 ||
-           (strlen(name) == short_len && strncmp(name, me, short_len) == 0);
-}
+int fr_is_this_host(const char *name) { return fmpl_spawn_host_is_here(name); }
 
 /* Append `word` to the shell command line `out`, single-quoted. */
 static int shell_quote(char *out, size_t cap, size_t *len, const char *word)

@@ -6,6 +6,7 @@
  * affinity before exec.  An exec failure travels back through a
  * close-on-exec pipe, so "cannot execute" is reported once. */
 #include "fmplrun.h"
+#include "bootstrap/spawn_rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,46 +23,10 @@
 
 extern char **environ;
 
-/* DIR/NAME into path[len], DIR taken from base when relative (base NULL:
- * left relative). */
-static void join_path(char *path, size_t len, const char *base, const char *dir, size_t dlen,
-                      const char *name)
-{
-    if (base && (dlen == 0 || dir[0] != '/'))
-        snprintf(path, len, "%s/%.*s%s%s", base, (int)dlen, dir, dlen ? "/" : "", name);
-    else
-        snprintf(path, len, "%.*s%s%s", (int)dlen, dir, dlen ? "/" : "", name);
-}
-
 int fr_resolve_program(const char *prog, const char *dirs, const char *base, char *path,
                        size_t len)
 {
-    struct stat st;
-    if (strchr(prog, '/')) {
-        join_path(path, len, prog[0] == '/' ? NULL : base, "", 0, prog);
-        if (stat(path, &st) != 0)
-            return errno;
-        if (S_ISDIR(st.st_mode))
-            return EISDIR;
-        return access(path, X_OK) == 0 ? 0 : errno;
-    }
-    if (!dirs)
-        dirs = getenv("PATH");
-    if (!dirs || !*dirs)
-        dirs = "/usr/local/bin:/usr/bin:/bin";
-    int err = ENOENT;
-    while (*dirs) {
-        const char *colon = strchr(dirs, ':');
-        size_t dlen = colon ? (size_t)(colon - dirs) : strlen(dirs);
-        join_path(path, len, base, dlen ? dirs : ".", dlen ? dlen : 1, prog);
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            if (access(path, X_OK) == 0)
-                return 0;
-            err = EACCES;
-        }
-        dirs += dlen + (colon ? 1 : 0);
-    }
-    return err;
+    return fmpl_spawn_find_program(prog, dirs, base, path, len);
 }
 
 static int exec_failure_status(int err)

@@ -4,7 +4,8 @@
  *
  * Every world of a job lives in one universe (bootstrap.h): fmplrun starts
  * spawned worlds in the job's key-value space with universe ranks of their
- * own.  Two worlds meet like this (group A accepts on a port, group B
+ * own; under Open MPI's mpirun the PMIx client gives them theirs and reaches
+ * their keys across nspaces (bootstrap/pmix_dynamic.c).  Two worlds meet like this (group A accepts on a port, group B
  * connects to it; roots a and b):
  *   1. a: MPI_Open_port names the port "fmpl-port:<a>:<serial>";
  *   2. b: puts its group's universe ranks under key "cg<s>" (s: b's
@@ -25,7 +26,7 @@
  * intercommunicator is MPI_Comm_get_parent's.  Join = each side opens a
  * port, the two swap names over the socket, the lower name accepts.
  *
- * Launchers that cannot spawn (mpiexec.hydra, srun, mpirun) leave the
+ * Launchers that cannot spawn (mpiexec.hydra, srun --mpi=pmi2) leave the
  * bootstrap's operations NULL: every call fails at once with
  * MPI_ERR_UNSUPPORTED_OPERATION and says why.  A connect to a port whose
  * owner never accepts waits, as MPI allows; a port that is not FMPL's, or
@@ -53,7 +54,7 @@ static int launcher(const char *func, MPI_Comm comm, fmpl_bootstrap **bs)
     if (fmpl_runtime_bootstrap(bs) != FMPL_SUCCESS || !(*bs)->spawn || !fmpl_team_universe())
         return fmpl_mpi_error(comm, MPI_ERR_UNSUPPORTED_OPERATION, func,
                               "this job's launcher (%s) cannot start or join worlds; start the "
-                              "job with fmplrun",
+                              "job with fmplrun or Open MPI's mpirun",
                               *bs ? (*bs)->launcher : "none");
     return MPI_SUCCESS;
 }
@@ -169,7 +170,7 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
                       int nmine, meeting *m, int *remote, char *why, size_t why_len)
 {
     char value[FMPL_BOOTSTRAP_VALUE_MAX], list[FMPL_BOOTSTRAP_VALUE_MAX], key[64];
-    int owner, serial, polls = 0, rc;
+    int owner, serial, polls = 0, rc = FMPL_SUCCESS;
     m->status = MPI_ERR_PORT;
     if (parse_port(port, &owner, &serial) != 0) {
         snprintf(why, why_len, "'%.80s' is not a port name of FMPL (MPI_Open_port)", port);
@@ -188,6 +189,8 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
     if (accepting) {
         while ((rc = bs->take(bs, port, value, sizeof value)) == FMPL_ERR_NOT_PENDING)
             fmpl_runtime_poll_pause(&polls);
+        if (rc == FMPL_ERR_UNSUPPORTED)
+            m->status = MPI_ERR_UNSUPPORTED_OPERATION; /* srun's PMIx: no queues */
         if (rc != FMPL_SUCCESS || sscanf(value, "%d:%d", &b, &s) != 2) {
             snprintf(why, why_len, "taking a connection request from the launcher failed");
             return;
@@ -207,7 +210,10 @@ static void root_meet(fmpl_bootstrap *bs, int accepting, const char *port, const
         s = ++conn_serial;
         snprintf(key, sizeof key, "cg%d", s);
         snprintf(value, sizeof value, "%d:%d", b, s);
-        if (bs->put(bs, key, list) != FMPL_SUCCESS || bs->post(bs, port, value) != FMPL_SUCCESS) {
+        if (bs->put(bs, key, list) != FMPL_SUCCESS ||
+            (rc = bs->post(bs, port, value)) != FMPL_SUCCESS) {
+            if (rc == FMPL_ERR_UNSUPPORTED)
+                m->status = MPI_ERR_UNSUPPORTED_OPERATION;
             snprintf(why, why_len, "posting the connection request failed");
             return;
         }
@@ -394,7 +400,8 @@ static int root_spawn(fmpl_bootstrap *bs, int count, char *commands[], char **ar
         if (frc != FMPL_SUCCESS) {
             snprintf(why, why_len, "the launcher did not start it (%s; its reason is above)",
                      fmpl_error_string(frc));
-            rc = MPI_ERR_SPAWN;
+            /* A launcher that turns out not to serve spawns (srun's PMIx). */
+            rc = frc == FMPL_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SPAWN;
         }
     }
     free(cmds);

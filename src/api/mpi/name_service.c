@@ -1,11 +1,13 @@
 /* MPI's name service (MPI-4.0 11.4.4): MPI_Publish_name, MPI_Lookup_name,
  * MPI_Unpublish_name.  The launcher keeps the names (bootstrap.h: publish,
- * lookup, unpublish; fmplrun serves them for every process of the job,
- * spawned ones included).  Names and ports travel hex-encoded, since the
- * PMI-1 wire splits its lines at spaces and MPI allows any characters in
- * both.  A launcher without a name service (mpiexec.hydra's spawned worlds
- * cannot share it with FMPL, srun, mpirun) makes every call fail at once
- * with MPI_ERR_UNSUPPORTED_OPERATION and the reason; nothing waits.
+ * lookup, unpublish; fmplrun, and Open MPI's mpirun through PMIx_Publish,
+ * serve them for every process of the job, spawned ones included).  Names
+ * and ports travel hex-encoded, since the PMI-1 wire splits its lines at
+ * spaces and MPI allows any characters in both; under PMIx a name's hex
+ * form must fit a PMIx key (up to 250 characters).  A launcher without a
+ * name service (mpiexec.hydra's spawned worlds cannot share it with FMPL,
+ * srun --mpi=pmi2) makes every call fail at once with
+ * MPI_ERR_UNSUPPORTED_OPERATION and the reason; nothing waits.
  *
  * Errors: a name already published, or unpublished that is not,
  * MPI_ERR_SERVICE; a lookup of a name nobody published, MPI_ERR_NAME. */
@@ -19,13 +21,20 @@
 /* Longest service name carried: its hex form must fit a PMI value. */
 #define SERVICE_MAX 400
 
+/* The class of a launcher's failure: a launcher that turns out not to serve
+ * names (srun's PMIx) is MPI_ERR_UNSUPPORTED_OPERATION. */
+static int failure_class(int rc)
+{
+    return rc == FMPL_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_INTERN;
+}
+
 /* The launcher's name service, or an error reported for func. */
 static int name_service(const char *func, fmpl_bootstrap **bs)
 {
     if (fmpl_runtime_bootstrap(bs) != FMPL_SUCCESS || !(*bs)->publish)
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, func,
                               "this job's launcher (%s) offers no name service; start the "
-                              "job with fmplrun",
+                              "job with fmplrun or Open MPI's mpirun",
                               *bs ? (*bs)->launcher : "none");
     return MPI_SUCCESS;
 }
@@ -74,7 +83,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_SERVICE, "MPI_Publish_name",
                               "the service name '%s' is already published", service_name);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Publish_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Publish_name",
                               "the launcher failed to publish '%s': %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
@@ -100,7 +109,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
         return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_SERVICE, "MPI_Unpublish_name",
                               "the service name '%s' is not published", service_name);
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Unpublish_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Unpublish_name",
                               "the launcher failed to unpublish '%s': %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
@@ -132,7 +141,7 @@ int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
     if (rc == FMPL_SUCCESS)
         port_name[got] = '\0';
     if (rc != FMPL_SUCCESS)
-        return fmpl_mpi_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Lookup_name",
+        return fmpl_mpi_error(MPI_COMM_WORLD, failure_class(rc), "MPI_Lookup_name",
                               "the launcher failed to look '%s' up: %s", service_name,
                               fmpl_error_string(rc));
     return MPI_SUCCESS;
