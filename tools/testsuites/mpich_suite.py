@@ -16,7 +16,10 @@ the chosen directories and runs them one test at a time at the rank counts
 their testlists name (FMPL: fmplrun; MPICH: mpiexec.hydra), printing one
 line per test and a summary per directory.  A test passes as MPICH's own
 runner judges it: by its testlist's resultTest (default: exit 0 and a
-"No Errors" line), and never when its time limit ran out.
+"No Errors" line), and never when its time limit ran out.  spawn tests get
+`fmplrun --universe-size` above their size (hydra sets no universe size,
+so on MPICH they always spawn).  Exit status: 0 when every FMPL failure is
+in KNOWN_FAILURES (each with its reason), 1 otherwise.
 
 --peer both runs FMPL then MPICH and prints the two side by side with the
 tests that pass on one and not on the other; every run also writes
@@ -39,26 +42,44 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from npb import clean_env, run_command  # noqa: E402  (a sibling driver's helpers)
 
-# Everything FMPL implements.  threads, part and mpi_t joined once FMPL had
-# MPI_THREAD_MULTIPLE, partitioned communication and MPI_T: the issue asks
-# that every test passing on MPICH here passes on FMPL, so they are run by
-# default rather than behind an option that would be forgotten.
+# Everything FMPL implements.  threads, part, mpi_t and spawn joined once
+# FMPL had MPI_THREAD_MULTIPLE, partitioned communication, MPI_T and dynamic
+# processes (under fmplrun, on one host): the issue asks that every test
+# passing on MPICH here passes on FMPL, so they are run by default rather
+# than behind an option that would be forgotten.
 DEFAULT_DIRS = ["basic", "attr", "coll", "comm", "datatype", "errhan", "group", "info",
-                "init", "pt2pt", "rma", "topo", "part", "mpi_t", "threads"]
+                "init", "pt2pt", "rma", "topo", "part", "mpi_t", "threads", "spawn"]
 # Directories whose tests the suite only builds when its configure enables
-# them, with the option that does.  FMPL cannot spawn processes or open
-# files yet, so they are not in DEFAULT_DIRS; naming one in --dirs or --also
-# configures (a tree of its own) with it.  Enabling them everywhere would
-# not be neutral: HAVE_MPI_IO changes comm/cmsplit_type, HAVE_MPI_SPAWN adds
-# threads/spawn.
-FEATURE_DIRS = {"spawn": "spawn", "io": "romio"}
+# them, with the option that does.  FMPL cannot open files yet, so io is not
+# in DEFAULT_DIRS; naming it in --dirs or --also configures a tree of its
+# own with it.  Enabling it everywhere would not be neutral: HAVE_MPI_IO
+# changes comm/cmsplit_type.
+FEATURE_DIRS = {"io": "romio"}
+# --enable-spawn also adds threads/spawn (multispawn, th_taskmanager).
 CONFIGURE = ("--enable-fortran=no --disable-cxx --enable-strictmpi --enable-rma --enable-part "
-             "--enable-threads=multiple")
+             "--enable-threads=multiple --enable-spawn")
 PEERS = ("fmpl", "mpich")
 LABEL = {"fmpl": "FMPL", "mpich": "MPICH"}
 MPICH_CC, MPICH_EXEC = "mpicc.mpich", "mpiexec.hydra"
+SPAWN_UNIVERSE = 64       # MPI_UNIVERSE_SIZE of spawn tests on FMPL (above any test's size)
 DEFAULT_TIME_LIMIT = 180  # seconds, MPICH's runtests default
 SLOW = 30                 # seconds from which a test is listed as slow
+
+
+# Tests expected not to pass on FMPL, each with its reason: a regular
+# expression matched against the whole test name ("dir/prog -n N args").
+# The summary marks them, and the exit status counts only the failures of
+# FMPL that are not here.  An entry whose test passes is reported as stale.
+KNOWN_FAILURES = {
+}
+
+
+def known_reason(name):
+    """The KNOWN_FAILURES reason for a test name, or None."""
+    for pattern, reason in KNOWN_FAILURES.items():
+        if re.fullmatch(pattern, name):
+            return reason
+    return None
 
 
 def no_errors(out):
@@ -93,7 +114,7 @@ def enable_deb_src():
 
 
 def features(dirs):
-    """The FEATURE_DIRS among dirs (threads/spawn counts as spawn)."""
+    """The FEATURE_DIRS among dirs."""
     return sorted(f for f in FEATURE_DIRS
                   if any(d == f or d.startswith(f + "/") or d.endswith("/" + f) for d in dirs))
 
@@ -188,10 +209,17 @@ def collect(tree, dname):
     return out
 
 
-def launch(peer, prefix, ranks, limit):
-    """(command prefix, extra environment) starting ranks processes."""
+def launch(peer, prefix, ranks, limit, dname):
+    """(command prefix, extra environment) starting ranks processes of a
+    test in directory dname."""
     if peer == "fmpl":
-        return [str(prefix / "bin" / "fmplrun"), "-n", str(ranks), "--timeout", str(limit)], {}
+        cmd = [str(prefix / "bin" / "fmplrun"), "-n", str(ranks), "--timeout", str(limit)]
+        if "spawn" in dname.split("/"):
+            # Hydra sets no MPI_UNIVERSE_SIZE, so on MPICH these tests
+            # always spawn; fmplrun's default (the CPUs) would make them
+            # skip spawning at 2 ranks on a 2-core machine.
+            cmd += ["--universe-size", str(max(SPAWN_UNIVERSE, ranks))]
+        return cmd, {}
     return [MPICH_EXEC, "-n", str(ranks)], {"MPIEXEC_TIMEOUT": str(limit)}
 
 
@@ -250,7 +278,7 @@ def run_suite(a, peer, src, prefix):
                     log.write(f"==== NOT BUILT {name}\n{why}\n")
                 results.append(rec)
                 continue
-            cmd, lenv = launch(peer, prefix, ranks, limit)
+            cmd, lenv = launch(peer, prefix, ranks, limit, dname)
             # The launcher ends the job at the limit; the margin is for a
             # launcher that does not.
             status, secs, out = run_command(cmd + [str(exe)] + args, clean_env({**lenv, **env}),
@@ -292,9 +320,16 @@ def summary(doc):
     total = collections.Counter(r["status"] for r in res)
     print(f"  {'total':16} {total['pass']:4} of {len(res) - total['unbuilt']:4}; {total['fail']} "
           f"failed, {total['timeout']} timed out, {total['unbuilt']} not built")
+    known = doc["peer"] == "fmpl"
     for r in res:
         if r["status"] != "pass":
-            print(f"  {r['status'].upper():8} {r['name']}")
+            reason = known_reason(r["name"]) if known else None
+            print(f"  {r['status'].upper():8} {r['name']}" + (f"  (known: {reason})" if reason
+                                                                else ""))
+    if known:
+        for r in res:
+            if r["status"] == "pass" and known_reason(r["name"]):
+                print(f"  passes now, listed in KNOWN_FAILURES: {r['name']}")
     slow = sorted((r for r in res if r["seconds"] >= SLOW), key=lambda r: -r["seconds"])
     if slow:
         print(f"  slow (>= {SLOW} s):")
@@ -319,12 +354,13 @@ def compare(docs):
     for d in dirs:
         print(f"{d:16} {cell(ra, d):>16} {cell(rb, d):>16}")
     print(f"{'total':16} {cell(ra):>16} {cell(rb):>16}")
-    for lx, ly, rx, ry in ((la, lb, ra, rb), (lb, la, rb, ra)):
+    for dx, lx, ly, rx, ry in ((a, la, lb, ra, rb), (b, lb, la, rb, ra)):
         worse = [n for n, r in rx.items() if r["status"] != "pass" and ry.get(n, {}).get("status")
                  == "pass"]
         print(f"\nnot passing on {lx}, passing on {ly}: {len(worse)}")
         for n in worse:
-            print(f"  {rx[n]['status']:8} {n}")
+            reason = known_reason(n) if dx["peer"] == "fmpl" else None
+            print(f"  {rx[n]['status']:8} {n}" + (f"  (known: {reason})" if reason else ""))
     only = sorted(set(ra) ^ set(rb))
     if only:
         print(f"\nrun on one side only: {', '.join(only)}")
@@ -376,7 +412,11 @@ def main():
         summary(doc)
     if len(docs) == 2:
         compare(docs)
-    return 0 if all(r["status"] == "pass" for r in docs[0]["results"]) else 1
+    unexpected = [r["name"] for doc in docs if doc["peer"] == "fmpl" for r in doc["results"]
+                  if r["status"] != "pass" and not known_reason(r["name"])]
+    if unexpected:
+        print(f"\nFMPL: {len(unexpected)} failure(s) not in KNOWN_FAILURES")
+    return 1 if unexpected else 0
 
 
 if __name__ == "__main__":
