@@ -35,6 +35,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -71,6 +72,14 @@ SLOW = 30                 # seconds from which a test is listed as slow
 # The summary marks them, and the exit status counts only the failures of
 # FMPL that are not here.  An entry whose test passes is reported as stale.
 KNOWN_FAILURES = {
+    r"mpi_t/qmpi_test -n 2": "not built: QMPI (QMPI_Context, QMPI_Register_tool_name) is MPICH's "
+    "own tool interface, not MPI's; FMPL's mpi.h has none of it",
+    r"threads/pt2pt/threads -n 2": "time: a message-rate run (13 sizes x 1-4 threads x 16 000 "
+    "messages per thread) that oversubscribes 2 cores; the threads take turns at FMPL's one "
+    "lock (0.6-2.5 ms a message at 3-4 threads on a loaded machine): over 180 s, passes in "
+    "400 s; MPICH 4.0.2 timed out at 120 s too",
+    r"part/nonblocking_pready -n 2": "sends and receives 0 elements of MPI_DATATYPE_NULL, which "
+    "is no datatype: FMPL refuses it (MPI_ERR_TYPE), MPICH skips the check at count 0",
 }
 
 
@@ -252,6 +261,26 @@ def run_suite(a, peer, src, prefix):
     log = open(a.log + ("" if a.peer != "both" else "." + peer), "w") if a.log else None
     results, seen = [], collections.Counter()
     print(f"== {LABEL[peer]}: {tree}", flush=True)
+    try:
+        run_dirs(a, peer, prefix, tree, logdir, log, results, seen)
+        interrupted = False
+    except KeyboardInterrupt:  # a slow machine: keep what ran
+        print(f"interrupted: {len(results)} test(s) ran on {LABEL[peer]}", flush=True)
+        interrupted = True
+    doc = dict(peer=peer, date=datetime.date.today().isoformat(), dirs=a.dirs,
+               max_ranks=a.max_ranks, configure=configure_line(peer, prefix, features(a.dirs)),
+               interrupted=interrupted, results=results)
+    paths = [work / f"results-{peer}.json"]
+    if a.json:
+        path = pathlib.Path(a.json)
+        paths.append(path if a.peer != "both" else path.with_suffix(f".{peer}{path.suffix}"))
+    for path in paths:
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def run_dirs(a, peer, prefix, tree, logdir, log, results, seen):
+    """Runs a.dirs' tests on peer in tree, appending to results."""
     for top in a.dirs:
         if not (tree / top).is_dir():
             print(f"no directory {top} in the suite", flush=True)
@@ -295,16 +324,6 @@ def run_suite(a, peer, src, prefix):
             if not ok and log:
                 log.write(f"==== {name} (exit {status}, {secs:.1f}s)\n{out[-3000:]}\n")
                 log.flush()
-    doc = dict(peer=peer, date=datetime.date.today().isoformat(), dirs=a.dirs,
-               max_ranks=a.max_ranks, configure=configure_line(peer, prefix, features(a.dirs)),
-               results=results)
-    paths = [work / f"results-{peer}.json"]
-    if a.json:
-        path = pathlib.Path(a.json)
-        paths.append(path if a.peer != "both" else path.with_suffix(f".{peer}{path.suffix}"))
-    for path in paths:
-        path.write_text(json.dumps(doc, indent=1) + "\n")
-    return doc
 
 
 def summary(doc):
@@ -313,7 +332,7 @@ def summary(doc):
     for r in res:
         by_dir.setdefault(r["dir"], collections.Counter())[r["status"]] += 1
     print(f"\n{LABEL.get(doc['peer'], doc['peer'])}: per directory (passed of run; failed, "
-          "timed out, not built)")
+          "timed out, not built)" + ("; interrupted, partial" if doc.get("interrupted") else ""))
     for d, c in by_dir.items():
         print(f"  {d:16} {c['pass']:4} of {sum(c.values()) - c['unbuilt']:4}; {c['fail']} failed, "
               f"{c['timeout']} timed out, {c['unbuilt']} not built")
@@ -366,6 +385,11 @@ def compare(docs):
         print(f"\nrun on one side only: {', '.join(only)}")
 
 
+def stop(signum, frame):
+    """SIGINT or SIGTERM: end the running test and keep what ran."""
+    raise KeyboardInterrupt
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prefix", help="FMPL's installation prefix (peers fmpl and both)")
@@ -398,6 +422,8 @@ def main():
         compare(docs)
         return 0
     a.dirs = list(dict.fromkeys(a.dirs + a.also))
+    signal.signal(signal.SIGINT, stop)  # also when started in the background
+    signal.signal(signal.SIGTERM, stop)
     peers = PEERS if a.peer == "both" else (a.peer,)
     if "fmpl" in peers and not a.prefix:
         ap.error("--prefix (FMPL's installation) is required unless --peer mpich")
@@ -407,7 +433,11 @@ def main():
         enable_deb_src()
     prefix = pathlib.Path(a.prefix).resolve() if a.prefix else None
     src = fetch(pathlib.Path(a.work))
-    docs = [run_suite(a, peer, src, prefix) for peer in peers]
+    docs = []
+    for peer in peers:
+        docs.append(run_suite(a, peer, src, prefix))
+        if docs[-1]["interrupted"]:
+            break
     for doc in docs:
         summary(doc)
     if len(docs) == 2:
