@@ -23,8 +23,15 @@
 enum {
     FMPL_TM_TAG_BUILD_JOIN = -2,  /* team creation over a parent: color, key */
     FMPL_TM_TAG_BUILD_AREAS = -3, /* team creation: area addresses and ids */
-    FMPL_TM_TAG_BUILD_GROUP = -4, /* creation by the members only (create_group) */
     FMPL_TM_TAG_BUILD_SPLIT_AREAS = -5, /* a split's AREAS step (after its JOIN) */
+    /* Creation by the members only (create_group): the user's tag t goes on
+     * GROUP_TOP - (t mod GROUP_SPAN), so that creations a program runs at
+     * once on one parent with distinct tags (from several threads, in any
+     * order) keep apart.  Between the schedules' tags (collectives/sched.c,
+     * above -2^29 - 16) and the partitioned ones (api/mpi/partitioned.c,
+     * from -2^30 down). */
+    FMPL_TM_TAG_BUILD_GROUP_TOP = -(1 << 29) - 32,
+    FMPL_TM_TAG_BUILD_GROUP_SPAN = (1 << 29) - 64,
 };
 
 enum { FMPL_TM_SEND = 1, FMPL_TM_RECV };

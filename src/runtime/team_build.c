@@ -37,9 +37,11 @@
  * their receives posted in creation order, whatever mix of splits and dups
  * is in flight (a split's JOIN completes only after its predecessors', and
  * progress polls creations in start order).  create_group is collective over its members only:
- * its AREAS step uses FMPL_TM_TAG_BUILD_GROUP (never mixing with the
- * parent's collective creations), carries the user's tag, which every
- * member checks, and no seq.
+ * its AREAS step goes on a tag of its own made from the user's tag
+ * (FMPL_TM_TAG_BUILD_GROUP_TOP - tag mod SPAN: never mixing with the
+ * parent's collective creations, nor with create_groups of other tags in
+ * flight at once, as several threads may start them), carries the user's
+ * tag, which every member checks, and no seq.
  *
  * Retiring (deferred free, fmpl_team_retire): a member that frees a team
  * does not wait for the others.  It adds one to member 0's `retired` line
@@ -654,7 +656,7 @@ int fmpl_team_from_members(fmpl_team *parent, int n, const int *members, int tag
     fmpl_team_build *b = build_new(parent, n);
     if (!b)
         return FMPL_ERR_NO_MEMORY;
-    b->tag = FMPL_TM_TAG_BUILD_GROUP;
+    b->tag = FMPL_TM_TAG_BUILD_GROUP_TOP - (int)((unsigned)tag % FMPL_TM_TAG_BUILD_GROUP_SPAN);
     b->user_tag = tag;
     b->n = n;
     b->pos = pos;

@@ -689,6 +689,9 @@ static void tag_parent(void)
     const char *args[] = {"tag-child", NULL};
     block kids = {2, self, args, NULL};
     expect_reply(spawn(&kids, 1, NULL), "spawn_result", "0");
+    /* Alive until both children asked for the universe's size. */
+    get_eventually("asked.0");
+    get_eventually("asked.1");
     finalize();
     printf("parent done\n");
 }
@@ -697,6 +700,17 @@ static void tag_child(void)
 {
     snprintf(me, sizeof me, "tag-child");
     pmi_init();
+    /* Without --universe-size: the CPUs, but never fewer than the three
+     * processes running (the parent waits for both answers, each child
+     * for the other's in the barrier below). */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus > 3 ? (int)cpus : 3;
+    check(int_reply("cmd=get_universe_size", "universe_size", "size") == want,
+          "universe size is not %d", want);
+    char key[32];
+    snprintf(key, sizeof key, "asked.%d", env_int("PMI_RANK"));
+    put(key, "1");
+    barrier();
     finalize();
     printf("hello from child %d\n", env_int("PMI_RANK"));
     fprintf(stderr, "stderr of child %d\n", env_int("PMI_RANK"));

@@ -4,9 +4,15 @@
  *    intercommunicator's sizes, point-to-point both ways with every byte
  *    checked (8 B and 1 MiB: eager and rendezvous across the worlds),
  *    MPI_Bcast and MPI_Allreduce over it, MPI_Intercomm_merge, the
- *    children's MPI_COMM_WORLD (a world of their own) and MPI_APPNUM;
+ *    children's MPI_COMM_WORLD (a world of their own), MPI_APPNUM and
+ *    the parent's default name MPI_COMM_PARENT;
  *  - spawn_multiple starts 2 + 1 processes of two commands in one world
  *    (appnum 0 and 1, argv per command);
+ *  - rank 0 alone spawns 2 processes over MPI_COMM_SELF, then the parents'
+ *    whole world and the children make an intercommunicator with
+ *    MPI_Intercomm_create over that one (the other parents meet the
+ *    children there first), merge it, and MPI_Comm_create a communicator
+ *    of the merged group reversed (world ranks of two worlds);
  *  - MPI_Comm_disconnect ends each link; MPI_Comm_get_parent is then NULL;
  *  - a program that does not exist fails with MPI_ERR_SPAWN on every parent,
  *    at once, and the job goes on. */
@@ -85,14 +91,68 @@ static void exercise(MPI_Comm inter, int side, int appnum_expected_max)
     (void)appnum_expected_max;
 }
 
+/* Both sides of the "self" phase: inter is rank 0's spawn
+ * intercommunicator (parents; MPI_COMM_NULL on the other parents) or the
+ * children's parent.  Every parent and child swap their ranks over the
+ * intercommunicator MPI_Intercomm_create makes, then the merge reversed
+ * broadcasts from the last child. */
+static void over_world(MPI_Comm inter, int side)
+{
+    int rank, size, rsize, got;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm all;
+    CHECK_OK(MPI_Intercomm_create(MPI_COMM_WORLD, 0, inter, 0, 77, &all));
+    CHECK_OK(MPI_Comm_remote_size(all, &rsize));
+    CHECK(side ? rsize >= 1 : rsize == 2, "remote size %d", rsize); /* 2 children */
+    for (int peer = 0; peer < rsize; peer++) {
+        int mine = side * 1000 + 10 * rank + peer;
+        CHECK_OK(MPI_Sendrecv(&mine, 1, MPI_INT, peer, 5, &got, 1, MPI_INT, peer, 5, all,
+                              MPI_STATUS_IGNORE));
+        CHECK(got == (1 - side) * 1000 + 10 * peer + rank, "from %d of the other side: %d",
+              peer, got);
+    }
+    MPI_Comm merged, reversed;
+    MPI_Group g, rg;
+    CHECK_OK(MPI_Intercomm_merge(all, side, &merged));
+    int msize, mrank;
+    MPI_Comm_size(merged, &msize);
+    MPI_Comm_rank(merged, &mrank);
+    CHECK(msize == size + rsize, "merged size %d", msize);
+    int order[64];
+    for (int i = 0; i < msize; i++)
+        order[i] = msize - 1 - i;
+    CHECK_OK(MPI_Comm_group(merged, &g));
+    CHECK_OK(MPI_Group_incl(g, msize, order, &rg));
+    CHECK_OK(MPI_Comm_create(merged, rg, &reversed));
+    CHECK(reversed != MPI_COMM_NULL, "no communicator of the reversed group");
+    int r2;
+    MPI_Comm_rank(reversed, &r2);
+    CHECK(r2 == msize - 1 - mrank, "rank %d in the reversed communicator (merged %d)", r2, mrank);
+    int word = r2 == 0 ? 5150 : -1; /* rank 0: the last child */
+    CHECK_OK(MPI_Bcast(&word, 1, MPI_INT, 0, reversed));
+    CHECK(word == 5150, "bcast over the reversed group gave %d", word);
+    MPI_Group_free(&g);
+    MPI_Group_free(&rg);
+    CHECK_OK(MPI_Comm_free(&reversed));
+    CHECK_OK(MPI_Comm_free(&merged));
+    CHECK_OK(MPI_Comm_free(&all));
+}
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
-    int rank, size, flag, *appnum;
+    int rank, size, flag, *appnum, len;
+    char name[MPI_MAX_OBJECT_NAME];
+    CHECK_OK(MPI_Comm_get_name(parent, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_PARENT") == 0 && len == 15, "the parent is named '%s'", name);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag));
     const char *mode = argc > 2 ? argv[2] : "";
-    if (strcmp(mode, "single") == 0) {
+    if (strcmp(mode, "self") == 0) {
+        CHECK(size == 2, "spawned world of %d", size);
+        over_world(parent, 1);
+    } else if (strcmp(mode, "single") == 0) {
         CHECK(size == 3, "spawned world of %d", size);
         CHECK(flag && *appnum == 0, "appnum %d", flag ? *appnum : -1);
         exercise(parent, 1, 0);
@@ -159,6 +219,15 @@ int main(int argc, char **argv)
     CHECK_OK(MPI_Allreduce(&ten, &sum, 1, MPI_INT, MPI_SUM, inter));
     CHECK(sum == 3, "allreduce from the multiple spawn gave %d", sum); /* children give 1 */
     CHECK_OK(MPI_Comm_disconnect(&inter));
+
+    char *self_args[] = {"child", "self", NULL};
+    inter = MPI_COMM_NULL;
+    if (rank == 0)
+        CHECK_OK(MPI_Comm_spawn(argv[0], self_args, 2, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
+                                MPI_ERRCODES_IGNORE));
+    over_world(inter, 0);
+    if (rank == 0)
+        CHECK_OK(MPI_Comm_disconnect(&inter));
 
     CHECK_CLASS(MPI_Comm_spawn("/nonexistent/fmpl-program", MPI_ARGV_NULL, 1, MPI_INFO_NULL,
                                0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),

@@ -12,6 +12,9 @@
  *             its own (dup'd in order before the threads start);
  *   rma       MPI_Accumulate + MPI_Win_flush into rank 0's window, in one
  *             passive epoch opened by the main thread;
+ *   groups    MPI_Comm_create_group on MPI_COMM_WORLD, every thread at once
+ *             with its own tag (of the world, then of the ranks of the
+ *             thread's parity), an allreduce on each new communicator;
  * then the main thread checks the totals.  Also MPI_Query_thread and
  * MPI_Is_thread_main from the main and the other threads.  A blocking
  * receive in one thread whose message another thread of the same process
@@ -154,6 +157,36 @@ static void rma(int t)
     }
 }
 
+static void groups(int t)
+{
+    MPI_Group world, part;
+    CHECK_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    /* Thread t's half: the ranks of t's parity. */
+    int half[64], n = 0;
+    for (int r = t % 2; r < size && n < 64; r += 2)
+        half[n++] = r;
+    CHECK_OK(MPI_Group_incl(world, n, half, &part));
+    int in_part = 0;
+    for (int i = 0; i < n; i++)
+        in_part |= half[i] == rank;
+    for (int r = 0; r < ROUNDS / 10; r++) {
+        MPI_Comm c;
+        CHECK_OK(MPI_Comm_create_group(MPI_COMM_WORLD, world, t, &c));
+        long one = 1, sum = 0;
+        CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, c));
+        CHECK(sum == size, "thread %d: allreduce over the world's copy gave %ld", t, sum);
+        CHECK_OK(MPI_Comm_free(&c));
+        if (!in_part)
+            continue;
+        CHECK_OK(MPI_Comm_create_group(MPI_COMM_WORLD, part, NT + t, &c));
+        CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, c));
+        CHECK(sum == n, "thread %d: allreduce over %d members gave %ld", t, n, sum);
+        CHECK_OK(MPI_Comm_free(&c));
+    }
+    MPI_Group_free(&part);
+    MPI_Group_free(&world);
+}
+
 /* A blocking receive that only another thread of this process satisfies. */
 static pthread_barrier_t self_gate;
 static void *self_receiver(void *arg)
@@ -185,6 +218,8 @@ static void *worker(void *arg)
     collectives(t);
     pthread_barrier_wait(&phase);
     rma(t);
+    pthread_barrier_wait(&phase);
+    groups(t);
     return NULL;
 }
 

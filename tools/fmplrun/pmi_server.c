@@ -139,7 +139,14 @@ void fr_pmi_handle(fr_job *job, fr_rank *r, const char *line)
     } else if (strcmp(cmd, "get_appnum") == 0) {
         fr_pmi_reply(job, r, "cmd=appnum appnum=%d", r->appnum);
     } else if (strcmp(cmd, "get_universe_size") == 0) {
-        fr_pmi_reply(job, r, "cmd=universe_size size=%d", job->universe_size);
+        /* Without --universe-size, never fewer than the processes running:
+         * a spawned world asking would otherwise see a universe no larger
+         * than itself while its parents run too (MPICH's spawn tests then
+         * take the children for parents that cannot spawn). */
+        int size = job->universe_size;
+        if (job->opt.universe_size == 0 && job->nalive > size)
+            size = job->nalive;
+        fr_pmi_reply(job, r, "cmd=universe_size size=%d", size);
     } else if (strcmp(cmd, "put") == 0) {
         put(job, r, line);
     } else if (strcmp(cmd, "get") == 0) {

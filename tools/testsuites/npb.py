@@ -305,6 +305,10 @@ def run_command(cmd, env, cwd, timeout, log):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             status = "timeout after %d s" % timeout
+        except KeyboardInterrupt:  # the job is in a session of its own: end it too
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            raise
     return status, time.time() - t0, pathlib.Path(log).read_text(errors="replace")
 
 

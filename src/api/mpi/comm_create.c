@@ -42,21 +42,27 @@
 static int group_in_parent(const fmpl_team *parent, const fmpl_mpi_group *g, int **members,
                            int *mine)
 {
+    /* World ranks are universe ranks where worlds were joined (a merged
+     * spawn intercommunicator): they may lie beyond this world's size. */
+    int nworld = 0;
+    for (int r = 0; r < parent->size; r++)
+        if (parent->world[r] >= nworld)
+            nworld = parent->world[r] + 1;
     int *m = malloc((size_t)(g->size ? g->size : 1) * sizeof *m);
-    int *pos = malloc((size_t)(fmpl_teams[0]->size) * sizeof *pos);
+    int *pos = malloc((size_t)nworld * sizeof *pos);
     if (!m || !pos) {
         free(m);
         free(pos);
         return MPI_ERR_NO_MEM;
     }
-    for (int w = 0; w < fmpl_teams[0]->size; w++)
+    for (int w = 0; w < nworld; w++)
         pos[w] = -1;
     for (int r = 0; r < parent->size; r++)
         pos[parent->world[r]] = r;
     *mine = -1;
     for (int i = 0; i < g->size; i++) {
         int w = g->world[i];
-        m[i] = w >= 0 && w < fmpl_teams[0]->size ? pos[w] : -1;
+        m[i] = w >= 0 && w < nworld ? pos[w] : -1;
         if (m[i] < 0) {
             free(m);
             free(pos);

@@ -484,7 +484,10 @@ int fmpl_mpi_dynamic_start(void)
                               "this process was spawned, but its launcher (%s) gave no parent "
                               "port (%s)",
                               bs->launcher, PARENT_PORT_KEY);
-    return checked_meet("MPI_Init", port, 0, MPI_COMM_WORLD, 0, &parent_comm);
+    int rc = checked_meet("MPI_Init", port, 0, MPI_COMM_WORLD, 0, &parent_comm);
+    if (rc == MPI_SUCCESS) /* its default name (MPI-4.0 11.8.1) */
+        snprintf(fmpl_mpi_comm_get(parent_comm)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
+    return rc;
 }
 
 void fmpl_mpi_dynamic_forget(MPI_Comm comm)

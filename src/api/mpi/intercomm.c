@@ -4,7 +4,9 @@
  *   MPI_Intercomm_create  the leaders swap their groups' world ranks over
  *                         peer_comm (with the caller's tag), each leader
  *                         broadcasts the remote list over local_comm, and
- *                         every member of both groups builds the span team
+ *                         every member links with the remote group's (runtime/
+ *                         link.c: members of other worlds whose leaders alone
+ *                         met), every member of both groups builds the span team
  *                         (fmpl_team_from_members over the world, collective
  *                         over the members only), then the teams behind it
  *   MPI_Intercomm_merge   the leaders swap `high`; a split of span orders
@@ -376,6 +378,17 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                          "the local and remote groups overlap (world rank %d is in both)",
                          rworld[i]);
             }
+    }
+    if (rc == MPI_SUCCESS && leader_class == MPI_SUCCESS && fmpl_team_universe()) {
+        /* Groups of different worlds whose leaders alone met (a spawner
+         * over MPI_COMM_SELF, its world's other ranks and the children)
+         * are peers only once linked; linked pairs are skipped. */
+        int lrc = fmpl_runtime_link(rworld, rsize);
+        if (lrc != FMPL_SUCCESS) {
+            leader_class = fmpl_mpi_error_class_of(lrc);
+            snprintf(why, sizeof why, "linking with the remote group failed: %s",
+                     fmpl_error_string(lrc));
+        }
     }
     if (rc == MPI_SUCCESS && leader_class == MPI_SUCCESS) {
         int side = lt->world[0] < rworld[0] ? 0 : 1;

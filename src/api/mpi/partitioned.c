@@ -62,7 +62,8 @@
 
 /* Library tags: HELLO, then the data blocks below it, down to
  * PART_TAG_DATA_TOP - (PART_TAG_SPAN - 1) = -2^31 + 2.  The schedules'
- * tags (sched.c) end above -2^29 - 16, the neighbourhood plans' (neighbor.h)
+ * tags (sched.c) end above -2^29 - 16, create_group's (tag_match.h) lie
+ * between -2^29 - 32 and -2^30 + 32, the neighbourhood plans' (neighbor.h)
  * above -2^25. */
 #define PART_TAG_HELLO (-(1 << 30))
 #define PART_TAG_DATA_TOP (PART_TAG_HELLO - 1)
