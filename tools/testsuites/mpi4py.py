@@ -5,7 +5,7 @@
                                [--mpi4py 4.1.2] [--ranks 1,2,3,4] [--timeout SEC]
                                [--peer mpich] [--abi] [--only REGEX] [--json FILE]
                                [--python PYTHON] [--run-known-hangs] [--opt-in VAR]
-                               [--quick]
+                               [--quick] [--peers-only]
 
 mpi4py is a real client of an MPI library: a Cython module over nearly the
 whole MPI C interface, with a unittest suite of some two thousand tests.
@@ -40,11 +40,12 @@ every failing test with the first line of its exception are read.
 whole suite at 4 rank counts takes several times that): every module at
 2 ranks, and at 1, 3 and 4 ranks the modules of QUICK_MODULES (the
 collectives, point-to-point, communicator, one-sided and dynamic-process
-modules, whose paths depend on the number of ranks; every other module
-runs the same calls at any count).  Its mpi4py build compiles the C
-extension without optimisation (CFLAGS -O0 -g0: a few times faster to
-compile, and the tests spend their time in Python and in the library, not
-in mpi4py's C code).  An existing build is reused whatever its flags.
+modules, whose paths depend on the number of ranks; the other modules
+run the same calls at any count, or are slow for their coverage).  Its
+mpi4py build compiles the C extension without optimisation (CFLAGS -O0
+-g0: several times faster to compile, and the tests spend their time in
+Python and in the library, not in mpi4py's C code).  An existing build
+is reused whatever its flags.
 
 --peer mpich builds the same mpi4py with MPICH's mpicc.mpich in
 WORK/venv-mpich and runs the same suite under mpiexec.hydra, so that the
@@ -52,7 +53,9 @@ counts stand side by side and each FMPL failure says whether MPICH fails it
 too.  --abi takes that MPICH-built mpi4py and runs it on FMPL's library
 (LD_LIBRARY_PATH=BUILD_DIR, whose libmpich.so.12 is FMPL's libmpi.so.12)
 under fmplrun: the MPICH-ABI proof of README.md; the import is tried first,
-and the suite runs when it succeeds.
+and the suite runs when it succeeds.  --peers-only leaves FMPL's own
+mpi4py out (neither built nor run): the peers' counts do not change with
+FMPL, so they need not be rerun with it.
 
 KNOWN_FAILURES below lists each failure expected on FMPL with its reason.
 Exit status: 0 when every failure of an FMPL configuration (fmpl, and
@@ -87,7 +90,9 @@ RANKS = "1,2,3,4"
 # --quick (CI): every module at QUICK_EVERY_MODULE_AT ranks; at the other
 # rank counts of --ranks only these, whose paths depend on the number of
 # ranks (collectives, point-to-point, communicators, one-sided, dynamic
-# processes, mpi4py's MPI-based utilities).
+# processes, the ULFM stand-in's agreement, mpi4py's pickle-5 messages).
+# The slowest modules (test_util_dtlib and test_datatype: half of a rank
+# count's time, in datatype constructors) do the same at any rank count.
 QUICK_EVERY_MODULE_AT = 2
 QUICK_MODULES = ("test_cco_buf", "test_cco_nb_buf", "test_cco_buf_inter", "test_cco_obj",
                  "test_comm", "test_comm_inter", "test_comm_topo", "test_p2p_buf",
@@ -129,20 +134,23 @@ KNOWN_FAILURES = [
     # MPI-IO (the next issue): every MPI_File_* function is there and
     # reports MPI_ERR_UNSUPPORTED_OPERATION, so mpi4py builds them in and a
     # test that opens a file fails (mpi4py skips only NotImplementedError,
-    # raised for functions missing at build time).
-    known(("fmpl",), "test_file (start-up)",
+    # raised for functions missing at build time).  The MPICH-built mpi4py
+    # (ROMIO's functions compiled in) must meet the same on FMPL's library
+    # (not observed yet: it did not load before FMPL exported MPI_File_*,
+    # and --abi has not run since; 2026-11-28).
+    known(("fmpl", "mpich-on-fmpl"), "test_file (start-up)",
           "needs MPI-IO: the module's import opens a file (MPI_File_open: "
           "MPI_ERR_UNSUPPORTED_OPERATION), so none of its tests run"),
-    known(("fmpl",), "test_io (start-up)",
+    known(("fmpl", "mpich-on-fmpl"), "test_io (start-up)",
           "needs MPI-IO: the module's import opens a file (MPI_File_open: "
           "MPI_ERR_UNSUPPORTED_OPERATION), so none of its tests run"),
-    known(("fmpl",), "test_subclass (start-up)",
+    known(("fmpl", "mpich-on-fmpl"), "test_subclass (start-up)",
           "needs MPI-IO: the module's import opens a file to decide whether to test "
           "MPI.File subclasses (MPI_File_open: MPI_ERR_UNSUPPORTED_OPERATION), so none of "
           "its tests run"),
-    known(("fmpl",), "test_errhandler.TestErrhandlerFile.*",
+    known(("fmpl", "mpich-on-fmpl"), "test_errhandler.TestErrhandlerFile.*",
           "needs MPI-IO: setUp opens a file (MPI_File_open: MPI_ERR_UNSUPPORTED_OPERATION)"),
-    known(("fmpl",), "test_objmodel.TestObjModel.testSafeFreeCreated",
+    known(("fmpl", "mpich-on-fmpl"), "test_objmodel.TestObjModel.testSafeFreeCreated",
           "needs MPI-IO: it opens /dev/null among the objects it frees (MPI_File_open: "
           "MPI_ERR_UNSUPPORTED_OPERATION)"),
     # Fortran sized types.
@@ -151,10 +159,6 @@ KNOWN_FAILURES = [
           "MPI_DATATYPE_NULL (as in MPICH 4.0.2, which has no LOGICAL16), and mpi4py maps "
           "LOGICAL16's code 'i16' back through INTEGER16 (ValueError: cannot map code "
           "'i16')"),
-    # The MPICH-built mpi4py on FMPL's library.
-    known(("mpich-on-fmpl",), "(import)",
-          "needs MPI-IO: the MPICH-built mpi4py.MPI links MPI_File_* (ImportError: undefined "
-          "symbol MPI_File_get_atomicity)"),
     # MPICH 4.0.2 (not judged; listed so that its known hangs do not cost
     # a --timeout each).
     known(("mpich",), "test_util_sync.TestCondition*World.*",
@@ -756,6 +760,8 @@ def main():
                     help="run the tests KNOWN_FAILURES says hang (each costs a --timeout)")
     ap.add_argument("--only", help="regular expression on test module names (test_comm)")
     ap.add_argument("--json", help="write every count and failing test here")
+    ap.add_argument("--peers-only", action="store_true",
+                    help="run only the --peer suites (and --abi's): not FMPL's own mpi4py")
     ap.add_argument("--quick", action="store_true",
                     help="CI's selection: every module at %d ranks, the %d of QUICK_MODULES "
                          "at the other rank counts; mpi4py compiled with CFLAGS %s" % (
@@ -783,10 +789,13 @@ def main():
         if not tool.exists():
             print("FAILED: %s is missing: build FMPL first (make build)" % tool)
             return 2
-    libs = ["fmpl"] + [p for p in a.peer if p != "fmpl"]
+    libs = ([] if a.peers_only else ["fmpl"]) + [p for p in a.peer if p != "fmpl"]
     if a.abi and "mpich" not in libs:
         libs.append("mpich")
-    for lib in libs[1:]:
+    if not libs:
+        print("FAILED: --peers-only needs --peer or --abi")
+        return 2
+    for lib in [l for l in libs if l != "fmpl"]:
         for tool in (PEER_MPICC[lib], PEER_LAUNCHER[lib]):
             if not shutil.which(tool):
                 print("FAILED: %s not found (the %s peer: Debian's mpich and libmpich-dev)" %
@@ -815,7 +824,7 @@ def main():
         print_missing(lib, missing[lib])
 
     # --abi builds MPICH's mpi4py, but runs MPICH's suite only with --peer.
-    configs = ["fmpl"] + [p for p in a.peer if p != "fmpl"]
+    configs = ([] if a.peers_only else ["fmpl"]) + [p for p in a.peer if p != "fmpl"]
     if a.abi:
         configs.append("mpich-on-fmpl")
     modules = test_modules(tree, a.only)
