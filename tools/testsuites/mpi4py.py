@@ -831,7 +831,7 @@ def main():
     subset = [m for m in modules if m in QUICK_MODULES]
     plan = {n: subset if a.quick and n != QUICK_EVERY_MODULE_AT else modules for n in ranks}
     if a.quick:
-        print("--quick: every module at %d ranks; at %s ranks only %s" % (
+        print("--quick: every module at %d ranks; at rank counts %s only %s" % (
             QUICK_EVERY_MODULE_AT, ",".join(str(n) for n in ranks if n != QUICK_EVERY_MODULE_AT)
             or "no other", " ".join(subset)))
     all_results, record, unknown = {}, {"mpi4py": version, "configs": {}}, []
