@@ -93,16 +93,17 @@ test-sanitize: build-sanitize
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
 	  -E '$(SAN_SKIP)'
 
-# MPI4PY (empty by default) goes to ctest as FMPL_MPI4PY, which the ctest
-# mpi4py needs to run at all (it downloads mpi4py from PyPI and builds it):
-# quick is CI's selection (tools/testsuites/mpi4py.py --quick: every module
-# at 2 ranks, the rank-dependent ones at 1, 3 and 4, mpi4py compiled at -O0:
-# the whole suite at four rank counts would take CI several times as long;
-# docs/mpi-conformance.md, "mpi4py", has the times), 1 the whole suite at 1
-# to 4 ranks (make check-mpi4py: that and MPICH beside).  Only the release run has it: the
-# sanitizer, network and agent runs leave it out (SAN_SKIP, NET_SKIP,
-# AGENT_SKIP).
-MPI4PY ?=
+# MPI4PY (default: the environment's FMPL_MPI4PY, else empty) goes to
+# ctest as FMPL_MPI4PY, which the ctest mpi4py needs to run at all (it
+# downloads mpi4py from PyPI and builds it): quick is CI's selection
+# (tools/testsuites/mpi4py.py --quick: every module at 2 ranks, the
+# rank-dependent ones at 1, 3 and 4, mpi4py compiled at -O0: the whole
+# suite at four rank counts would take CI several times as long;
+# docs/mpi-conformance.md, "mpi4py", has the times), 1 the whole suite at
+# 1 to 4 ranks (make check-mpi4py: that and MPICH beside).  Only the
+# release run has it: the sanitizer, network and agent runs leave it out
+# (SAN_SKIP, NET_SKIP, AGENT_SKIP).
+MPI4PY ?= $(FMPL_MPI4PY)
 test-release: build-werror
 	cd $(BUILD) && FMPL_MPI4PY=$(MPI4PY) ctest --output-on-failure -j $(JOBS)
 
