@@ -1,6 +1,8 @@
 # FMPL: the README's commands.
 #   make            build (release, in build/)
 #   make test       build and run the whole test suite, also under ASan/UBSan
+#                   (MPI4PY=quick adds mpi4py's test suite, CI's selection, to
+#                   the release run; MPI4PY=1 all of it; CI sets quick)
 #   make test-net   the suite again with every pair of ranks over the network
 #                   backend on this host (FMPL_FABRIC=net; CI runs it)
 #   make test-agent the suite again with the agent thread on (FMPL_AGENT=thread),
@@ -91,8 +93,19 @@ test-sanitize: build-sanitize
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
 	  -E '$(SAN_SKIP)'
 
+# MPI4PY (default: the environment's FMPL_MPI4PY, else empty) goes to
+# ctest as FMPL_MPI4PY, which the ctest mpi4py needs to run at all (it
+# downloads mpi4py from PyPI and builds it): quick is CI's selection
+# (tools/testsuites/mpi4py.py --quick: every module at 2 ranks, the
+# rank-dependent ones at 1, 3 and 4, mpi4py compiled at -O0: the whole
+# suite at four rank counts would take CI several times as long;
+# docs/mpi-conformance.md, "mpi4py", has the times), 1 the whole suite at
+# 1 to 4 ranks (make check-mpi4py: that and MPICH beside).  Only the
+# release run has it: the sanitizer, network and agent runs leave it out
+# (SAN_SKIP, NET_SKIP, AGENT_SKIP).
+MPI4PY ?= $(FMPL_MPI4PY)
 test-release: build-werror
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && FMPL_MPI4PY=$(MPI4PY) ctest --output-on-failure -j $(JOBS)
 
 test: test-sanitize test-release
 
@@ -103,25 +116,26 @@ test: test-sanitize test-release
 # (no system call on the hot path; CMA on/off, a shared-memory
 # algorithm forced: over the network the point-to-point ones run), the spool
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
-# "Progress") and ScaLAPACK's testers (the release run has them).  Spawned
-# and connected worlds run: they link over the network too.
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
+# "Progress"), ScaLAPACK's testers and mpi4py's suite (the release run has
+# them; mpi4py runs only when FMPL_MPI4PY is set, left out here even then).
+# Spawned and connected worlds run: they link over the network too.
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
 # The suite with the agent thread on (it is off by default on a host with
 # no core to spare, such as CI's): every guarded entry point, with a second
 # thread progressing between calls.  Left out as for test-net: tests that do
-# not communicate, the multi-host ones, the four heavy size-sweep
-# variants left out under the sanitizers, and (as in test-net) the
-# collectives with one algorithm forced and the cross-checks of the
+# not communicate, the multi-host ones, mpi4py's suite, the four heavy
+# size-sweep variants left out under the sanitizers, and (as in test-net)
+# the collectives with one algorithm forced and the cross-checks of the
 # shared-memory and point-to-point collective families: the agent changes
 # who progresses between calls, not what a blocking algorithm computes; the
 # default selection, the schedules (which the agent runs) and every
-# nonblocking and persistent test stay (3 of CI's minutes).  The spool tests pin the agent off
-# (they observe the spool between calls).  Then the agent's own tests under
-# ThreadSanitizer.
-AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|$(HEAVY_SWEEPS))
+# nonblocking and persistent test stay (3 of CI's minutes).  The spool
+# tests pin the agent off (they observe the spool between calls).  Then the
+# agent's own tests under ThreadSanitizer.
+AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
 	cd $(BUILD) && FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

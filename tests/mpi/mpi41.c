@@ -127,16 +127,26 @@ static void error_classes(void)
     CHECK_OK(MPI_Add_error_class(&cls));
     CHECK_OK(MPI_Add_error_code(cls, &code));
     CHECK_OK(MPI_Add_error_string(code, "a code of mine"));
+    CHECK_OK(MPI_Add_error_string(cls, "a class of mine"));
+    /* MPI-4.1 9.5: removal goes in the reverse order of adding (the
+     * string, then the code, then the class); mpi4py's test_errorcode
+     * checks each wrong order is refused. */
     CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* it still has a code */
+    CHECK_CLASS(MPI_Remove_error_code(code), MPI_ERR_ARG); /* it still has its string */
     CHECK_OK(MPI_Error_string(code, text, &len));
     CHECK(strcmp(text, "a code of mine") == 0, "string %s", text);
     CHECK_OK(MPI_Remove_error_string(code));
     CHECK_OK(MPI_Error_string(code, text, &len));
     CHECK(strcmp(text, "a code of mine") != 0, "string not removed");
+    CHECK_CLASS(MPI_Remove_error_string(code), MPI_ERR_ARG); /* no string any more */
     CHECK_CLASS(MPI_Remove_error_code(cls), MPI_ERR_ARG); /* a class, not a code */
     CHECK_OK(MPI_Remove_error_code(code));
     CHECK_CLASS(MPI_Remove_error_code(code), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Add_error_string(code, "x"), MPI_ERR_ARG);
+    CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* it still has its string */
+    CHECK_OK(MPI_Error_string(cls, text, &len));
+    CHECK(strcmp(text, "a class of mine") == 0, "class string %s", text);
+    CHECK_OK(MPI_Remove_error_string(cls));
     CHECK_OK(MPI_Remove_error_class(cls));
     CHECK_CLASS(MPI_Add_error_code(cls, &got), MPI_ERR_ARG);
     CHECK_CLASS(MPI_Remove_error_class(MPI_ERR_TAG), MPI_ERR_ARG); /* predefined */

@@ -11,7 +11,8 @@
  *     fresh data each, started with MPI_Start and MPI_Startall, completed
  *     with Wait, Waitall, Testall and Request_get_status + Waitany;
  *   - MPI_Parrived: false for every partition before the sender readies
- *     any (it waits for a message from its receiver), then polled until each
+ *     any (it waits for a message from its receiver; also when the
+ *     partitions are empty, in every instance), then polled until each
  *     partition arrives, whose bytes are checked at once; true on an
  *     inactive request and on MPI_REQUEST_NULL;
  *   - a wildcard user receive (MPI_ANY_SOURCE, MPI_ANY_TAG) posted while the
@@ -218,9 +219,9 @@ static void transfer(const char *what, side snd, side rcv, int instances, int co
             CHECK_OK(MPI_Start(&sreq));
         }
         long in_calls = alloc_count() - before;
-        /* The sender readies nothing before it hears from its receiver. */
-        if (total > 0)
-            for (int j = 0; j < rcv.partitions; j++) {
+        /* The sender readies nothing before it hears from its receiver
+         * (empty partitions too: they arrive with the sender's Pready). */
+        for (int j = 0; j < rcv.partitions; j++) {
                 CHECK_OK(MPI_Parrived(rreq, j, &flag));
                 CHECK(!flag, "%s it %d: partition %d arrived before any was ready", what, it, j);
             }

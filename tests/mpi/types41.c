@@ -2,6 +2,7 @@
  * MPI_COMPLEX4, and MPICH's MPIX_C_FLOAT16 (0x4c000246: mpi.h does not name
  * MPICH's extensions, but a program built with MPICH's header sends it):
  *  - size, extent, envelope (MPI_COMBINER_NAMED), name;
+ *  - MPI_Type_match_size finds MPI_REAL2 and MPI_COMPLEX4 by their size;
  *  - point-to-point around the ring, bytes checked;
  *  - MPI_Pack/MPI_Unpack and external32 (big-endian);
  *  - reductions: LAND, LOR, LXOR on the LOGICALs (MPI_SUM refused with
@@ -46,6 +47,11 @@ static void queries(void)
         CHECK_OK(MPI_Type_get_name(types[k].t, name, &len));
         CHECK(strcmp(name, types[k].name) == 0, "%s: name %s", types[k].name, name);
     }
+    MPI_Datatype m = MPI_DATATYPE_NULL;
+    CHECK_OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 2, &m));
+    CHECK(m == MPI_REAL2, "match_size(REAL, 2): 0x%x", (unsigned)m);
+    CHECK_OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 4, &m));
+    CHECK(m == MPI_COMPLEX4, "match_size(COMPLEX, 4): 0x%x", (unsigned)m);
 }
 
 static void p2p_and_pack(void)

@@ -5,6 +5,7 @@
                                [--mpi4py 4.1.2] [--ranks 1,2,3,4] [--timeout SEC]
                                [--peer mpich] [--abi] [--only REGEX] [--json FILE]
                                [--python PYTHON] [--run-known-hangs] [--opt-in VAR]
+                               [--quick] [--peers-only]
 
 mpi4py is a real client of an MPI library: a Cython module over nearly the
 whole MPI C interface, with a unittest suite of some two thousand tests.
@@ -35,13 +36,26 @@ times a module.  Each rank writes its own log (WORK/logs/<config>/n<N>/),
 from which the unittest summary (tests run, failures, errors, skips) and
 every failing test with the first line of its exception are read.
 
+--quick is CI's selection (a few minutes on a 2-core machine, where the
+whole suite at 4 rank counts takes several times that): every module at
+2 ranks, and at 1, 3 and 4 ranks the modules of QUICK_MODULES (the
+collectives, point-to-point, communicator and dynamic-process modules,
+whose paths depend on the number of ranks; the other modules run the
+same calls at any count, or are slow for their coverage).  Its
+mpi4py build compiles the C extension without optimisation (CFLAGS -O0
+-g0: several times faster to compile, and the tests spend their time in
+Python and in the library, not in mpi4py's C code).  An existing build
+is reused whatever its flags.
+
 --peer mpich builds the same mpi4py with MPICH's mpicc.mpich in
 WORK/venv-mpich and runs the same suite under mpiexec.hydra, so that the
 counts stand side by side and each FMPL failure says whether MPICH fails it
 too.  --abi takes that MPICH-built mpi4py and runs it on FMPL's library
 (LD_LIBRARY_PATH=BUILD_DIR, whose libmpich.so.12 is FMPL's libmpi.so.12)
 under fmplrun: the MPICH-ABI proof of README.md; the import is tried first,
-and the suite runs when it succeeds.
+and the suite runs when it succeeds.  --peers-only leaves FMPL's own
+mpi4py out (neither built nor run): the peers' counts do not change with
+FMPL, so they need not be rerun with it.
 
 KNOWN_FAILURES below lists each failure expected on FMPL with its reason.
 Exit status: 0 when every failure of an FMPL configuration (fmpl, and
@@ -73,6 +87,22 @@ SKIP = 77
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MPI4PY_VERSION = "4.1.2"
 RANKS = "1,2,3,4"
+# --quick (CI): every module at QUICK_EVERY_MODULE_AT ranks; at the other
+# rank counts of --ranks only these, whose paths depend on the number of
+# ranks (collectives, point-to-point, communicators, one-sided, dynamic
+# processes, the ULFM stand-in's agreement, mpi4py's pickle-5 messages).
+# The slowest modules (test_util_dtlib and test_datatype: half of a rank
+# count's time, in datatype constructors) do the same at any rank count.
+# test_rma and test_p2p_buf_part run at 2 ranks only: they synchronise
+# all ranks thousands of times (a fence or barrier per datatype, operation
+# and instance; Python loops on MPI_Parrived), which with 3 or 4 ranks on
+# 2 cores took three quarters of the subset's time (583 of 793 s at 3
+# ranks, 2026-11-28), and the paths they check are pairwise ones.
+QUICK_EVERY_MODULE_AT = 2
+QUICK_MODULES = ("test_cco_buf", "test_cco_nb_buf", "test_cco_buf_inter", "test_cco_obj",
+                 "test_comm", "test_comm_inter", "test_comm_topo", "test_p2p_buf",
+                 "test_p2p_obj", "test_spawn", "test_ulfm", "test_util_pkl5")
+QUICK_CFLAGS = "-O0 -g0"
 # A job that hangs or dies is run again without the tests it stopped in, at
 # most this many times a module (each costs up to --timeout).
 MAX_RERUNS = 5
@@ -105,29 +135,34 @@ def known(configs, pattern, reason, ranks=None, hangs=False):
 # Failures expected on FMPL, each with its reason.  Only what was observed
 # and explained goes here; a failure not listed makes the run fail.
 KNOWN_FAILURES = [
-    # Partitioned communication (MPI-4.0 chapter 4).
-    known(("fmpl",), "test_p2p_buf_part (start-up)",
-          "needs partitioned communication: the module's import calls MPI_Psend_init, "
-          "which fails with an MPI error (mpi4py expects NotImplementedError or success)"),
-    # Fortran 90 parameterized types.
-    known(("fmpl",), "test_datatype.*.testF90*",
-          "needs MPI_Type_create_f90_integer/real/complex"),
+    # MPI-IO (the next issue): every MPI_File_* function is there and
+    # reports MPI_ERR_UNSUPPORTED_OPERATION, so mpi4py builds them in and a
+    # test that opens a file fails (mpi4py skips only NotImplementedError,
+    # raised for functions missing at build time).  The MPICH-built mpi4py
+    # (ROMIO's functions compiled in) must meet the same on FMPL's library
+    # (not observed yet: it did not load before FMPL exported MPI_File_*,
+    # and --abi has not run since; 2026-11-28).
+    known(("fmpl", "mpich-on-fmpl"), "test_file (start-up)",
+          "needs MPI-IO: the module's import opens a file (MPI_File_open: "
+          "MPI_ERR_UNSUPPORTED_OPERATION), so none of its tests run"),
+    known(("fmpl", "mpich-on-fmpl"), "test_io (start-up)",
+          "needs MPI-IO: the module's import opens a file (MPI_File_open: "
+          "MPI_ERR_UNSUPPORTED_OPERATION), so none of its tests run"),
+    known(("fmpl", "mpich-on-fmpl"), "test_subclass (start-up)",
+          "needs MPI-IO: the module's import opens a file to decide whether to test "
+          "MPI.File subclasses (MPI_File_open: MPI_ERR_UNSUPPORTED_OPERATION), so none of "
+          "its tests run"),
+    known(("fmpl", "mpich-on-fmpl"), "test_errhandler.TestErrhandlerFile.*",
+          "needs MPI-IO: setUp opens a file (MPI_File_open: MPI_ERR_UNSUPPORTED_OPERATION)"),
+    known(("fmpl", "mpich-on-fmpl"), "test_objmodel.TestObjModel.testSafeFreeCreated",
+          "needs MPI-IO: it opens /dev/null among the objects it frees (MPI_File_open: "
+          "MPI_ERR_UNSUPPORTED_OPERATION)"),
+    # Fortran sized types.
     known(("fmpl",), "test_datatype.TestDatatype.testCodeCharStr",
-          "needs MPI_Type_create_f90_integer/real/complex"),
-    known(("fmpl",), "test_util_dtlib.TestUtilDTLib.testF90*",
-          "needs MPI_Type_create_f90_integer/real/complex"),
-    # MPI-IO.
-    known(("fmpl",), "test_mpiapi.TestMPIAPI.testSymbolCoverage",
-          "needs MPI-IO: mpi.h has no MPI_File_* functions, so mpi4py.MPI calls none "
-          "(mpi4py excuses that for MPICH builds without ROMIO only)"),
-    # Intercommunicators.
-    known(("fmpl",), "test_comm_inter.*.testSplitTypeShared",
-          "MPI_Comm_split_type on an intercommunicator fails with MPI_ERR_COMM "
-          "(MPICH 4.0.2 passes)"),
-    # The MPICH-built mpi4py on FMPL's library.
-    known(("mpich-on-fmpl",), "(import)",
-          "needs MPI-IO: the MPICH-built mpi4py.MPI links MPI_File_* (ImportError: undefined "
-          "symbol MPI_File_get_atomicity)"),
+          "needs MPI_INTEGER16: FMPL has MPI_LOGICAL16 (MPI-4.1) but MPI_INTEGER16 is "
+          "MPI_DATATYPE_NULL (as in MPICH 4.0.2, which has no LOGICAL16), and mpi4py maps "
+          "LOGICAL16's code 'i16' back through INTEGER16 (ValueError: cannot map code "
+          "'i16')"),
     # MPICH 4.0.2 (not judged; listed so that its known hangs do not cost
     # a --timeout each).
     known(("mpich",), "test_util_sync.TestCondition*World.*",
@@ -298,9 +333,9 @@ def missing_checks(log):
     return checked, re.findall(r"^\s*\*\*\*\* failed check for '([^']+)'", text, re.M)
 
 
-def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir):
-    """WORK/venv-<lib> with mpi4py built by lib's mpicc; returns
-    (venv, missing_checks' answer)."""
+def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir, cflags=None):
+    """WORK/venv-<lib> with mpi4py built by lib's mpicc (cflags added to
+    its C compiler's flags); returns (venv, missing_checks' answer)."""
     venv = work / ("venv-" + lib)
     stamp_file = venv / "fmpl-mpi4py-build.json"
     stamp = build_stamp(lib, build, sdist_digest, python)
@@ -325,7 +360,10 @@ def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir):
     cmd = [venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check", "-v",
            "--no-build-isolation", "--no-deps", "--no-cache-dir", sdist]
     t0 = time.time()
-    if run_logged(cmd, log, env=run_env({"MPI4PY_BUILD_MPICC": stamp["mpicc"]})) != 0:
+    extra = {"MPI4PY_BUILD_MPICC": stamp["mpicc"]}
+    if cflags:
+        extra["CFLAGS"] = cflags  # after Python's own flags: its -O wins
+    if run_logged(cmd, log, env=run_env(extra)) != 0:
         text = log.read_text(errors="replace")
         errors = sorted(set(re.findall(r"^.*(?:error|undefined reference).*$", text, re.M)))[:20]
         raise Failed("%s: building mpi4py failed (%s):\n%s\n  last lines:\n%s" % (
@@ -338,7 +376,8 @@ def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir):
         check_linked(extension_module(venv), lib, build)
     except RuntimeError as e:
         raise Failed(str(e))
-    stamp_file.write_text(json.dumps({"stamp": stamp, "checks": checks}, indent=1))
+    stamp_file.write_text(json.dumps({"stamp": stamp, "checks": checks, "cflags": cflags},
+                                     indent=1))
     print("%s: mpi4py built in %.0f s" % (LABEL[lib], time.time() - t0), flush=True)
     return venv, checks
 
@@ -565,11 +604,11 @@ def known_hangs(config, n, module):
             (k.ranks is None or n in k.ranks) and k.pattern.split(".")[0] == module]
 
 
-def run_suite(config, venv, tree, build, ranks, modules, timeout, logroot, run_hangs):
-    """The suite at each rank count: {n: {run, failures, errors, skipped,
-    failing, left_out: {pattern: reason}, wall}}."""
+def run_suite(config, venv, tree, build, plan, timeout, logroot, run_hangs):
+    """The suite at each rank count of plan ({n: [module]}): {n: {run,
+    failures, errors, skipped, failing, left_out: {pattern: reason}, wall}}."""
     results = {}
-    for n in ranks:
+    for n, modules in plan.items():
         t0 = time.time()
         total = {"run": 0, "skipped": 0, "failing": {}, "modules": {}, "left_out": {}}
         for module in modules:
@@ -592,8 +631,9 @@ def run_suite(config, venv, tree, build, ranks, modules, timeout, logroot, run_h
         total["errors"] = len(kinds) - total["failures"]
         total["wall"] = time.time() - t0
         results[n] = total
-        print("%s, %d rank%s: %s (%.0f s)" % (LABEL[config], n, "" if n == 1 else "s",
-                                             counts_text(total), total["wall"]), flush=True)
+        print("%s, %d rank%s, %d modules: %s (%.0f s)" % (
+            LABEL[config], n, "" if n == 1 else "s", len(modules), counts_text(total),
+            total["wall"]), flush=True)
     return results
 
 
@@ -724,14 +764,25 @@ def main():
                     help="run the tests KNOWN_FAILURES says hang (each costs a --timeout)")
     ap.add_argument("--only", help="regular expression on test module names (test_comm)")
     ap.add_argument("--json", help="write every count and failing test here")
+    ap.add_argument("--peers-only", action="store_true",
+                    help="run only the --peer suites (and --abi's): not FMPL's own mpi4py")
+    ap.add_argument("--quick", action="store_true",
+                    help="CI's selection: every module at %d ranks, the %d of QUICK_MODULES "
+                         "at the other rank counts; mpi4py compiled with CFLAGS %s" % (
+                             QUICK_EVERY_MODULE_AT, len(QUICK_MODULES), QUICK_CFLAGS))
     ap.add_argument("--opt-in", metavar="VAR",
                     help="skip unless the environment variable VAR is set (not to 0): the "
-                         "ctest test mpi4py runs only when FMPL_MPI4PY asks for it")
+                         "ctest test mpi4py runs only when FMPL_MPI4PY asks for it; "
+                         "VAR=quick adds --quick (CI: make test MPI4PY=quick)")
     a = ap.parse_args()
-    if a.opt_in and os.environ.get(a.opt_in, "0") in ("", "0"):
-        print("SKIP: mpi4py's test suite downloads mpi4py from PyPI and builds it (minutes); "
-              "set %s=1 to run it (make check-mpi4py runs it with MPICH beside)" % a.opt_in)
-        return SKIP
+    if a.opt_in:
+        wanted = os.environ.get(a.opt_in, "0")
+        if wanted in ("", "0"):
+            print("SKIP: mpi4py's test suite downloads mpi4py from PyPI and builds it "
+                  "(minutes); set %s=1 (or quick: CI's selection) to run it (make "
+                  "check-mpi4py runs it with MPICH beside)" % a.opt_in)
+            return SKIP
+        a.quick = a.quick or wanted == "quick"
 
     build = pathlib.Path(a.build).resolve()
     work = pathlib.Path(a.work or build / "mpi4py-work").resolve()
@@ -742,10 +793,13 @@ def main():
         if not tool.exists():
             print("FAILED: %s is missing: build FMPL first (make build)" % tool)
             return 2
-    libs = ["fmpl"] + [p for p in a.peer if p != "fmpl"]
+    libs = ([] if a.peers_only else ["fmpl"]) + [p for p in a.peer if p != "fmpl"]
     if a.abi and "mpich" not in libs:
         libs.append("mpich")
-    for lib in libs[1:]:
+    if not libs:
+        print("FAILED: --peers-only needs --peer or --abi")
+        return 2
+    for lib in [l for l in libs if l != "fmpl"]:
         for tool in (PEER_MPICC[lib], PEER_LAUNCHER[lib]):
             if not shutil.which(tool):
                 print("FAILED: %s not found (the %s peer: Debian's mpich and libmpich-dev)" %
@@ -760,7 +814,8 @@ def main():
         venvs, missing = {}, {}
         for lib in libs:
             venvs[lib], missing[lib] = build_mpi4py(lib, build, tree, sdist, digest, a.python,
-                                                    work, logdir)
+                                                    work, logdir,
+                                                    QUICK_CFLAGS if a.quick else None)
     except Skip as e:
         print("SKIP: %s" % e)
         return SKIP
@@ -773,10 +828,16 @@ def main():
         print_missing(lib, missing[lib])
 
     # --abi builds MPICH's mpi4py, but runs MPICH's suite only with --peer.
-    configs = ["fmpl"] + [p for p in a.peer if p != "fmpl"]
+    configs = ([] if a.peers_only else ["fmpl"]) + [p for p in a.peer if p != "fmpl"]
     if a.abi:
         configs.append("mpich-on-fmpl")
     modules = test_modules(tree, a.only)
+    subset = [m for m in modules if m in QUICK_MODULES]
+    plan = {n: subset if a.quick and n != QUICK_EVERY_MODULE_AT else modules for n in ranks}
+    if a.quick:
+        print("--quick: every module at %d ranks; at rank counts %s only %s" % (
+            QUICK_EVERY_MODULE_AT, ",".join(str(n) for n in ranks if n != QUICK_EVERY_MODULE_AT)
+            or "no other", " ".join(subset)))
     all_results, record, unknown = {}, {"mpi4py": version, "configs": {}}, []
     for config in configs:
         venv = venvs[VENV_OF[config]]
@@ -792,8 +853,8 @@ def main():
             if known_reason(config, 0, "(import)") is None and config in JUDGED:
                 unknown.append("%s (import)" % config)
             continue
-        all_results[config] = run_suite(config, venv, tree, build, ranks, modules, a.timeout,
-                                        logdir, a.run_known_hangs)
+        all_results[config] = run_suite(config, venv, tree, build, plan, a.timeout, logdir,
+                                        a.run_known_hangs)
         rec["results"] = {str(n): r for n, r in all_results[config].items()}
 
     if all_results:

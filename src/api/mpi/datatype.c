@@ -1262,7 +1262,9 @@ FMPL_MPI_WEAK(Type_get_name)
 /* ------------------------------------------------------------ Fortran-oriented */
 
 /* A predefined type of the class and size: the Fortran sized types, which
- * is what the function is for (KIND parameters). */
+ * is what the function is for (KIND parameters), MPI-4.1's half-precision
+ * MPI_REAL2 and MPI_COMPLEX4 among them (mpi4py's test_datatype asks for
+ * every sized type the library has). */
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     FMPL_CORE_GUARD();
@@ -1273,16 +1275,16 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     MPI_Datatype r = MPI_DATATYPE_NULL;
     switch (typeclass) {
     case MPI_TYPECLASS_REAL:
-        r = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : size == 16 ? MPI_REAL16
-                                                                        : MPI_DATATYPE_NULL;
+        r = size == 2 ? MPI_REAL2 : size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8
+          : size == 16 ? MPI_REAL16 : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_INTEGER:
         r = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4
           : size == 8 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
         break;
     case MPI_TYPECLASS_COMPLEX:
-        r = size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : size == 32 ? MPI_COMPLEX32
-                                                                               : MPI_DATATYPE_NULL;
+        r = size == 4 ? MPI_COMPLEX4 : size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16
+          : size == 32 ? MPI_COMPLEX32 : MPI_DATATYPE_NULL;
         break;
     default:
         return fmpl_mpi_error(ERRC, MPI_ERR_ARG, func,

@@ -277,8 +277,10 @@ FMPL_MPI_WEAK(Add_error_string)
  * strings are released at exit by the C library's process end; to keep
  * leak checkers quiet the table stays reachable through `codes`. */
 
-/* MPI-4.1: taking back what MPI_Add_error_* gave.  A class goes only when
- * no code of it is left; a string goes back to the class's description. */
+/* MPI-4.1: taking back what MPI_Add_error_* gave, in the reverse order of
+ * adding (MPI-4.1 9.5 makes any other order erroneous; FMPL reports it):
+ * a string first, then its code, then the class once it has neither codes
+ * nor a string.  Removing a string that was never added is an error too. */
 int PMPI_Remove_error_class(int errorclass)
 {
     FMPL_CORE_GUARD();
@@ -291,7 +293,10 @@ int PMPI_Remove_error_class(int errorclass)
         if (codes[i].cls == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass)
             return ERR(MPI_ERR_ARG, func, "error class %d still has code %d", errorclass,
                        MPI_ERR_LASTCODE + 1 + i);
-    free(u->string);
+    if (u->string)
+        return ERR(MPI_ERR_ARG, func,
+                   "error class %d still has its string: MPI_Remove_error_string first",
+                   errorclass);
     *u = (user_code){.cls = REMOVED};
     return MPI_SUCCESS;
 }
@@ -305,7 +310,10 @@ int PMPI_Remove_error_code(int errorcode)
     if (!u || u->cls == errorcode)
         return ERR(MPI_ERR_ARG, "MPI_Remove_error_code", "%d is not a user error code",
                    errorcode);
-    free(u->string);
+    if (u->string)
+        return ERR(MPI_ERR_ARG, "MPI_Remove_error_code",
+                   "error code %d still has its string: MPI_Remove_error_string first",
+                   errorcode);
     *u = (user_code){.cls = REMOVED};
     return MPI_SUCCESS;
 }
@@ -319,6 +327,9 @@ int PMPI_Remove_error_string(int errorcode)
     if (!u)
         return ERR(MPI_ERR_ARG, "MPI_Remove_error_string",
                    "%d is not a user error code or class", errorcode);
+    if (!u->string)
+        return ERR(MPI_ERR_ARG, "MPI_Remove_error_string", "%d has no string to remove",
+                   errorcode);
     free(u->string);
     u->string = NULL;
     return MPI_SUCCESS;

@@ -37,8 +37,10 @@
  * Receive partitions map onto send partitions by bytes: receive partition
  * j is bytes [j*rb, (j+1)*rb) of the packed stream and has arrived
  * (MPI_Parrived) once every send partition overlapping that range has
- * been received (none overlaps bytes past the sender's message, which are
- * never written; a non-contiguous type unpacks j's range then).  So 8 send
+ * been received (a non-contiguous type unpacks j's range then); one that
+ * holds no byte of the sender's message (empty partitions, or bytes past
+ * its end, which are never written) arrives with the send partition at
+ * its place, never before the sender readied it.  So 8 send
  * partitions into 2 receive partitions make each receive partition wait
  * for 4 messages, and 2 into 8 make 4 receive partitions arrive with each.
  * Instances: a partition's tag carries one message per instance, and R
@@ -318,7 +320,11 @@ static void post_receives(part_op *op)
 
 /* Receive partition j: arrived this instance?  Every send partition that
  * overlaps its bytes must have been received; the first call that finds
- * it so unpacks a non-contiguous type's range. */
+ * it so unpacks a non-contiguous type's range.  A partition that covers
+ * no byte of the sender's message (zero-size partitions, or a receive
+ * buffer longer than the message) waits for the send partition at its
+ * place instead: it must not arrive before the sender readied anything
+ * (mpi4py's test_p2p_buf_part checks that with empty buffers). */
 static int recv_partition_arrived(part_op *op, int j)
 {
     if (op->arrived[j])
@@ -336,6 +342,13 @@ static int recv_partition_arrived(part_op *op, int j)
         if (op->buf.type)
             fmpl_dt_unpack(op->stage + from, to - from, op->buf.user, op->buf.count,
                            op->buf.type, from, NULL);
+    } else if (op->nmsg > 0) {
+        int64_t i = op->peer_part_bytes > 0 ? from / op->peer_part_bytes
+                                            : (int64_t)j * op->nmsg / op->partitions;
+        if (i >= op->nmsg)
+            i = op->nmsg - 1;
+        if (!op->msg[i].complete)
+            return 0;
     }
     op->arrived[j] = 1;
     return 1;
