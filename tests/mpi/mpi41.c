@@ -128,6 +128,10 @@ static void error_classes(void)
     CHECK_OK(MPI_Add_error_code(cls, &code));
     CHECK_OK(MPI_Add_error_string(code, "a code of mine"));
     CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* it still has a code */
+    int second; /* a second code: the class goes only once both have */
+    CHECK_OK(MPI_Add_error_code(cls, &second));
+    CHECK_OK(MPI_Remove_error_code(second));
+    CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG);
     CHECK_OK(MPI_Error_string(code, text, &len));
     CHECK(strcmp(text, "a code of mine") == 0, "string %s", text);
     CHECK_OK(MPI_Remove_error_string(code));
