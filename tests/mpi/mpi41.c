@@ -133,6 +133,10 @@ static void error_classes(void)
      * checks each wrong order is refused. */
     CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* it still has a code */
     CHECK_CLASS(MPI_Remove_error_code(code), MPI_ERR_ARG); /* it still has its string */
+    int second; /* a second code: the class goes only once both have */
+    CHECK_OK(MPI_Add_error_code(cls, &second));
+    CHECK_OK(MPI_Remove_error_code(second));
+    CHECK_CLASS(MPI_Remove_error_class(cls), MPI_ERR_ARG);
     CHECK_OK(MPI_Error_string(code, text, &len));
     CHECK(strcmp(text, "a code of mine") == 0, "string %s", text);
     CHECK_OK(MPI_Remove_error_string(code));

@@ -176,6 +176,8 @@ FMPL_MPI_WEAK(Errhandler_get)
 
 typedef struct user_code {
     int cls;                      /* its class (a class: itself) */
+    int live_codes;               /* a user class: its codes not removed (so that
+                                     removing a class checks in constant time) */
     char *string;                 /* MPI_Add_error_string's, or NULL */
 } user_code;
 
@@ -222,6 +224,9 @@ static int add_code(int cls, int *value, const char *func)
     }
     int v = MPI_ERR_LASTCODE + 1 + ncodes;
     codes[ncodes++] = (user_code){.cls = cls < 0 ? v : cls};
+    user_code *owner = cls < 0 ? NULL : user_code_get(cls);
+    if (owner)
+        owner->live_codes++;
     fmpl_mpi_lastusedcode = v;
     *value = v;
     return MPI_SUCCESS;
@@ -289,10 +294,9 @@ int PMPI_Remove_error_class(int errorclass)
     user_code *u = user_code_get(errorclass);
     if (!u || u->cls != errorclass)
         return ERR(MPI_ERR_ARG, func, "%d is not a user error class", errorclass);
-    for (int i = 0; i < ncodes; i++)
-        if (codes[i].cls == errorclass && MPI_ERR_LASTCODE + 1 + i != errorclass)
-            return ERR(MPI_ERR_ARG, func, "error class %d still has code %d", errorclass,
-                       MPI_ERR_LASTCODE + 1 + i);
+    if (u->live_codes > 0)
+        return ERR(MPI_ERR_ARG, func, "error class %d still has %d code(s)", errorclass,
+                   u->live_codes);
     if (u->string)
         return ERR(MPI_ERR_ARG, func,
                    "error class %d still has its string: MPI_Remove_error_string first",
@@ -314,6 +318,9 @@ int PMPI_Remove_error_code(int errorcode)
         return ERR(MPI_ERR_ARG, "MPI_Remove_error_code",
                    "error code %d still has its string: MPI_Remove_error_string first",
                    errorcode);
+    user_code *owner = user_code_get(u->cls); /* NULL for a predefined class */
+    if (owner)
+        owner->live_codes--;
     *u = (user_code){.cls = REMOVED};
     return MPI_SUCCESS;
 }
