@@ -217,14 +217,15 @@ void fmpl_team_reclaim_retired(void)
     }
 }
 
-/* A retired team with members of other worlds reached over the network:
- * its members read and add to member 0's counts until it is reclaimed, and
- * nothing else holds their processes' endpoints open until then (each
- * world's MPI_Finalize waits for its own world only). */
+/* A retired team with members of other worlds whose counts go through the
+ * network (a member reached over it, or every atomic of a job that has the
+ * backend open: leader_add): its members read and add to member 0's counts
+ * until it is reclaimed, and nothing else holds their processes' endpoints
+ * open until then (each world's MPI_Finalize waits for its own world only). */
 static int retired_across_network(void)
 {
     for (fmpl_team *t = retired_teams; t; t = t->next_retired) {
-        if (!t->coll->net)
+        if (!t->coll->net && !fmpl_fab.net_atomics)
             continue;
         for (int p = 0; p < t->size; p++)
             if ((unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size)
