@@ -170,9 +170,9 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
     fmpl_coll_team *c = t->coll;
     c->cma_all = 1;
     c->net = 0;
-    int other_worlds = 0;
+    c->spans_worlds = 0;
     for (int p = 0; p < t->size; p++) {
-        other_worlds |= (unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size;
+        c->spans_worlds |= (unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size;
         if (!fmpl_fab.peers[t->world[p]].cma)
             c->cma_all = 0;
         if (!fmpl_fab_ptr(scratch[p]) && fmpl_fab.peers[t->world[p]].net)
@@ -184,8 +184,8 @@ int fmpl_coll_team_connect(fmpl_team *t, const fmpl_raddr *scratch)
     /* Members of different worlds may judge loads and hosts differently
      * (each world's start-up saw only its own ranks): a team spanning
      * worlds takes the choices that need no agreement on them. */
-    c->central_barrier = fmpl_oversubscribed && !other_worlds;
-    c->nodes = c->net && !other_worlds ? fmpl_sched_nodes_shape(t) : 0;
+    c->central_barrier = fmpl_oversubscribed && !c->spans_worlds;
+    c->nodes = c->net && !c->spans_worlds ? fmpl_sched_nodes_shape(t) : 0;
     state_connect(c, c, scratch, 0);
     state_connect(c->nbc, c, scratch, header_bytes(t->size));
     return FMPL_SUCCESS;

@@ -172,6 +172,10 @@ typedef struct fmpl_coll_team {
     fmpl_coll_scratch *mine;
     fmpl_coll_scratch **peer;  /* [size] mapped here; NULL for network peers */
     fmpl_raddr *peer_at;       /* [size] each member's scratch, as remote addresses */
+    int spans_worlds;          /* some member is of another world (spawned or
+                                  connected): choices needing agreement on loads
+                                  or hosts are off, and MPI_Finalize waits for its
+                                  reclamation (team_build.c) */
     int central_barrier;       /* barriers count on one line (barrier_central.c):
                                   oversubscribed, and every member is of this world,
                                   so all members decide alike (members of several

@@ -224,13 +224,9 @@ void fmpl_team_reclaim_retired(void)
  * open until then (each world's MPI_Finalize waits for its own world only). */
 static int retired_across_network(void)
 {
-    for (fmpl_team *t = retired_teams; t; t = t->next_retired) {
-        if (!t->coll->net && !fmpl_fab.net_atomics)
-            continue;
-        for (int p = 0; p < t->size; p++)
-            if ((unsigned)fmpl_fab_world_index(t->world[p]) >= (unsigned)fmpl_fab.size)
-                return 1;
-    }
+    for (fmpl_team *t = retired_teams; t; t = t->next_retired)
+        if (t->coll->spans_worlds && (t->coll->net || fmpl_fab.net_atomics))
+            return 1;
     return 0;
 }
 

@@ -452,6 +452,18 @@ static const char *my_hostname(void)
 /* Spawn 2 kids (their arguments: where each must run, in world rank
  * order; "1" if both go to one job host) with the info pairs; check the
  * answer's first universe index. */
+/* Children first..first+n-1 each reported that they run on `host`. */
+static void expect_children_on(int first, int n, const char *host)
+{
+    for (int i = first; i < first + n; i++) {
+        char key[32], want[300];
+        snprintf(key, sizeof key, "hosts.child.%d", i);
+        snprintf(want, sizeof want, "child-%d-on-%s", i, host);
+        const char *v = get_eventually(key);
+        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
+    }
+}
+
 static void hosts_spawn(const char *where, int one_host, const char *const *info, int first)
 {
     char self[PATH_MAX];
@@ -560,13 +572,7 @@ static void hosts_unreachable(const char *b, const char *ha)
     char where[600];
     snprintf(where, sizeof where, "%s,%s", ha, ha);
     hosts_spawn(where, 1, NULL, 2);
-    for (int i = 2; i < 4; i++) {
-        char key[32], want[300];
-        snprintf(key, sizeof key, "hosts.child.%d", i);
-        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
-        const char *v = get_eventually(key);
-        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
-    }
+    expect_children_on(2, 2, ha);
     finalize();
     printf("hosts-unreachable ok\n");
 }
@@ -594,13 +600,7 @@ static void hosts_wdir(const char *a, const char *b, const char *ha, const char 
     snprintf(where, sizeof where, "%s,%s", ha, ha);
     const char *on_a[] = {"host", a2, "wdir", wdir, NULL};
     hosts_spawn(where, 1, on_a, 3);
-    for (int i = 3; i < 5; i++) {
-        char key[32], want[300];
-        snprintf(key, sizeof key, "hosts.child.%d", i);
-        snprintf(want, sizeof want, "child-%d-on-%s", i, ha);
-        const char *v = get_eventually(key);
-        check(strcmp(v, want) == 0, "%s is '%s', expected '%s'", key, v, want);
-    }
+    expect_children_on(3, 2, ha);
     finalize();
     printf("hosts-wdir ok\n");
 }
