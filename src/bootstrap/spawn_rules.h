@@ -30,14 +30,16 @@ static inline int fmpl_spawn_host_is_here(const char *name)
 }
 
 /* DIR/NAME into path[len], DIR taken from base when relative (base NULL:
- * left relative). */
-static inline void fmpl_spawn_join_path(char *path, size_t len, const char *base,
-                                        const char *dir, size_t dlen, const char *name)
+ * left relative).  0, or ENAMETOOLONG when it does not fit. */
+static inline int fmpl_spawn_join_path(char *path, size_t len, const char *base,
+                                       const char *dir, size_t dlen, const char *name)
 {
+    int n;
     if (base && (dlen == 0 || dir[0] != '/'))
-        snprintf(path, len, "%s/%.*s%s%s", base, (int)dlen, dir, dlen ? "/" : "", name);
+        n = snprintf(path, len, "%s/%.*s%s%s", base, (int)dlen, dir, dlen ? "/" : "", name);
     else
-        snprintf(path, len, "%.*s%s%s", (int)dlen, dir, dlen ? "/" : "", name);
+        n = snprintf(path, len, "%.*s%s%s", (int)dlen, dir, dlen ? "/" : "", name);
+    return n < 0 || (size_t)n >= len ? ENAMETOOLONG : 0;
 }
 
 /* errno-style result of looking PROG up like execvp would: in DIRS
@@ -49,7 +51,8 @@ static inline int fmpl_spawn_find_program(const char *prog, const char *dirs, co
 {
     struct stat st;
     if (strchr(prog, '/')) {
-        fmpl_spawn_join_path(path, len, prog[0] == '/' ? NULL : base, "", 0, prog);
+        if (fmpl_spawn_join_path(path, len, prog[0] == '/' ? NULL : base, "", 0, prog))
+            return ENAMETOOLONG;
         if (stat(path, &st) != 0)
             return errno;
         if (S_ISDIR(st.st_mode))
@@ -64,8 +67,9 @@ static inline int fmpl_spawn_find_program(const char *prog, const char *dirs, co
     while (*dirs) {
         const char *colon = strchr(dirs, ':');
         size_t dlen = colon ? (size_t)(colon - dirs) : strlen(dirs);
-        fmpl_spawn_join_path(path, len, base, dlen ? dirs : ".", dlen ? dlen : 1, prog);
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (fmpl_spawn_join_path(path, len, base, dlen ? dirs : ".", dlen ? dlen : 1, prog))
+            err = ENAMETOOLONG;
+        else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             if (access(path, X_OK) == 0)
                 return 0;
             err = EACCES;
