@@ -30,6 +30,12 @@
  *   abort        message on stderr, PMIx_Abort(status) for the nspace: the
  *                process manager ends every rank and exits with the status
  *   finalize     PMIx_Finalize
+ *   lost server  an event handler for PMIX_ERR_LOST_CONNECTION ends the
+ *                process with a message: the process manager is gone
+ *                (mpirun killed), so no peer it ran can be relied on, and a
+ *                rank waiting on one would otherwise spin as an orphan
+ *                (and a segment file still named is removed:
+ *                base/exit_cleanup.h)
  *   spawn, the name service, the rendezvous queues: pmix_dynamic.c
  *
  * Keys and values obey the same rules as under PMI-1 (fmpl_bootstrap_full_key
@@ -41,6 +47,7 @@
 #include "bootstrap/jobid.h"
 #include "bootstrap/pmix_client.h"
 #include "base/error.h"
+#include "base/exit_cleanup.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -200,11 +207,45 @@ __attribute__((noreturn)) static void pmixbs_abort(fmpl_bootstrap *bs, int code,
     _exit(status);
 }
 
+/* Who this process is, for on_lost_server's message (set at open). */
+static char lost_server_who[PMIX_MAX_NSLEN + 64];
+
+/* Runs on the PMIx client's thread when the connection to the server
+ * closes before PMIx_Finalize: the process manager died or was killed
+ * (mpirun's own clean-up needs it alive).  Its ranks may be gone, so a
+ * wait on them would never end; end this process too, saying why.  Only
+ * async-signal-safe calls: the other thread may hold any lock. */
+static void on_lost_server(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                           size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                           void *cbdata)
+{
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results;
+    (void)nresults, (void)cbfunc, (void)cbdata;
+    fmpl_exit_cleanup_now();
+    static const char tail[] = " lost its connection to the process manager (PMIx server: "
+                               "mpirun or its daemon ended); ending it\n";
+    ssize_t ignored = write(STDERR_FILENO, lost_server_who, strlen(lost_server_who));
+    ignored = write(STDERR_FILENO, tail, sizeof tail - 1);
+    (void)ignored;
+    _exit(1);
+}
+
+static void watch_server(pmixbs *p)
+{
+    snprintf(lost_server_who, sizeof lost_server_who, "fmpl: rank %u of %.*s (pid %ld)",
+             (unsigned)p->me.rank, PMIX_MAX_NSLEN, p->me.nspace, (long)getpid());
+    pmix_status_t codes[] = {PMIX_ERR_LOST_CONNECTION};
+    p->lost_handler = PMIx_Register_event_handler(codes, 1, NULL, 0, on_lost_server, NULL, NULL);
+}
+
 static int pmixbs_finalize(fmpl_bootstrap *bs)
 {
     pmixbs *p = bs->impl;
     if (!p)
         return FMPL_SUCCESS;
+    if (p->lost_handler >= 0) /* the server may close first once we are done */
+        PMIx_Deregister_event_handler((size_t)p->lost_handler, NULL, NULL);
     pmix_status_t st = PMIx_Finalize(NULL, 0);
     fmpl_pmix_dynamic_free(p);
     free(p);
@@ -273,12 +314,15 @@ int fmpl_bootstrap_pmix_open(fmpl_bootstrap *bs)
         free(p);
         return rc;
     }
+    watch_server(p);
     bs->rank = (int)p->me.rank;
     bs->size = size;
     bs->launcher = "pmix";
     bs->impl = p;
     rc = fmpl_bootstrap_pmix_universe(bs, p);
     if (rc != FMPL_SUCCESS) {
+        if (p->lost_handler >= 0)
+            PMIx_Deregister_event_handler((size_t)p->lost_handler, NULL, NULL);
         PMIx_Finalize(NULL, 0);
         fmpl_pmix_dynamic_free(p);
         free(p);

@@ -28,6 +28,7 @@ typedef struct pmixbs {
     int nworlds;
     pmix_queue_cursor *cursors;
     int ncursors;
+    pmix_status_t lost_handler; /* registration of on_lost_server (>= 0), or -1 */
 } pmixbs;
 
 const char *fmpl_pmix_status_text(pmix_status_t st);

@@ -6,15 +6,26 @@
  * an fmpl_barrier that cannot complete.  The process manager must end them
  * all and exit non-zero.
  *
- * usage: pmix_abort */
+ * usage: pmix_abort
+ *        pmix_abort late R   rank R (PMIX_RANK) starts fmpl_init 4 s late,
+ *                            so that the others wait for it in the start-up
+ *                            fence with their segment files still named
+ *                            (the test kills mpirun meanwhile)
+ *        pmix_abort stall R  after start-up rank R sleeps (pause) instead of
+ *                            aborting: the others wait in the barrier for
+ *                            ever (the test kills mpirun) */
 #include <fmpl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
     int rank, size;
+    const char *pr = getenv("PMIX_RANK");
+    if (argc == 3 && strcmp(argv[1], "late") == 0 && pr && strcmp(pr, argv[2]) == 0)
+        sleep(4);
     if (fmpl_init(NULL, NULL, 0) != FMPL_SUCCESS)
         return 2;
     fmpl_comm_rank(FMPL_COMM_WORLD, &rank);
@@ -33,7 +44,9 @@ int main(void)
             return 3;
         }
     }
-    if (rank == size - 1)
+    if (argc == 3 && strcmp(argv[1], "stall") == 0 && rank == atoi(argv[2]))
+        pause();
+    else if (rank == size - 1)
         fmpl_abort(5, "pmix_abort: deliberate abort");
     fmpl_barrier(FMPL_COMM_WORLD); /* never completes */
     fprintf(stderr, "pmix_abort: rank %d: barrier returned although a rank aborted\n", rank);

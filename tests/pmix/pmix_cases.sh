@@ -201,6 +201,53 @@ abort_bootstrap)
         expect_fast 15000
     fi
     expect_ranks_gone $(ls "$work/pids" | sed -n 's/^pid\.//p') ;;
+mpirun_killed)
+    # mpirun killed (SIGKILL) under a running job: no process and no file
+    # may be left, and each rank says why it ended.  Each rank's stderr
+    # goes to a file: mpirun, which forwards it, is dead.
+    # 1. During start-up: ranks 0 and 1 wait for rank 2 (asleep before
+    #    fmpl_init) in the start-up fence, their segment files still named.
+    #    Their fence fails (the server is unreachable) or the lost-connection
+    #    handler ends them; either way the files go.  Rank 2 then fails to
+    #    reach the server.
+    # 2. After start-up: ranks 0 and 1 spin in a barrier, rank 2 sleeps in
+    #    pause(): the PMIx client's lost-connection handler (bootstrap/pmix.c)
+    #    ends all three with its message.
+    killed_job() { # MODE MESSAGE-PATTERN-OF-RANKS-0-AND-1 MESSAGE-PATTERN-OF-RANK-2
+        rm -rf "$work/ranks"; mkdir -p "$work/ranks"
+        "$MPIRUN" -n 3 --oversubscribe --bind-to none sh -c \
+            'echo "$$ $PMIX_NAMESPACE" >"$1/pid.$PMIX_RANK"; exec "$0" "$2" 2 2>"$1/err.$PMIX_RANK"' \
+            "$PMIX_ABORT" "$work/ranks" "$1" >"$work/out" 2>"$work/err" </dev/null &
+        local mpirun_pid=$! ns="" ready=0 r
+        for _ in $(seq 200); do # until the job has reached the moment to kill
+            [ -z "$ns" ] && [ -f "$work/ranks/pid.0" ] && ns=$(awk '{print $2}' "$work/ranks/pid.0")
+            if [ "$1" = late ]; then
+                [ -n "$ns" ] && ready=$(compgen -G "/dev/shm/fmpl-$ns-*" | wc -l)
+            else
+                ready=$(grep -c ' ready$' "$work/out")
+            fi
+            [ "$ready" -ge 2 ] && break
+            sleep 0.05
+        done
+        [ "$1" = late ] || sleep 0.5 # into the barrier and pause()
+        kill -9 "$mpirun_pid"
+        wait "$mpirun_pid" 2>/dev/null
+        [ "$ready" -ge 2 ] || fail "$1: the job did not get there in 10 s (ns '$ns')"
+        expect_ranks_gone $(cat "$work"/ranks/pid.* | awk '{print $1}')
+        for r in 0 1 2; do
+            local want=$2; [ "$r" = 2 ] && want=$3
+            grep -Eq "$want" "$work/ranks/err.$r" ||
+                fail "$1: rank $r's stderr lacks /$want/: $(cat "$work/ranks/err.$r")"
+        done
+        if compgen -G "/dev/shm/fmpl-$ns-*" >/dev/null; then
+            local left; left=$(ls /dev/shm/fmpl-"$ns"-*); rm -f /dev/shm/fmpl-"$ns"-*
+            fail "$1: shared-memory files left: $left"
+        fi
+    }
+    lost='lost its connection to the process manager'
+    killed_job late "$lost|PMIx_Fence.*failed: UNREACHABLE" "PMIx_Init failed"
+    killed_job stall "^fmpl: rank [01] of .* $lost" "^fmpl: rank 2 of .* $lost"
+    elapsed_ms=0 ;;
 rank_exit)
     # A rank exiting with status 3 while the others wait: the job ends.
     mkdir -p "$work/pids"

@@ -2,6 +2,7 @@
 #include "fabric/shm/shm_segment.h"
 #include "fabric/fabric_internal.h"
 #include "base/error.h"
+#include "base/exit_cleanup.h"
 #include "base/log.h"
 
 #include <errno.h>
@@ -44,6 +45,11 @@ int fmpl_shm_segment_create(const char *job_id, int rank, size_t size, char **ba
     int rc = map_fd(fd, size, base, name);
     if (rc != FMPL_SUCCESS)
         shm_unlink(name);
+    else {
+        char path[300];
+        snprintf(path, sizeof path, "/dev/shm%s", name); /* glibc's shm_open directory */
+        fmpl_exit_cleanup_set(path);
+    }
     if (rc == FMPL_SUCCESS && fd_out)
         *fd_out = fd; /* the caller maps parts of it again later (the symmetric arena) */
     else
@@ -69,6 +75,7 @@ void fmpl_shm_segment_unlink(const char *job_id, int rank)
     char name[256];
     fmpl_shm_segment_name(name, sizeof name, job_id, rank);
     shm_unlink(name);
+    fmpl_exit_cleanup_clear();
 }
 
 void fmpl_shm_segment_unmap(char *base, size_t size)

@@ -8,7 +8,9 @@
  * The file is /dev/shm/fmpl-<job_id>-<rank>.  It exists only between its
  * creation and the moment every rank has mapped it: the owner unlinks it
  * after the attach barrier, so a job that dies later leaves no file, and the
- * launcher removes any file with the job's prefix when a job dies earlier. */
+ * launcher removes any file with the job's prefix when a job dies earlier
+ * (under other process managers the PMIx client removes it when the
+ * process manager goes away: base/exit_cleanup.h). */
 #ifndef FMPL_SHM_SEGMENT_H
 #define FMPL_SHM_SEGMENT_H
 
