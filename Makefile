@@ -86,8 +86,14 @@ build-werror: $(BUILD)/CMakeCache.txt
 # and runs of minutes), which the release run and make check-apps have, and
 # mpi4py (when FMPL_MPI4PY is set: Python loads the library, without the
 # sanitizers' runtime first), which the release run and make check-mpi4py have.
+# And the 4-rank variants of the collective cross-checks with one family
+# forced and of the shared-memory size sweeps (SAN_4RANK_TWINS: 150 s of
+# CPU under the sanitizers), whose 2-rank twins run under them; the default
+# selection and the schedules stay at 4 ranks, and so do the collectives
+# with one algorithm forced (collectives_*_4), where 4 ranks make real trees.
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS))$$
+SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_shm(_staged)?_4
+SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -118,8 +124,12 @@ test: test-sanitize test-release
 # tests (the peer stays out of FMPL while it must serve: docs/cluster.md,
 # "Progress"), ScaLAPACK's testers and mpi4py's suite (the release run has
 # them; mpi4py runs only when FMPL_MPI4PY is set, left out here even then).
-# Spawned and connected worlds run: they link over the network too.
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma)
+# Spawned and connected worlds run: they link over the network too.  Also
+# left out: the size sweeps with the shared-memory family forced (over the
+# network they run the default), and the 4-rank twins of the point-to-point
+# family's cross-checks and of the pieces sweep, whose 2-rank runs stay
+# (70 s of CI's minutes).
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 

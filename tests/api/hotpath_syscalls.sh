@@ -56,10 +56,17 @@ run() {
         exit 1
     fi
     if [ "$MAIN_ONLY" = 1 ]; then
-        # keep each rank's main thread (its lowest thread id: the traced
-        # program's first thread), as "count name" summaries
+        # keep each rank's main thread, as "count name" summaries: the one
+        # whose trace starts with the program's execve (not the lowest
+        # thread id: after the kernel's pid numbers wrap, a later thread
+        # can have a lower one)
         for prefix in $(ls "$tmp/$1" | sed -n 's/^trace\.\([0-9]*\)\..*/\1/p' | sort -u); do
-            main=$(ls "$tmp/$1" | sed -n "s/^trace\.$prefix\.\([0-9]*\)$/\1/p" | sort -n | head -1)
+            main=$(cd "$tmp/$1" && grep -l '^execve(' trace."$prefix".* | head -1 |
+                   sed -n "s/^trace\.$prefix\.\([0-9]*\)$/\1/p")
+            if [ -z "$main" ]; then
+                echo "FAIL: no thread of rank trace $prefix (N=$1) made the execve"
+                exit 1
+            fi
             sed -n 's/^\([a-z_0-9]*\)(.*/\1/p' "$tmp/$1/trace.$prefix.$main" | sort | uniq -c |
                 awk '{ n += $1; printf "%6.2f %11d %11d %9d %9s %s\n", 0, 0, 0, $1, "", $2 }
                      END { printf "%6.2f %11d %11d %9d %9s total\n", 0, 0, 0, n, "" }' \
