@@ -7,10 +7,11 @@
  * all and exit non-zero.
  *
  * usage: pmix_abort
- *        pmix_abort late R   rank R (PMIX_RANK) starts fmpl_init 4 s late,
- *                            so that the others wait for it in the start-up
+ *        pmix_abort late R   rank R (PMIX_RANK) calls fmpl_init only once
+ *                            mpirun (its parent) is gone, 30 s at most, so
+ *                            that the others wait for it in the start-up
  *                            fence with their segment files still named
- *                            (the test kills mpirun meanwhile)
+ *                            until the test kills mpirun
  *        pmix_abort stall R  after start-up rank R sleeps (pause) instead of
  *                            aborting: the others wait in the barrier for
  *                            ever (the test kills mpirun) */
@@ -24,8 +25,12 @@ int main(int argc, char **argv)
 {
     int rank, size;
     const char *pr = getenv("PMIX_RANK");
-    if (argc == 3 && strcmp(argv[1], "late") == 0 && pr && strcmp(pr, argv[2]) == 0)
-        sleep(4);
+    if (argc == 3 && strcmp(argv[1], "late") == 0 && pr && strcmp(pr, argv[2]) == 0) {
+        /* until the test has killed mpirun (our parent), 30 s at most */
+        pid_t parent = getppid();
+        for (int i = 0; i < 300 && getppid() == parent; i++)
+            usleep(100000);
+    }
     if (fmpl_init(NULL, NULL, 0) != FMPL_SUCCESS)
         return 2;
     fmpl_comm_rank(FMPL_COMM_WORLD, &rank);

@@ -205,8 +205,9 @@ mpirun_killed)
     # mpirun killed (SIGKILL) under a running job: no process and no file
     # may be left, and each rank says why it ended.  Each rank's stderr
     # goes to a file: mpirun, which forwards it, is dead.
-    # 1. During start-up: ranks 0 and 1 wait for rank 2 (asleep before
-    #    fmpl_init) in the start-up fence, their segment files still named.
+    # 1. During start-up: ranks 0 and 1 wait for rank 2 (which calls
+    #    fmpl_init only once mpirun is gone) in the start-up fence, their
+    #    segment files still named.
     #    Their fence fails (the server is unreachable) or the lost-connection
     #    handler ends them; either way the files go.  Rank 2 then fails to
     #    reach the server.
