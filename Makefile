@@ -86,13 +86,17 @@ build-werror: $(BUILD)/CMakeCache.txt
 # and runs of minutes), which the release run and make check-apps have, and
 # mpi4py (when FMPL_MPI4PY is set: Python loads the library, without the
 # sanitizers' runtime first), which the release run and make check-mpi4py have.
-# And the 4-rank variants of the collective cross-checks with one family
-# forced and of the shared-memory size sweeps (SAN_4RANK_TWINS: 150 s of
-# CPU under the sanitizers), whose 2-rank twins run under them; the default
-# selection and the schedules stay at 4 ranks, and so do the collectives
-# with one algorithm forced (collectives_*_4), where 4 ranks make real trees.
+# And 4-rank runs whose 2-rank twins run under them (SAN_4RANK_TWINS: 450
+# s of CPU under the sanitizers, 4 of CI's minutes): the collective
+# cross-checks with one family forced, the size sweeps with the
+# shared-memory, network or point-to-point family forced, and the
+# collectives with one algorithm forced (collectives_<op>_<algorithm>_4).
+# At 4 ranks under the sanitizers stay the default selection
+# (collectives_4, mpi_nbc_sizes_4, collx_default_4), the schedules
+# (mpi_nbc_sizes_schedules_4, collx_schedules_4) and the split
+# collectives; the release run has every 4-rank variant.
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_shm(_staged)?_4
+SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_(shm|shm_staged|net|net_pieces|p2p)_4|collectives_(allreduce|reduce|bcast|barrier)_.+_4
 SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -127,9 +131,10 @@ test: test-sanitize test-release
 # Spawned and connected worlds run: they link over the network too.  Also
 # left out: the size sweeps with the shared-memory family forced (over the
 # network they run the default), and the 4-rank twins of the point-to-point
-# family's cross-checks and of the pieces sweep, whose 2-rank runs stay
-# (70 s of CI's minutes).
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$)
+# family's cross-checks, of the pieces sweep and of the NBC stress test,
+# whose 2-rank runs stay, and mpi_rma_split_4, mpi_rma_4's twin on split
+# communicators (100 s of CI's minutes).
+NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$|mpi_nbc_stress_4$$|mpi_rma_split_4$$)
 test-net: build-werror
 	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
