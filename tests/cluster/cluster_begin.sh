@@ -15,3 +15,28 @@ cluster_end() {
     cluster_own=0
 }
 eval "$("$TC" env)"
+
+# cluster_job_gone JOB PROG: within 4 s no process running PROG whose pid
+# the test recorded in pids/pid.<pid> (the hosts share this machine's pid
+# space) and no fmplrun proxy of JOB is alive, and no /dev/shm/fmpl-JOB-*
+# is on any host.  0, or 1 with the reason on stdout.
+cluster_job_gone() {
+    local job=$1 prog=$2 f p h alive=0
+    for _ in $(seq 40); do
+        alive=0
+        for f in pids/pid.*; do
+            p=${f##*/pid.}
+            [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
+                grep -q "$prog" "/proc/$p/cmdline" 2>/dev/null && alive=1
+        done
+        pgrep -f -- "--proxy-job $job " >/dev/null && alive=1
+        [ "$alive" = 0 ] && break
+        sleep 0.1
+    done
+    [ "$alive" = 0 ] || { echo "a process or proxy of the job is still alive"; return 1; }
+    for h in fmpl-h1 fmpl-h2; do
+        if "$TC" exec "$h" sh -c "ls /dev/shm/fmpl-$job-* 2>/dev/null" | grep -q .; then
+            echo "/dev/shm/fmpl-$job-* left on $h"; return 1
+        fi
+    done
+}

@@ -32,27 +32,12 @@ run() {
 # No rank of lt_fail alive (the hosts share the machine's pid space), no
 # proxy of the job, no /dev/shm file of the job on any host.
 nothing_left() {
-    local what=$1 job f pid h
+    local what=$1 job why
     job=$(cat pids/jobid 2>/dev/null)
     [ -n "$job" ] || { bad "$what: rank 0 recorded no job id"; return; }
-    for _ in $(seq 40); do
-        local alive=0
-        for f in pids/pid.*; do
-            pid=${f##*/pid.}
-            [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] &&
-                grep -q lt_fail "/proc/$pid/cmdline" 2>/dev/null && alive=1
-        done
-        pgrep -f -- "--proxy-job $job " >/dev/null && alive=1
-        [ "$alive" = 0 ] && break
-        sleep 0.1
-    done
-    [ "$alive" = 0 ] || { bad "$what: a rank or proxy of the job is still alive"; return; }
-    for h in fmpl-h1 fmpl-h2; do
-        if "$TC" exec "$h" sh -c "ls /dev/shm/fmpl-$job-* 2>/dev/null" | grep -q .; then
-            bad "$what: /dev/shm/fmpl-$job-* left on $h"; return
-        fi
-    done
-    ok "$what: nothing of the job left on any host"
+    if why=$(cluster_job_gone "$job" lt_fail); then
+        ok "$what: nothing of the job left on any host"
+    else bad "$what: $why"; fi
 }
 
 # 1. A PMI job across the hosts: blocks of ranks per host, one key-value space.

@@ -77,25 +77,10 @@ start_sleeper() {
 # No pmi_spawn_client of the job alive (the hosts share the machine's pid
 # space), no proxy, no /dev/shm file of the job on any host.
 nothing_left() {
-    local what=$1 f p h alive
-    for _ in $(seq 40); do
-        alive=0
-        for f in pids/pid.*; do
-            p=${f##*/pid.}
-            [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
-                grep -q pmi_spawn_client "/proc/$p/cmdline" 2>/dev/null && alive=1
-        done
-        pgrep -f -- "--proxy-job $job " >/dev/null && alive=1
-        [ "$alive" = 0 ] && break
-        sleep 0.1
-    done
-    [ "$alive" = 0 ] || { bad "$what: a process or proxy of the job is still alive"; return; }
-    for h in fmpl-h1 fmpl-h2; do
-        if "$TC" exec "$h" sh -c "ls /dev/shm/fmpl-$job-* 2>/dev/null" | grep -q .; then
-            bad "$what: /dev/shm/fmpl-$job-* left on $h"; return
-        fi
-    done
-    ok "$what: nothing of the job left on any host"
+    local what=$1 why
+    if why=$(cluster_job_gone "$job" pmi_spawn_client); then
+        ok "$what: nothing of the job left on any host"
+    else bad "$what: $why"; fi
 }
 
 # 3. The spawned process on fmpl-h2 is killed.
