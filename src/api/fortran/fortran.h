@@ -23,7 +23,11 @@
  *   - MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE, MPI_ERRCODES_IGNORE,
  *     MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY and MPI_ARGV(S)_NULL are variables in
  *     common blocks named and laid out as MPICH's (so that programs compiled
- *     with MPICH's mpif.h use this library's), recognised by address. */
+ *     with MPICH's mpif.h use this library's), recognised by address; those
+ *     of MPICH's mpi_f08 module too (C globals and module variables);
+ *   - the entries MPICH's mpi_f08 module calls for routines with choice
+ *     buffers (mpi_<name>_f08ts_) get each buffer as a gfortran array
+ *     descriptor: mpich_f08.h. */
 #ifndef FMPL_API_FORTRAN_FORTRAN_H
 #define FMPL_API_FORTRAN_FORTRAN_H
 
@@ -49,6 +53,16 @@ extern struct fmpl_f_intblock {
     MPI_Fint value[1];
 } mpifcmb5_, mpifcmb9_; /* MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY */
 
+/* The sentinels of MPICH's mpi_f08 module (programs built with it pass
+ * these): C globals and module variables of MPICH's libmpichfort, defined
+ * in mpich_f08_support.c with MPICH's names and sizes. */
+extern MPI_Fint MPIR_F08_MPI_BOTTOM, MPIR_F08_MPI_IN_PLACE;
+extern MPI_Fint MPIR_F08_MPI_STATUS_IGNORE_OBJ[MPI_F_STATUS_SIZE];
+extern MPI_Fint MPIR_F08_MPI_STATUSES_IGNORE_OBJ[MPI_F_STATUS_SIZE];
+extern MPI_Fint fmpl_f08_errcodes_ignore[1] __asm__("__mpi_f08_link_constants_MOD_mpi_errcodes_ignore");
+extern MPI_Fint fmpl_f08_unweighted[1] __asm__("__mpi_f08_link_constants_MOD_mpi_unweighted");
+extern MPI_Fint fmpl_f08_weights_empty[1] __asm__("__mpi_f08_link_constants_MOD_mpi_weights_empty");
+
 /* `name` is another name of `target` (weak: a profiling library's own
  * mpi_send_ wins, and reaches the library through pmpi_send_). */
 #define FMPL_F_ALIAS(name, target) \
@@ -73,11 +87,18 @@ extern struct fmpl_f_intblock {
     FMPL_F_ALIAS(pmpi_##low, target)                                                          \
     FMPL_F_ALIAS(PMPI_##UP, target)
 
+/* The `use mpi_f08` names of a hand-written entry: FMPL's mpi_<low>_f08_ and
+ * pmpi_<low>_f08_, and MPICH's pmpir_<low>_f08_ (its pmpi_f08 module). */
+#define FMPL_F_F08_NAMES(low, target)                                                         \
+    FMPL_F_ALIAS(mpi_##low##_f08_, target)                                                    \
+    FMPL_F_ALIAS(pmpi_##low##_f08_, target)                                                   \
+    FMPL_F_ALIAS(pmpir_##low##_f08_, target)
+
 static inline void *fmpl_f_buffer(void *buf)
 {
-    if (buf == &mpipriv1_.bottom)
+    if (buf == &mpipriv1_.bottom || buf == &MPIR_F08_MPI_BOTTOM)
         return MPI_BOTTOM;
-    if (buf == &mpipriv1_.in_place)
+    if (buf == &mpipriv1_.in_place || buf == &MPIR_F08_MPI_IN_PLACE)
         return MPI_IN_PLACE;
     return buf;
 }
@@ -85,25 +106,30 @@ static inline void *fmpl_f_buffer(void *buf)
 
 static inline MPI_Status *fmpl_f_status(MPI_Fint *status)
 {
-    return status == mpipriv1_.status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)(void *)status;
+    if (status == mpipriv1_.status_ignore || status == MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+        return MPI_STATUS_IGNORE;
+    return (MPI_Status *)(void *)status;
 }
 
 static inline MPI_Status *fmpl_f_statuses(MPI_Fint *statuses)
 {
-    return statuses == mpipriv2_.statuses_ignore ? MPI_STATUSES_IGNORE
-                                                 : (MPI_Status *)(void *)statuses;
+    if (statuses == mpipriv2_.statuses_ignore || statuses == MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
+        return MPI_STATUSES_IGNORE;
+    return (MPI_Status *)(void *)statuses;
 }
 
 static inline int *fmpl_f_errcodes(int *errcodes)
 {
-    return errcodes == mpipriv2_.errcodes_ignore ? MPI_ERRCODES_IGNORE : errcodes;
+    if (errcodes == mpipriv2_.errcodes_ignore || errcodes == fmpl_f08_errcodes_ignore)
+        return MPI_ERRCODES_IGNORE;
+    return errcodes;
 }
 
 static inline int *fmpl_f_weights(const int *weights)
 {
-    if (weights == mpifcmb5_.value)
+    if (weights == mpifcmb5_.value || weights == fmpl_f08_unweighted)
         return MPI_UNWEIGHTED;
-    if (weights == mpifcmb9_.value)
+    if (weights == mpifcmb9_.value || weights == fmpl_f08_weights_empty)
         return MPI_WEIGHTS_EMPTY;
     return (int *)weights;
 }

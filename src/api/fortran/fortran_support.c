@@ -138,7 +138,7 @@ void pmpi_comm_get_attr_(const MPI_Comm *comm, const MPI_Fint *keyval, MPI_Aint 
     fmpl_f_set_ierror(ierror, get_attr(PMPI_Comm_get_attr, *comm, *keyval, value, flag));
 }
 FMPL_F_NAMES(comm_get_attr, COMM_GET_ATTR)
-FMPL_F_ALIAS(mpi_comm_get_attr_f08_, pmpi_comm_get_attr_)
+FMPL_F_F08_NAMES(comm_get_attr, pmpi_comm_get_attr_)
 
 void pmpi_type_get_attr_(const MPI_Datatype *type, const MPI_Fint *keyval, MPI_Aint *value,
                          MPI_Fint *flag, MPI_Fint *ierror)
@@ -146,7 +146,7 @@ void pmpi_type_get_attr_(const MPI_Datatype *type, const MPI_Fint *keyval, MPI_A
     fmpl_f_set_ierror(ierror, get_attr(PMPI_Type_get_attr, *type, *keyval, value, flag));
 }
 FMPL_F_NAMES(type_get_attr, TYPE_GET_ATTR)
-FMPL_F_ALIAS(mpi_type_get_attr_f08_, pmpi_type_get_attr_)
+FMPL_F_F08_NAMES(type_get_attr, pmpi_type_get_attr_)
 
 void pmpi_win_get_attr_(const MPI_Win *win, const MPI_Fint *keyval, MPI_Aint *value,
                         MPI_Fint *flag, MPI_Fint *ierror)
@@ -154,7 +154,7 @@ void pmpi_win_get_attr_(const MPI_Win *win, const MPI_Fint *keyval, MPI_Aint *va
     fmpl_f_set_ierror(ierror, get_attr(PMPI_Win_get_attr, *win, *keyval, value, flag));
 }
 FMPL_F_NAMES(win_get_attr, WIN_GET_ATTR)
-FMPL_F_ALIAS(mpi_win_get_attr_f08_, pmpi_win_get_attr_)
+FMPL_F_F08_NAMES(win_get_attr, pmpi_win_get_attr_)
 
 /* MPI-1's MPI_ATTR_GET/PUT: INTEGER attribute values. */
 void pmpi_attr_get_(const MPI_Comm *comm, const MPI_Fint *keyval, MPI_Fint *value,
@@ -255,7 +255,7 @@ void pmpi_comm_create_keyval_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI
                       create_keyval(PMPI_Comm_create_keyval, copy, del, keyval, *extra_state, 0));
 }
 FMPL_F_NAMES(comm_create_keyval, COMM_CREATE_KEYVAL)
-FMPL_F_ALIAS(mpi_comm_create_keyval_f08_, pmpi_comm_create_keyval_)
+FMPL_F_F08_NAMES(comm_create_keyval, pmpi_comm_create_keyval_)
 
 void pmpi_type_create_keyval_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI_Fint *keyval,
                               const MPI_Aint *extra_state, MPI_Fint *ierror)
@@ -264,7 +264,7 @@ void pmpi_type_create_keyval_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI
                       create_keyval(PMPI_Type_create_keyval, copy, del, keyval, *extra_state, 0));
 }
 FMPL_F_NAMES(type_create_keyval, TYPE_CREATE_KEYVAL)
-FMPL_F_ALIAS(mpi_type_create_keyval_f08_, pmpi_type_create_keyval_)
+FMPL_F_F08_NAMES(type_create_keyval, pmpi_type_create_keyval_)
 
 void pmpi_win_create_keyval_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI_Fint *keyval,
                              const MPI_Aint *extra_state, MPI_Fint *ierror)
@@ -273,7 +273,7 @@ void pmpi_win_create_keyval_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI_
                       create_keyval(PMPI_Win_create_keyval, copy, del, keyval, *extra_state, 0));
 }
 FMPL_F_NAMES(win_create_keyval, WIN_CREATE_KEYVAL)
-FMPL_F_ALIAS(mpi_win_create_keyval_f08_, pmpi_win_create_keyval_)
+FMPL_F_F08_NAMES(win_create_keyval, pmpi_win_create_keyval_)
 
 void pmpi_keyval_create_(fortran_copy_fn *copy, fortran_delete_fn *del, MPI_Fint *keyval,
                          const MPI_Fint *extra_state, MPI_Fint *ierror)
@@ -295,6 +295,9 @@ void pmpi_comm_null_copy_fn_(MPI_Fint *old, MPI_Fint *keyval, void *extra, void 
 FMPL_F_NAMES(comm_null_copy_fn, COMM_NULL_COPY_FN)
 FMPL_F_NAMES_OF(type_null_copy_fn, TYPE_NULL_COPY_FN, pmpi_comm_null_copy_fn_)
 FMPL_F_NAMES_OF(win_null_copy_fn, WIN_NULL_COPY_FN, pmpi_comm_null_copy_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn, pmpi_comm_null_copy_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_type_null_copy_fn, pmpi_comm_null_copy_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_win_null_copy_fn, pmpi_comm_null_copy_fn_)
 FMPL_F_NAMES_OF(null_copy_fn, NULL_COPY_FN, pmpi_comm_null_copy_fn_)
 
 void pmpi_comm_null_delete_fn_(MPI_Fint *object, MPI_Fint *keyval, void *value, void *extra,
@@ -306,6 +309,9 @@ void pmpi_comm_null_delete_fn_(MPI_Fint *object, MPI_Fint *keyval, void *value, 
 FMPL_F_NAMES(comm_null_delete_fn, COMM_NULL_DELETE_FN)
 FMPL_F_NAMES_OF(type_null_delete_fn, TYPE_NULL_DELETE_FN, pmpi_comm_null_delete_fn_)
 FMPL_F_NAMES_OF(win_null_delete_fn, WIN_NULL_DELETE_FN, pmpi_comm_null_delete_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn, pmpi_comm_null_delete_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_type_null_delete_fn, pmpi_comm_null_delete_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_win_null_delete_fn, pmpi_comm_null_delete_fn_)
 FMPL_F_NAMES_OF(null_delete_fn, NULL_DELETE_FN, pmpi_comm_null_delete_fn_)
 
 void pmpi_comm_dup_fn_(MPI_Fint *old, MPI_Fint *keyval, void *extra, MPI_Aint *in, MPI_Aint *out,
@@ -319,6 +325,9 @@ void pmpi_comm_dup_fn_(MPI_Fint *old, MPI_Fint *keyval, void *extra, MPI_Aint *i
 FMPL_F_NAMES(comm_dup_fn, COMM_DUP_FN)
 FMPL_F_NAMES_OF(type_dup_fn, TYPE_DUP_FN, pmpi_comm_dup_fn_)
 FMPL_F_NAMES_OF(win_dup_fn, WIN_DUP_FN, pmpi_comm_dup_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_comm_dup_fn, pmpi_comm_dup_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_type_dup_fn, pmpi_comm_dup_fn_)
+FMPL_F_ALIAS(__mpi_f08_callbacks_MOD_mpi_win_dup_fn, pmpi_comm_dup_fn_)
 
 void pmpi_dup_fn_(MPI_Fint *old, MPI_Fint *keyval, void *extra, MPI_Fint *in, MPI_Fint *out,
                   MPI_Fint *flag, MPI_Fint *ierror)
@@ -384,7 +393,7 @@ void pmpi_grequest_start_(fortran_query_fn *query, fortran_free_fn *free_fn,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(grequest_start, GREQUEST_START)
-FMPL_F_ALIAS(mpi_grequest_start_f08_, pmpi_grequest_start_)
+FMPL_F_F08_NAMES(grequest_start, pmpi_grequest_start_)
 
 /* ----------------------------------------- MPI-1, removed in MPI-3.0 */
 

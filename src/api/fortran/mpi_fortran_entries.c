@@ -13,8 +13,8 @@ void pmpi_send_(void *buf, const int *count, const MPI_Datatype *datatype, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(send, SEND)
-FMPL_F_ALIAS(mpi_send_f08_, pmpi_send_)
 FMPL_F_ALIAS(pmpi_send_f08_, pmpi_send_)
+FMPL_F_ALIAS(mpi_send_f08_, pmpi_send_)
 
 void pmpi_send_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -23,8 +23,8 @@ void pmpi_send_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatyp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_c_, pmpi_send_c_)
-FMPL_F_ALIAS(mpi_send_f08c_, pmpi_send_c_)
 FMPL_F_ALIAS(pmpi_send_f08c_, pmpi_send_c_)
+FMPL_F_ALIAS(mpi_send_f08c_, pmpi_send_c_)
 
 void pmpi_recv_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                 const int *tag, const MPI_Comm *comm, MPI_Fint *status, MPI_Fint *ierror)
@@ -34,8 +34,8 @@ void pmpi_recv_(void *buf, const int *count, const MPI_Datatype *datatype, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(recv, RECV)
-FMPL_F_ALIAS(mpi_recv_f08_, pmpi_recv_)
 FMPL_F_ALIAS(pmpi_recv_f08_, pmpi_recv_)
+FMPL_F_ALIAS(mpi_recv_f08_, pmpi_recv_)
 
 void pmpi_recv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                   const int *source, const int *tag, const MPI_Comm *comm, MPI_Fint *status,
@@ -46,8 +46,8 @@ void pmpi_recv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatyp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_c_, pmpi_recv_c_)
-FMPL_F_ALIAS(mpi_recv_f08c_, pmpi_recv_c_)
 FMPL_F_ALIAS(pmpi_recv_f08c_, pmpi_recv_c_)
+FMPL_F_ALIAS(mpi_recv_f08c_, pmpi_recv_c_)
 
 void pmpi_get_count_(MPI_Fint *status, const MPI_Datatype *datatype, int *count, MPI_Fint *ierror)
 {
@@ -55,8 +55,9 @@ void pmpi_get_count_(MPI_Fint *status, const MPI_Datatype *datatype, int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_count, GET_COUNT)
-FMPL_F_ALIAS(mpi_get_count_f08_, pmpi_get_count_)
 FMPL_F_ALIAS(pmpi_get_count_f08_, pmpi_get_count_)
+FMPL_F_ALIAS(mpi_get_count_f08_, pmpi_get_count_)
+FMPL_F_ALIAS(pmpir_get_count_f08_, pmpi_get_count_)
 
 void pmpi_get_count_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                        MPI_Fint *ierror)
@@ -65,8 +66,10 @@ void pmpi_get_count_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_count_c_, pmpi_get_count_c_)
-FMPL_F_ALIAS(mpi_get_count_f08c_, pmpi_get_count_c_)
 FMPL_F_ALIAS(pmpi_get_count_f08c_, pmpi_get_count_c_)
+FMPL_F_ALIAS(mpi_get_count_f08c_, pmpi_get_count_c_)
+FMPL_F_ALIAS(mpi_get_count_f08_large_, pmpi_get_count_c_)
+FMPL_F_ALIAS(pmpir_get_count_f08_large_, pmpi_get_count_c_)
 
 void pmpi_bsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -75,8 +78,8 @@ void pmpi_bsend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(bsend, BSEND)
-FMPL_F_ALIAS(mpi_bsend_f08_, pmpi_bsend_)
 FMPL_F_ALIAS(pmpi_bsend_f08_, pmpi_bsend_)
+FMPL_F_ALIAS(mpi_bsend_f08_, pmpi_bsend_)
 
 void pmpi_bsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -85,8 +88,8 @@ void pmpi_bsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_c_, pmpi_bsend_c_)
-FMPL_F_ALIAS(mpi_bsend_f08c_, pmpi_bsend_c_)
 FMPL_F_ALIAS(pmpi_bsend_f08c_, pmpi_bsend_c_)
+FMPL_F_ALIAS(mpi_bsend_f08c_, pmpi_bsend_c_)
 
 void pmpi_ssend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -95,8 +98,8 @@ void pmpi_ssend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ssend, SSEND)
-FMPL_F_ALIAS(mpi_ssend_f08_, pmpi_ssend_)
 FMPL_F_ALIAS(pmpi_ssend_f08_, pmpi_ssend_)
+FMPL_F_ALIAS(mpi_ssend_f08_, pmpi_ssend_)
 
 void pmpi_ssend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -105,8 +108,8 @@ void pmpi_ssend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_c_, pmpi_ssend_c_)
-FMPL_F_ALIAS(mpi_ssend_f08c_, pmpi_ssend_c_)
 FMPL_F_ALIAS(pmpi_ssend_f08c_, pmpi_ssend_c_)
+FMPL_F_ALIAS(mpi_ssend_f08c_, pmpi_ssend_c_)
 
 void pmpi_rsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                  const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -115,8 +118,8 @@ void pmpi_rsend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(rsend, RSEND)
-FMPL_F_ALIAS(mpi_rsend_f08_, pmpi_rsend_)
 FMPL_F_ALIAS(pmpi_rsend_f08_, pmpi_rsend_)
+FMPL_F_ALIAS(mpi_rsend_f08_, pmpi_rsend_)
 
 void pmpi_rsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -125,8 +128,8 @@ void pmpi_rsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_c_, pmpi_rsend_c_)
-FMPL_F_ALIAS(mpi_rsend_f08c_, pmpi_rsend_c_)
 FMPL_F_ALIAS(pmpi_rsend_f08c_, pmpi_rsend_c_)
+FMPL_F_ALIAS(mpi_rsend_f08c_, pmpi_rsend_c_)
 
 void pmpi_buffer_attach_(void *buffer, const int *size, MPI_Fint *ierror)
 {
@@ -134,8 +137,8 @@ void pmpi_buffer_attach_(void *buffer, const int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(buffer_attach, BUFFER_ATTACH)
-FMPL_F_ALIAS(mpi_buffer_attach_f08_, pmpi_buffer_attach_)
 FMPL_F_ALIAS(pmpi_buffer_attach_f08_, pmpi_buffer_attach_)
+FMPL_F_ALIAS(mpi_buffer_attach_f08_, pmpi_buffer_attach_)
 
 void pmpi_buffer_attach_c_(void *buffer, const MPI_Count *size, MPI_Fint *ierror)
 {
@@ -143,8 +146,8 @@ void pmpi_buffer_attach_c_(void *buffer, const MPI_Count *size, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_buffer_attach_c_, pmpi_buffer_attach_c_)
-FMPL_F_ALIAS(mpi_buffer_attach_f08c_, pmpi_buffer_attach_c_)
 FMPL_F_ALIAS(pmpi_buffer_attach_f08c_, pmpi_buffer_attach_c_)
+FMPL_F_ALIAS(mpi_buffer_attach_f08c_, pmpi_buffer_attach_c_)
 
 void pmpi_buffer_detach_(void *buffer_addr, int *size, MPI_Fint *ierror)
 {
@@ -154,8 +157,6 @@ void pmpi_buffer_detach_(void *buffer_addr, int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(buffer_detach, BUFFER_DETACH)
-FMPL_F_ALIAS(mpi_buffer_detach_f08_, pmpi_buffer_detach_)
-FMPL_F_ALIAS(pmpi_buffer_detach_f08_, pmpi_buffer_detach_)
 
 void pmpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -165,8 +166,6 @@ void pmpi_buffer_detach_c_(void *buffer_addr, MPI_Count *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_buffer_detach_c_, pmpi_buffer_detach_c_)
-FMPL_F_ALIAS(mpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
-FMPL_F_ALIAS(pmpi_buffer_detach_f08c_, pmpi_buffer_detach_c_)
 
 void pmpi_buffer_flush_(MPI_Fint *ierror)
 {
@@ -174,8 +173,9 @@ void pmpi_buffer_flush_(MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(buffer_flush, BUFFER_FLUSH)
-FMPL_F_ALIAS(mpi_buffer_flush_f08_, pmpi_buffer_flush_)
 FMPL_F_ALIAS(pmpi_buffer_flush_f08_, pmpi_buffer_flush_)
+FMPL_F_ALIAS(mpi_buffer_flush_f08_, pmpi_buffer_flush_)
+FMPL_F_ALIAS(pmpir_buffer_flush_f08_, pmpi_buffer_flush_)
 
 void pmpi_buffer_iflush_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -183,8 +183,9 @@ void pmpi_buffer_iflush_(MPI_Request *request, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(buffer_iflush, BUFFER_IFLUSH)
-FMPL_F_ALIAS(mpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
 FMPL_F_ALIAS(pmpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+FMPL_F_ALIAS(mpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+FMPL_F_ALIAS(pmpir_buffer_iflush_f08_, pmpi_buffer_iflush_)
 
 void pmpi_comm_attach_buffer_(const MPI_Comm *comm, void *buffer, const int *size, MPI_Fint *ierror)
 {
@@ -192,8 +193,8 @@ void pmpi_comm_attach_buffer_(const MPI_Comm *comm, void *buffer, const int *siz
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_attach_buffer, COMM_ATTACH_BUFFER)
-FMPL_F_ALIAS(mpi_comm_attach_buffer_f08_, pmpi_comm_attach_buffer_)
 FMPL_F_ALIAS(pmpi_comm_attach_buffer_f08_, pmpi_comm_attach_buffer_)
+FMPL_F_ALIAS(mpi_comm_attach_buffer_f08_, pmpi_comm_attach_buffer_)
 
 void pmpi_comm_attach_buffer_c_(const MPI_Comm *comm, void *buffer, const MPI_Count *size,
                                 MPI_Fint *ierror)
@@ -202,8 +203,8 @@ void pmpi_comm_attach_buffer_c_(const MPI_Comm *comm, void *buffer, const MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_comm_attach_buffer_c_, pmpi_comm_attach_buffer_c_)
-FMPL_F_ALIAS(mpi_comm_attach_buffer_f08c_, pmpi_comm_attach_buffer_c_)
 FMPL_F_ALIAS(pmpi_comm_attach_buffer_f08c_, pmpi_comm_attach_buffer_c_)
+FMPL_F_ALIAS(mpi_comm_attach_buffer_f08c_, pmpi_comm_attach_buffer_c_)
 
 void pmpi_comm_detach_buffer_(const MPI_Comm *comm, void *buffer_addr, int *size, MPI_Fint *ierror)
 {
@@ -213,8 +214,6 @@ void pmpi_comm_detach_buffer_(const MPI_Comm *comm, void *buffer_addr, int *size
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_detach_buffer, COMM_DETACH_BUFFER)
-FMPL_F_ALIAS(mpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_)
-FMPL_F_ALIAS(pmpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_)
 
 void pmpi_comm_detach_buffer_c_(const MPI_Comm *comm, void *buffer_addr, MPI_Count *size,
                                 MPI_Fint *ierror)
@@ -225,8 +224,6 @@ void pmpi_comm_detach_buffer_c_(const MPI_Comm *comm, void *buffer_addr, MPI_Cou
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_comm_detach_buffer_c_, pmpi_comm_detach_buffer_c_)
-FMPL_F_ALIAS(mpi_comm_detach_buffer_f08c_, pmpi_comm_detach_buffer_c_)
-FMPL_F_ALIAS(pmpi_comm_detach_buffer_f08c_, pmpi_comm_detach_buffer_c_)
 
 void pmpi_comm_flush_buffer_(const MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -234,8 +231,9 @@ void pmpi_comm_flush_buffer_(const MPI_Comm *comm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_flush_buffer, COMM_FLUSH_BUFFER)
-FMPL_F_ALIAS(mpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
 FMPL_F_ALIAS(pmpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+FMPL_F_ALIAS(mpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+FMPL_F_ALIAS(pmpir_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
 
 void pmpi_comm_iflush_buffer_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -243,8 +241,9 @@ void pmpi_comm_iflush_buffer_(const MPI_Comm *comm, MPI_Request *request, MPI_Fi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_iflush_buffer, COMM_IFLUSH_BUFFER)
-FMPL_F_ALIAS(mpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
 FMPL_F_ALIAS(pmpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
+FMPL_F_ALIAS(mpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
+FMPL_F_ALIAS(pmpir_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
 
 void pmpi_session_attach_buffer_(const MPI_Session *session, void *buffer, const int *size,
                                  MPI_Fint *ierror)
@@ -253,8 +252,8 @@ void pmpi_session_attach_buffer_(const MPI_Session *session, void *buffer, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_attach_buffer, SESSION_ATTACH_BUFFER)
-FMPL_F_ALIAS(mpi_session_attach_buffer_f08_, pmpi_session_attach_buffer_)
 FMPL_F_ALIAS(pmpi_session_attach_buffer_f08_, pmpi_session_attach_buffer_)
+FMPL_F_ALIAS(mpi_session_attach_buffer_f08_, pmpi_session_attach_buffer_)
 
 void pmpi_session_attach_buffer_c_(const MPI_Session *session, void *buffer, const MPI_Count *size,
                                    MPI_Fint *ierror)
@@ -263,8 +262,8 @@ void pmpi_session_attach_buffer_c_(const MPI_Session *session, void *buffer, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_session_attach_buffer_c_, pmpi_session_attach_buffer_c_)
-FMPL_F_ALIAS(mpi_session_attach_buffer_f08c_, pmpi_session_attach_buffer_c_)
 FMPL_F_ALIAS(pmpi_session_attach_buffer_f08c_, pmpi_session_attach_buffer_c_)
+FMPL_F_ALIAS(mpi_session_attach_buffer_f08c_, pmpi_session_attach_buffer_c_)
 
 void pmpi_session_detach_buffer_(const MPI_Session *session, void *buffer_addr, int *size,
                                  MPI_Fint *ierror)
@@ -275,8 +274,6 @@ void pmpi_session_detach_buffer_(const MPI_Session *session, void *buffer_addr, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_detach_buffer, SESSION_DETACH_BUFFER)
-FMPL_F_ALIAS(mpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_)
-FMPL_F_ALIAS(pmpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_)
 
 void pmpi_session_detach_buffer_c_(const MPI_Session *session, void *buffer_addr, MPI_Count *size,
                                    MPI_Fint *ierror)
@@ -287,8 +284,6 @@ void pmpi_session_detach_buffer_c_(const MPI_Session *session, void *buffer_addr
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_session_detach_buffer_c_, pmpi_session_detach_buffer_c_)
-FMPL_F_ALIAS(mpi_session_detach_buffer_f08c_, pmpi_session_detach_buffer_c_)
-FMPL_F_ALIAS(pmpi_session_detach_buffer_f08c_, pmpi_session_detach_buffer_c_)
 
 void pmpi_session_flush_buffer_(const MPI_Session *session, MPI_Fint *ierror)
 {
@@ -296,8 +291,9 @@ void pmpi_session_flush_buffer_(const MPI_Session *session, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_flush_buffer, SESSION_FLUSH_BUFFER)
-FMPL_F_ALIAS(mpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
 FMPL_F_ALIAS(pmpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+FMPL_F_ALIAS(mpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+FMPL_F_ALIAS(pmpir_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
 
 void pmpi_session_iflush_buffer_(const MPI_Session *session, MPI_Request *request, MPI_Fint *ierror)
 {
@@ -305,8 +301,9 @@ void pmpi_session_iflush_buffer_(const MPI_Session *session, MPI_Request *reques
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_iflush_buffer, SESSION_IFLUSH_BUFFER)
-FMPL_F_ALIAS(mpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
 FMPL_F_ALIAS(pmpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
+FMPL_F_ALIAS(mpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
+FMPL_F_ALIAS(pmpir_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
 
 void pmpi_sendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     const int *dest, const int *sendtag, void *recvbuf, const int *recvcount,
@@ -319,8 +316,8 @@ void pmpi_sendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(sendrecv, SENDRECV)
-FMPL_F_ALIAS(mpi_sendrecv_f08_, pmpi_sendrecv_)
 FMPL_F_ALIAS(pmpi_sendrecv_f08_, pmpi_sendrecv_)
+FMPL_F_ALIAS(mpi_sendrecv_f08_, pmpi_sendrecv_)
 
 void pmpi_sendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       const int *dest, const int *sendtag, void *recvbuf,
@@ -333,8 +330,8 @@ void pmpi_sendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_c_, pmpi_sendrecv_c_)
-FMPL_F_ALIAS(mpi_sendrecv_f08c_, pmpi_sendrecv_c_)
 FMPL_F_ALIAS(pmpi_sendrecv_f08c_, pmpi_sendrecv_c_)
+FMPL_F_ALIAS(mpi_sendrecv_f08c_, pmpi_sendrecv_c_)
 
 void pmpi_sendrecv_replace_(void *buf, const int *count, const MPI_Datatype *datatype,
                             const int *dest, const int *sendtag, const int *source,
@@ -346,8 +343,8 @@ void pmpi_sendrecv_replace_(void *buf, const int *count, const MPI_Datatype *dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(sendrecv_replace, SENDRECV_REPLACE)
-FMPL_F_ALIAS(mpi_sendrecv_replace_f08_, pmpi_sendrecv_replace_)
 FMPL_F_ALIAS(pmpi_sendrecv_replace_f08_, pmpi_sendrecv_replace_)
+FMPL_F_ALIAS(mpi_sendrecv_replace_f08_, pmpi_sendrecv_replace_)
 
 void pmpi_sendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                               const int *dest, const int *sendtag, const int *source,
@@ -359,8 +356,75 @@ void pmpi_sendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_replace_c_, pmpi_sendrecv_replace_c_)
-FMPL_F_ALIAS(mpi_sendrecv_replace_f08c_, pmpi_sendrecv_replace_c_)
 FMPL_F_ALIAS(pmpi_sendrecv_replace_f08c_, pmpi_sendrecv_replace_c_)
+FMPL_F_ALIAS(mpi_sendrecv_replace_f08c_, pmpi_sendrecv_replace_c_)
+
+void pmpi_buffer_detach_f08_(void **buffer_addr, int *size, MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Buffer_detach(&buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_buffer_detach_f08_, pmpi_buffer_detach_f08_)
+FMPL_F_ALIAS(pmpir_buffer_detach_f08_, pmpi_buffer_detach_f08_)
+
+void pmpi_buffer_detach_f08c_(void **buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Buffer_detach_c(&buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_buffer_detach_f08c_, pmpi_buffer_detach_f08c_)
+FMPL_F_ALIAS(mpi_buffer_detach_f08_large_, pmpi_buffer_detach_f08c_)
+FMPL_F_ALIAS(pmpir_buffer_detach_f08_large_, pmpi_buffer_detach_f08c_)
+
+void pmpi_comm_detach_buffer_f08_(const MPI_Comm *comm, void **buffer_addr, int *size,
+                                  MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Comm_detach_buffer(*comm, &buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_f08_)
+FMPL_F_ALIAS(pmpir_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_f08_)
+
+void pmpi_comm_detach_buffer_f08c_(const MPI_Comm *comm, void **buffer_addr, MPI_Count *size,
+                                   MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Comm_detach_buffer_c(*comm, &buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_comm_detach_buffer_f08c_, pmpi_comm_detach_buffer_f08c_)
+FMPL_F_ALIAS(mpi_comm_detach_buffer_f08_large_, pmpi_comm_detach_buffer_f08c_)
+FMPL_F_ALIAS(pmpir_comm_detach_buffer_f08_large_, pmpi_comm_detach_buffer_f08c_)
+
+void pmpi_session_detach_buffer_f08_(const MPI_Session *session, void **buffer_addr, int *size,
+                                     MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Session_detach_buffer(*session, &buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_f08_)
+FMPL_F_ALIAS(pmpir_session_detach_buffer_f08_, pmpi_session_detach_buffer_f08_)
+
+void pmpi_session_detach_buffer_f08c_(const MPI_Session *session, void **buffer_addr,
+                                      MPI_Count *size, MPI_Fint *ierror)
+{
+    void *buffer_addr_c = NULL;
+    int rc = PMPI_Session_detach_buffer_c(*session, &buffer_addr_c, size);
+    *buffer_addr = buffer_addr_c;
+    fmpl_f_set_ierror(ierror, rc);
+}
+FMPL_F_ALIAS(mpi_session_detach_buffer_f08c_, pmpi_session_detach_buffer_f08c_)
+FMPL_F_ALIAS(mpi_session_detach_buffer_f08_large_, pmpi_session_detach_buffer_f08c_)
+FMPL_F_ALIAS(pmpir_session_detach_buffer_f08_large_, pmpi_session_detach_buffer_f08c_)
 
 /* ---- Point-to-point: nonblocking ---- */
 
@@ -371,8 +435,8 @@ void pmpi_isend_(void *buf, const int *count, const MPI_Datatype *datatype, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(isend, ISEND)
-FMPL_F_ALIAS(mpi_isend_f08_, pmpi_isend_)
 FMPL_F_ALIAS(pmpi_isend_f08_, pmpi_isend_)
+FMPL_F_ALIAS(mpi_isend_f08_, pmpi_isend_)
 
 void pmpi_isend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype, const int *dest,
                    const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -381,8 +445,8 @@ void pmpi_isend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isend_c_, pmpi_isend_c_)
-FMPL_F_ALIAS(mpi_isend_f08c_, pmpi_isend_c_)
 FMPL_F_ALIAS(pmpi_isend_f08c_, pmpi_isend_c_)
+FMPL_F_ALIAS(mpi_isend_f08c_, pmpi_isend_c_)
 
 void pmpi_ibsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -391,8 +455,8 @@ void pmpi_ibsend_(void *buf, const int *count, const MPI_Datatype *datatype, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ibsend, IBSEND)
-FMPL_F_ALIAS(mpi_ibsend_f08_, pmpi_ibsend_)
 FMPL_F_ALIAS(pmpi_ibsend_f08_, pmpi_ibsend_)
+FMPL_F_ALIAS(mpi_ibsend_f08_, pmpi_ibsend_)
 
 void pmpi_ibsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -402,8 +466,8 @@ void pmpi_ibsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibsend_c_, pmpi_ibsend_c_)
-FMPL_F_ALIAS(mpi_ibsend_f08c_, pmpi_ibsend_c_)
 FMPL_F_ALIAS(pmpi_ibsend_f08c_, pmpi_ibsend_c_)
+FMPL_F_ALIAS(mpi_ibsend_f08c_, pmpi_ibsend_c_)
 
 void pmpi_issend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -412,8 +476,8 @@ void pmpi_issend_(void *buf, const int *count, const MPI_Datatype *datatype, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(issend, ISSEND)
-FMPL_F_ALIAS(mpi_issend_f08_, pmpi_issend_)
 FMPL_F_ALIAS(pmpi_issend_f08_, pmpi_issend_)
+FMPL_F_ALIAS(mpi_issend_f08_, pmpi_issend_)
 
 void pmpi_issend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -423,8 +487,8 @@ void pmpi_issend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_issend_c_, pmpi_issend_c_)
-FMPL_F_ALIAS(mpi_issend_f08c_, pmpi_issend_c_)
 FMPL_F_ALIAS(pmpi_issend_f08c_, pmpi_issend_c_)
+FMPL_F_ALIAS(mpi_issend_f08c_, pmpi_issend_c_)
 
 void pmpi_irsend_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                   const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -433,8 +497,8 @@ void pmpi_irsend_(void *buf, const int *count, const MPI_Datatype *datatype, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(irsend, IRSEND)
-FMPL_F_ALIAS(mpi_irsend_f08_, pmpi_irsend_)
 FMPL_F_ALIAS(pmpi_irsend_f08_, pmpi_irsend_)
+FMPL_F_ALIAS(mpi_irsend_f08_, pmpi_irsend_)
 
 void pmpi_irsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -444,8 +508,8 @@ void pmpi_irsend_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irsend_c_, pmpi_irsend_c_)
-FMPL_F_ALIAS(mpi_irsend_f08c_, pmpi_irsend_c_)
 FMPL_F_ALIAS(pmpi_irsend_f08c_, pmpi_irsend_c_)
+FMPL_F_ALIAS(mpi_irsend_f08c_, pmpi_irsend_c_)
 
 void pmpi_irecv_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                  const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -454,8 +518,8 @@ void pmpi_irecv_(void *buf, const int *count, const MPI_Datatype *datatype, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(irecv, IRECV)
-FMPL_F_ALIAS(mpi_irecv_f08_, pmpi_irecv_)
 FMPL_F_ALIAS(pmpi_irecv_f08_, pmpi_irecv_)
+FMPL_F_ALIAS(mpi_irecv_f08_, pmpi_irecv_)
 
 void pmpi_irecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                    const int *source, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -465,8 +529,8 @@ void pmpi_irecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irecv_c_, pmpi_irecv_c_)
-FMPL_F_ALIAS(mpi_irecv_f08c_, pmpi_irecv_c_)
 FMPL_F_ALIAS(pmpi_irecv_f08c_, pmpi_irecv_c_)
+FMPL_F_ALIAS(mpi_irecv_f08c_, pmpi_irecv_c_)
 
 void pmpi_isendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      const int *dest, const int *sendtag, void *recvbuf, const int *recvcount,
@@ -479,8 +543,8 @@ void pmpi_isendrecv_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(isendrecv, ISENDRECV)
-FMPL_F_ALIAS(mpi_isendrecv_f08_, pmpi_isendrecv_)
 FMPL_F_ALIAS(pmpi_isendrecv_f08_, pmpi_isendrecv_)
+FMPL_F_ALIAS(mpi_isendrecv_f08_, pmpi_isendrecv_)
 
 void pmpi_isendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        const int *dest, const int *sendtag, void *recvbuf,
@@ -494,8 +558,8 @@ void pmpi_isendrecv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_c_, pmpi_isendrecv_c_)
-FMPL_F_ALIAS(mpi_isendrecv_f08c_, pmpi_isendrecv_c_)
 FMPL_F_ALIAS(pmpi_isendrecv_f08c_, pmpi_isendrecv_c_)
+FMPL_F_ALIAS(mpi_isendrecv_f08c_, pmpi_isendrecv_c_)
 
 void pmpi_isendrecv_replace_(void *buf, const int *count, const MPI_Datatype *datatype,
                              const int *dest, const int *sendtag, const int *source,
@@ -507,8 +571,8 @@ void pmpi_isendrecv_replace_(void *buf, const int *count, const MPI_Datatype *da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(isendrecv_replace, ISENDRECV_REPLACE)
-FMPL_F_ALIAS(mpi_isendrecv_replace_f08_, pmpi_isendrecv_replace_)
 FMPL_F_ALIAS(pmpi_isendrecv_replace_f08_, pmpi_isendrecv_replace_)
+FMPL_F_ALIAS(mpi_isendrecv_replace_f08_, pmpi_isendrecv_replace_)
 
 void pmpi_isendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                                const int *dest, const int *sendtag, const int *source,
@@ -520,8 +584,8 @@ void pmpi_isendrecv_replace_c_(void *buf, const MPI_Count *count, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_replace_c_, pmpi_isendrecv_replace_c_)
-FMPL_F_ALIAS(mpi_isendrecv_replace_f08c_, pmpi_isendrecv_replace_c_)
 FMPL_F_ALIAS(pmpi_isendrecv_replace_f08c_, pmpi_isendrecv_replace_c_)
+FMPL_F_ALIAS(mpi_isendrecv_replace_f08c_, pmpi_isendrecv_replace_c_)
 
 /* ---- Requests: completion, status, cancellation ---- */
 
@@ -531,8 +595,9 @@ void pmpi_wait_(MPI_Request *request, MPI_Fint *status, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(wait, WAIT)
-FMPL_F_ALIAS(mpi_wait_f08_, pmpi_wait_)
 FMPL_F_ALIAS(pmpi_wait_f08_, pmpi_wait_)
+FMPL_F_ALIAS(mpi_wait_f08_, pmpi_wait_)
+FMPL_F_ALIAS(pmpir_wait_f08_, pmpi_wait_)
 
 void pmpi_test_(MPI_Request *request, int *flag, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -540,8 +605,9 @@ void pmpi_test_(MPI_Request *request, int *flag, MPI_Fint *status, MPI_Fint *ier
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(test, TEST)
-FMPL_F_ALIAS(mpi_test_f08_, pmpi_test_)
 FMPL_F_ALIAS(pmpi_test_f08_, pmpi_test_)
+FMPL_F_ALIAS(mpi_test_f08_, pmpi_test_)
+FMPL_F_ALIAS(pmpir_test_f08_, pmpi_test_)
 
 void pmpi_request_free_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -549,8 +615,9 @@ void pmpi_request_free_(MPI_Request *request, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(request_free, REQUEST_FREE)
-FMPL_F_ALIAS(mpi_request_free_f08_, pmpi_request_free_)
 FMPL_F_ALIAS(pmpi_request_free_f08_, pmpi_request_free_)
+FMPL_F_ALIAS(mpi_request_free_f08_, pmpi_request_free_)
+FMPL_F_ALIAS(pmpir_request_free_f08_, pmpi_request_free_)
 
 void pmpi_waitany_(const int *count, MPI_Request *array_of_requests, int *index, MPI_Fint *status,
                    MPI_Fint *ierror)
@@ -560,8 +627,9 @@ void pmpi_waitany_(const int *count, MPI_Request *array_of_requests, int *index,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(waitany, WAITANY)
-FMPL_F_ALIAS(mpi_waitany_f08_, pmpi_waitany_)
 FMPL_F_ALIAS(pmpi_waitany_f08_, pmpi_waitany_)
+FMPL_F_ALIAS(mpi_waitany_f08_, pmpi_waitany_)
+FMPL_F_ALIAS(pmpir_waitany_f08_, pmpi_waitany_)
 
 void pmpi_testany_(const int *count, MPI_Request *array_of_requests, int *index, int *flag,
                    MPI_Fint *status, MPI_Fint *ierror)
@@ -571,8 +639,9 @@ void pmpi_testany_(const int *count, MPI_Request *array_of_requests, int *index,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(testany, TESTANY)
-FMPL_F_ALIAS(mpi_testany_f08_, pmpi_testany_)
 FMPL_F_ALIAS(pmpi_testany_f08_, pmpi_testany_)
+FMPL_F_ALIAS(mpi_testany_f08_, pmpi_testany_)
+FMPL_F_ALIAS(pmpir_testany_f08_, pmpi_testany_)
 
 void pmpi_waitall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *array_of_statuses,
                    MPI_Fint *ierror)
@@ -581,8 +650,9 @@ void pmpi_waitall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *a
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(waitall, WAITALL)
-FMPL_F_ALIAS(mpi_waitall_f08_, pmpi_waitall_)
 FMPL_F_ALIAS(pmpi_waitall_f08_, pmpi_waitall_)
+FMPL_F_ALIAS(mpi_waitall_f08_, pmpi_waitall_)
+FMPL_F_ALIAS(pmpir_waitall_f08_, pmpi_waitall_)
 
 void pmpi_testall_(const int *count, MPI_Request *array_of_requests, int *flag,
                    MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -591,8 +661,9 @@ void pmpi_testall_(const int *count, MPI_Request *array_of_requests, int *flag,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(testall, TESTALL)
-FMPL_F_ALIAS(mpi_testall_f08_, pmpi_testall_)
 FMPL_F_ALIAS(pmpi_testall_f08_, pmpi_testall_)
+FMPL_F_ALIAS(mpi_testall_f08_, pmpi_testall_)
+FMPL_F_ALIAS(pmpir_testall_f08_, pmpi_testall_)
 
 void pmpi_waitsome_(const int *incount, MPI_Request *array_of_requests, int *outcount,
                     int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -603,8 +674,9 @@ void pmpi_waitsome_(const int *incount, MPI_Request *array_of_requests, int *out
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(waitsome, WAITSOME)
-FMPL_F_ALIAS(mpi_waitsome_f08_, pmpi_waitsome_)
 FMPL_F_ALIAS(pmpi_waitsome_f08_, pmpi_waitsome_)
+FMPL_F_ALIAS(mpi_waitsome_f08_, pmpi_waitsome_)
+FMPL_F_ALIAS(pmpir_waitsome_f08_, pmpi_waitsome_)
 
 void pmpi_testsome_(const int *incount, MPI_Request *array_of_requests, int *outcount,
                     int *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -615,8 +687,9 @@ void pmpi_testsome_(const int *incount, MPI_Request *array_of_requests, int *out
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(testsome, TESTSOME)
-FMPL_F_ALIAS(mpi_testsome_f08_, pmpi_testsome_)
 FMPL_F_ALIAS(pmpi_testsome_f08_, pmpi_testsome_)
+FMPL_F_ALIAS(mpi_testsome_f08_, pmpi_testsome_)
+FMPL_F_ALIAS(pmpir_testsome_f08_, pmpi_testsome_)
 
 void pmpi_request_get_status_(const MPI_Request *request, int *flag, MPI_Fint *status,
                               MPI_Fint *ierror)
@@ -625,8 +698,9 @@ void pmpi_request_get_status_(const MPI_Request *request, int *flag, MPI_Fint *s
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(request_get_status, REQUEST_GET_STATUS)
-FMPL_F_ALIAS(mpi_request_get_status_f08_, pmpi_request_get_status_)
 FMPL_F_ALIAS(pmpi_request_get_status_f08_, pmpi_request_get_status_)
+FMPL_F_ALIAS(mpi_request_get_status_f08_, pmpi_request_get_status_)
+FMPL_F_ALIAS(pmpir_request_get_status_f08_, pmpi_request_get_status_)
 
 void pmpi_request_get_status_any_(const int *count, const MPI_Request *array_of_requests,
                                   int *index, int *flag, MPI_Fint *status, MPI_Fint *ierror)
@@ -636,8 +710,9 @@ void pmpi_request_get_status_any_(const int *count, const MPI_Request *array_of_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(request_get_status_any, REQUEST_GET_STATUS_ANY)
-FMPL_F_ALIAS(mpi_request_get_status_any_f08_, pmpi_request_get_status_any_)
 FMPL_F_ALIAS(pmpi_request_get_status_any_f08_, pmpi_request_get_status_any_)
+FMPL_F_ALIAS(mpi_request_get_status_any_f08_, pmpi_request_get_status_any_)
+FMPL_F_ALIAS(pmpir_request_get_status_any_f08_, pmpi_request_get_status_any_)
 
 void pmpi_request_get_status_all_(const int *count, const MPI_Request *array_of_requests, int *flag,
                                   MPI_Fint *array_of_statuses, MPI_Fint *ierror)
@@ -647,8 +722,9 @@ void pmpi_request_get_status_all_(const int *count, const MPI_Request *array_of_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(request_get_status_all, REQUEST_GET_STATUS_ALL)
-FMPL_F_ALIAS(mpi_request_get_status_all_f08_, pmpi_request_get_status_all_)
 FMPL_F_ALIAS(pmpi_request_get_status_all_f08_, pmpi_request_get_status_all_)
+FMPL_F_ALIAS(mpi_request_get_status_all_f08_, pmpi_request_get_status_all_)
+FMPL_F_ALIAS(pmpir_request_get_status_all_f08_, pmpi_request_get_status_all_)
 
 void pmpi_request_get_status_some_(const int *incount, const MPI_Request *array_of_requests,
                                    int *outcount, int *array_of_indices,
@@ -659,8 +735,9 @@ void pmpi_request_get_status_some_(const int *incount, const MPI_Request *array_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(request_get_status_some, REQUEST_GET_STATUS_SOME)
-FMPL_F_ALIAS(mpi_request_get_status_some_f08_, pmpi_request_get_status_some_)
 FMPL_F_ALIAS(pmpi_request_get_status_some_f08_, pmpi_request_get_status_some_)
+FMPL_F_ALIAS(mpi_request_get_status_some_f08_, pmpi_request_get_status_some_)
+FMPL_F_ALIAS(pmpir_request_get_status_some_f08_, pmpi_request_get_status_some_)
 
 void pmpi_cancel_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -668,8 +745,9 @@ void pmpi_cancel_(MPI_Request *request, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cancel, CANCEL)
-FMPL_F_ALIAS(mpi_cancel_f08_, pmpi_cancel_)
 FMPL_F_ALIAS(pmpi_cancel_f08_, pmpi_cancel_)
+FMPL_F_ALIAS(mpi_cancel_f08_, pmpi_cancel_)
+FMPL_F_ALIAS(pmpir_cancel_f08_, pmpi_cancel_)
 
 void pmpi_test_cancelled_(MPI_Fint *status, int *flag, MPI_Fint *ierror)
 {
@@ -677,8 +755,9 @@ void pmpi_test_cancelled_(MPI_Fint *status, int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(test_cancelled, TEST_CANCELLED)
-FMPL_F_ALIAS(mpi_test_cancelled_f08_, pmpi_test_cancelled_)
 FMPL_F_ALIAS(pmpi_test_cancelled_f08_, pmpi_test_cancelled_)
+FMPL_F_ALIAS(mpi_test_cancelled_f08_, pmpi_test_cancelled_)
+FMPL_F_ALIAS(pmpir_test_cancelled_f08_, pmpi_test_cancelled_)
 
 /* ---- Probe and matched receive ---- */
 
@@ -689,8 +768,9 @@ void pmpi_probe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Fi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(probe, PROBE)
-FMPL_F_ALIAS(mpi_probe_f08_, pmpi_probe_)
 FMPL_F_ALIAS(pmpi_probe_f08_, pmpi_probe_)
+FMPL_F_ALIAS(mpi_probe_f08_, pmpi_probe_)
+FMPL_F_ALIAS(pmpir_probe_f08_, pmpi_probe_)
 
 void pmpi_iprobe_(const int *source, const int *tag, const MPI_Comm *comm, int *flag,
                   MPI_Fint *status, MPI_Fint *ierror)
@@ -699,8 +779,9 @@ void pmpi_iprobe_(const int *source, const int *tag, const MPI_Comm *comm, int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iprobe, IPROBE)
-FMPL_F_ALIAS(mpi_iprobe_f08_, pmpi_iprobe_)
 FMPL_F_ALIAS(pmpi_iprobe_f08_, pmpi_iprobe_)
+FMPL_F_ALIAS(mpi_iprobe_f08_, pmpi_iprobe_)
+FMPL_F_ALIAS(pmpir_iprobe_f08_, pmpi_iprobe_)
 
 void pmpi_mprobe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_Message *message,
                   MPI_Fint *status, MPI_Fint *ierror)
@@ -709,8 +790,9 @@ void pmpi_mprobe_(const int *source, const int *tag, const MPI_Comm *comm, MPI_M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(mprobe, MPROBE)
-FMPL_F_ALIAS(mpi_mprobe_f08_, pmpi_mprobe_)
 FMPL_F_ALIAS(pmpi_mprobe_f08_, pmpi_mprobe_)
+FMPL_F_ALIAS(mpi_mprobe_f08_, pmpi_mprobe_)
+FMPL_F_ALIAS(pmpir_mprobe_f08_, pmpi_mprobe_)
 
 void pmpi_improbe_(const int *source, const int *tag, const MPI_Comm *comm, int *flag,
                    MPI_Message *message, MPI_Fint *status, MPI_Fint *ierror)
@@ -719,8 +801,9 @@ void pmpi_improbe_(const int *source, const int *tag, const MPI_Comm *comm, int 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(improbe, IMPROBE)
-FMPL_F_ALIAS(mpi_improbe_f08_, pmpi_improbe_)
 FMPL_F_ALIAS(pmpi_improbe_f08_, pmpi_improbe_)
+FMPL_F_ALIAS(mpi_improbe_f08_, pmpi_improbe_)
+FMPL_F_ALIAS(pmpir_improbe_f08_, pmpi_improbe_)
 
 void pmpi_mrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message,
                  MPI_Fint *status, MPI_Fint *ierror)
@@ -729,8 +812,8 @@ void pmpi_mrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(mrecv, MRECV)
-FMPL_F_ALIAS(mpi_mrecv_f08_, pmpi_mrecv_)
 FMPL_F_ALIAS(pmpi_mrecv_f08_, pmpi_mrecv_)
+FMPL_F_ALIAS(mpi_mrecv_f08_, pmpi_mrecv_)
 
 void pmpi_mrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                    MPI_Message *message, MPI_Fint *status, MPI_Fint *ierror)
@@ -739,8 +822,8 @@ void pmpi_mrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_mrecv_c_, pmpi_mrecv_c_)
-FMPL_F_ALIAS(mpi_mrecv_f08c_, pmpi_mrecv_c_)
 FMPL_F_ALIAS(pmpi_mrecv_f08c_, pmpi_mrecv_c_)
+FMPL_F_ALIAS(mpi_mrecv_f08c_, pmpi_mrecv_c_)
 
 void pmpi_imrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI_Message *message,
                   MPI_Request *request, MPI_Fint *ierror)
@@ -749,8 +832,8 @@ void pmpi_imrecv_(void *buf, const int *count, const MPI_Datatype *datatype, MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(imrecv, IMRECV)
-FMPL_F_ALIAS(mpi_imrecv_f08_, pmpi_imrecv_)
 FMPL_F_ALIAS(pmpi_imrecv_f08_, pmpi_imrecv_)
+FMPL_F_ALIAS(mpi_imrecv_f08_, pmpi_imrecv_)
 
 void pmpi_imrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                     MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
@@ -759,8 +842,8 @@ void pmpi_imrecv_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_imrecv_c_, pmpi_imrecv_c_)
-FMPL_F_ALIAS(mpi_imrecv_f08c_, pmpi_imrecv_c_)
 FMPL_F_ALIAS(pmpi_imrecv_f08c_, pmpi_imrecv_c_)
+FMPL_F_ALIAS(mpi_imrecv_f08c_, pmpi_imrecv_c_)
 
 /* ---- Persistent point-to-point requests ---- */
 
@@ -771,8 +854,8 @@ void pmpi_send_init_(void *buf, const int *count, const MPI_Datatype *datatype, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(send_init, SEND_INIT)
-FMPL_F_ALIAS(mpi_send_init_f08_, pmpi_send_init_)
 FMPL_F_ALIAS(pmpi_send_init_f08_, pmpi_send_init_)
+FMPL_F_ALIAS(mpi_send_init_f08_, pmpi_send_init_)
 
 void pmpi_send_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                        const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -782,8 +865,8 @@ void pmpi_send_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_init_c_, pmpi_send_init_c_)
-FMPL_F_ALIAS(mpi_send_init_f08c_, pmpi_send_init_c_)
 FMPL_F_ALIAS(pmpi_send_init_f08c_, pmpi_send_init_c_)
+FMPL_F_ALIAS(mpi_send_init_f08c_, pmpi_send_init_c_)
 
 void pmpi_bsend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -792,8 +875,8 @@ void pmpi_bsend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(bsend_init, BSEND_INIT)
-FMPL_F_ALIAS(mpi_bsend_init_f08_, pmpi_bsend_init_)
 FMPL_F_ALIAS(pmpi_bsend_init_f08_, pmpi_bsend_init_)
+FMPL_F_ALIAS(mpi_bsend_init_f08_, pmpi_bsend_init_)
 
 void pmpi_bsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -803,8 +886,8 @@ void pmpi_bsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_init_c_, pmpi_bsend_init_c_)
-FMPL_F_ALIAS(mpi_bsend_init_f08c_, pmpi_bsend_init_c_)
 FMPL_F_ALIAS(pmpi_bsend_init_f08c_, pmpi_bsend_init_c_)
+FMPL_F_ALIAS(mpi_bsend_init_f08c_, pmpi_bsend_init_c_)
 
 void pmpi_ssend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -813,8 +896,8 @@ void pmpi_ssend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ssend_init, SSEND_INIT)
-FMPL_F_ALIAS(mpi_ssend_init_f08_, pmpi_ssend_init_)
 FMPL_F_ALIAS(pmpi_ssend_init_f08_, pmpi_ssend_init_)
+FMPL_F_ALIAS(mpi_ssend_init_f08_, pmpi_ssend_init_)
 
 void pmpi_ssend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -824,8 +907,8 @@ void pmpi_ssend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_init_c_, pmpi_ssend_init_c_)
-FMPL_F_ALIAS(mpi_ssend_init_f08c_, pmpi_ssend_init_c_)
 FMPL_F_ALIAS(pmpi_ssend_init_f08c_, pmpi_ssend_init_c_)
+FMPL_F_ALIAS(mpi_ssend_init_f08c_, pmpi_ssend_init_c_)
 
 void pmpi_rsend_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *dest,
                       const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -834,8 +917,8 @@ void pmpi_rsend_init_(void *buf, const int *count, const MPI_Datatype *datatype,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(rsend_init, RSEND_INIT)
-FMPL_F_ALIAS(mpi_rsend_init_f08_, pmpi_rsend_init_)
 FMPL_F_ALIAS(pmpi_rsend_init_f08_, pmpi_rsend_init_)
+FMPL_F_ALIAS(mpi_rsend_init_f08_, pmpi_rsend_init_)
 
 void pmpi_rsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Request *request,
@@ -845,8 +928,8 @@ void pmpi_rsend_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *d
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_init_c_, pmpi_rsend_init_c_)
-FMPL_F_ALIAS(mpi_rsend_init_f08c_, pmpi_rsend_init_c_)
 FMPL_F_ALIAS(pmpi_rsend_init_f08c_, pmpi_rsend_init_c_)
+FMPL_F_ALIAS(mpi_rsend_init_f08c_, pmpi_rsend_init_c_)
 
 void pmpi_recv_init_(void *buf, const int *count, const MPI_Datatype *datatype, const int *source,
                      const int *tag, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -855,8 +938,8 @@ void pmpi_recv_init_(void *buf, const int *count, const MPI_Datatype *datatype, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(recv_init, RECV_INIT)
-FMPL_F_ALIAS(mpi_recv_init_f08_, pmpi_recv_init_)
 FMPL_F_ALIAS(pmpi_recv_init_f08_, pmpi_recv_init_)
+FMPL_F_ALIAS(mpi_recv_init_f08_, pmpi_recv_init_)
 
 void pmpi_recv_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *datatype,
                        const int *source, const int *tag, const MPI_Comm *comm,
@@ -866,8 +949,8 @@ void pmpi_recv_init_c_(void *buf, const MPI_Count *count, const MPI_Datatype *da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_init_c_, pmpi_recv_init_c_)
-FMPL_F_ALIAS(mpi_recv_init_f08c_, pmpi_recv_init_c_)
 FMPL_F_ALIAS(pmpi_recv_init_f08c_, pmpi_recv_init_c_)
+FMPL_F_ALIAS(mpi_recv_init_f08c_, pmpi_recv_init_c_)
 
 void pmpi_start_(MPI_Request *request, MPI_Fint *ierror)
 {
@@ -875,8 +958,9 @@ void pmpi_start_(MPI_Request *request, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(start, START)
-FMPL_F_ALIAS(mpi_start_f08_, pmpi_start_)
 FMPL_F_ALIAS(pmpi_start_f08_, pmpi_start_)
+FMPL_F_ALIAS(mpi_start_f08_, pmpi_start_)
+FMPL_F_ALIAS(pmpir_start_f08_, pmpi_start_)
 
 void pmpi_startall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *ierror)
 {
@@ -884,8 +968,9 @@ void pmpi_startall_(const int *count, MPI_Request *array_of_requests, MPI_Fint *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(startall, STARTALL)
-FMPL_F_ALIAS(mpi_startall_f08_, pmpi_startall_)
 FMPL_F_ALIAS(pmpi_startall_f08_, pmpi_startall_)
+FMPL_F_ALIAS(mpi_startall_f08_, pmpi_startall_)
+FMPL_F_ALIAS(pmpir_startall_f08_, pmpi_startall_)
 
 /* ---- Partitioned point-to-point ---- */
 
@@ -899,8 +984,8 @@ void pmpi_psend_init_(void *buf, const int *partitions, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(psend_init, PSEND_INIT)
-FMPL_F_ALIAS(mpi_psend_init_f08_, pmpi_psend_init_)
 FMPL_F_ALIAS(pmpi_psend_init_f08_, pmpi_psend_init_)
+FMPL_F_ALIAS(mpi_psend_init_f08_, pmpi_psend_init_)
 
 void pmpi_precv_init_(void *buf, const int *partitions, const MPI_Count *count,
                       const MPI_Datatype *datatype, const int *source, const int *tag,
@@ -912,8 +997,8 @@ void pmpi_precv_init_(void *buf, const int *partitions, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(precv_init, PRECV_INIT)
-FMPL_F_ALIAS(mpi_precv_init_f08_, pmpi_precv_init_)
 FMPL_F_ALIAS(pmpi_precv_init_f08_, pmpi_precv_init_)
+FMPL_F_ALIAS(mpi_precv_init_f08_, pmpi_precv_init_)
 
 void pmpi_pready_(const int *partition, const MPI_Request *request, MPI_Fint *ierror)
 {
@@ -921,8 +1006,9 @@ void pmpi_pready_(const int *partition, const MPI_Request *request, MPI_Fint *ie
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pready, PREADY)
-FMPL_F_ALIAS(mpi_pready_f08_, pmpi_pready_)
 FMPL_F_ALIAS(pmpi_pready_f08_, pmpi_pready_)
+FMPL_F_ALIAS(mpi_pready_f08_, pmpi_pready_)
+FMPL_F_ALIAS(pmpir_pready_f08_, pmpi_pready_)
 
 void pmpi_pready_range_(const int *partition_low, const int *partition_high,
                         const MPI_Request *request, MPI_Fint *ierror)
@@ -931,8 +1017,9 @@ void pmpi_pready_range_(const int *partition_low, const int *partition_high,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pready_range, PREADY_RANGE)
-FMPL_F_ALIAS(mpi_pready_range_f08_, pmpi_pready_range_)
 FMPL_F_ALIAS(pmpi_pready_range_f08_, pmpi_pready_range_)
+FMPL_F_ALIAS(mpi_pready_range_f08_, pmpi_pready_range_)
+FMPL_F_ALIAS(pmpir_pready_range_f08_, pmpi_pready_range_)
 
 void pmpi_pready_list_(const int *length, const int *array_of_partitions,
                        const MPI_Request *request, MPI_Fint *ierror)
@@ -941,8 +1028,9 @@ void pmpi_pready_list_(const int *length, const int *array_of_partitions,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pready_list, PREADY_LIST)
-FMPL_F_ALIAS(mpi_pready_list_f08_, pmpi_pready_list_)
 FMPL_F_ALIAS(pmpi_pready_list_f08_, pmpi_pready_list_)
+FMPL_F_ALIAS(mpi_pready_list_f08_, pmpi_pready_list_)
+FMPL_F_ALIAS(pmpir_pready_list_f08_, pmpi_pready_list_)
 
 void pmpi_parrived_(const MPI_Request *request, const int *partition, int *flag, MPI_Fint *ierror)
 {
@@ -950,8 +1038,9 @@ void pmpi_parrived_(const MPI_Request *request, const int *partition, int *flag,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(parrived, PARRIVED)
-FMPL_F_ALIAS(mpi_parrived_f08_, pmpi_parrived_)
 FMPL_F_ALIAS(pmpi_parrived_f08_, pmpi_parrived_)
+FMPL_F_ALIAS(mpi_parrived_f08_, pmpi_parrived_)
+FMPL_F_ALIAS(pmpir_parrived_f08_, pmpi_parrived_)
 
 /* ---- Derived datatypes: constructors ---- */
 
@@ -962,8 +1051,9 @@ void pmpi_type_contiguous_(const int *count, const MPI_Datatype *oldtype, MPI_Da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_contiguous, TYPE_CONTIGUOUS)
-FMPL_F_ALIAS(mpi_type_contiguous_f08_, pmpi_type_contiguous_)
 FMPL_F_ALIAS(pmpi_type_contiguous_f08_, pmpi_type_contiguous_)
+FMPL_F_ALIAS(mpi_type_contiguous_f08_, pmpi_type_contiguous_)
+FMPL_F_ALIAS(pmpir_type_contiguous_f08_, pmpi_type_contiguous_)
 
 void pmpi_type_contiguous_c_(const MPI_Count *count, const MPI_Datatype *oldtype,
                              MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -972,8 +1062,10 @@ void pmpi_type_contiguous_c_(const MPI_Count *count, const MPI_Datatype *oldtype
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_contiguous_c_, pmpi_type_contiguous_c_)
-FMPL_F_ALIAS(mpi_type_contiguous_f08c_, pmpi_type_contiguous_c_)
 FMPL_F_ALIAS(pmpi_type_contiguous_f08c_, pmpi_type_contiguous_c_)
+FMPL_F_ALIAS(mpi_type_contiguous_f08c_, pmpi_type_contiguous_c_)
+FMPL_F_ALIAS(mpi_type_contiguous_f08_large_, pmpi_type_contiguous_c_)
+FMPL_F_ALIAS(pmpir_type_contiguous_f08_large_, pmpi_type_contiguous_c_)
 
 void pmpi_type_vector_(const int *count, const int *blocklength, const int *stride,
                        const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -982,8 +1074,9 @@ void pmpi_type_vector_(const int *count, const int *blocklength, const int *stri
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_vector, TYPE_VECTOR)
-FMPL_F_ALIAS(mpi_type_vector_f08_, pmpi_type_vector_)
 FMPL_F_ALIAS(pmpi_type_vector_f08_, pmpi_type_vector_)
+FMPL_F_ALIAS(mpi_type_vector_f08_, pmpi_type_vector_)
+FMPL_F_ALIAS(pmpir_type_vector_f08_, pmpi_type_vector_)
 
 void pmpi_type_vector_c_(const MPI_Count *count, const MPI_Count *blocklength,
                          const MPI_Count *stride, const MPI_Datatype *oldtype,
@@ -993,8 +1086,10 @@ void pmpi_type_vector_c_(const MPI_Count *count, const MPI_Count *blocklength,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_vector_c_, pmpi_type_vector_c_)
-FMPL_F_ALIAS(mpi_type_vector_f08c_, pmpi_type_vector_c_)
 FMPL_F_ALIAS(pmpi_type_vector_f08c_, pmpi_type_vector_c_)
+FMPL_F_ALIAS(mpi_type_vector_f08c_, pmpi_type_vector_c_)
+FMPL_F_ALIAS(mpi_type_vector_f08_large_, pmpi_type_vector_c_)
+FMPL_F_ALIAS(pmpir_type_vector_f08_large_, pmpi_type_vector_c_)
 
 void pmpi_type_create_hvector_(const int *count, const int *blocklength, const MPI_Aint *stride,
                                const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -1003,8 +1098,9 @@ void pmpi_type_create_hvector_(const int *count, const int *blocklength, const M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_hvector, TYPE_CREATE_HVECTOR)
-FMPL_F_ALIAS(mpi_type_create_hvector_f08_, pmpi_type_create_hvector_)
 FMPL_F_ALIAS(pmpi_type_create_hvector_f08_, pmpi_type_create_hvector_)
+FMPL_F_ALIAS(mpi_type_create_hvector_f08_, pmpi_type_create_hvector_)
+FMPL_F_ALIAS(pmpir_type_create_hvector_f08_, pmpi_type_create_hvector_)
 
 void pmpi_type_create_hvector_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                  const MPI_Count *stride, const MPI_Datatype *oldtype,
@@ -1014,8 +1110,10 @@ void pmpi_type_create_hvector_c_(const MPI_Count *count, const MPI_Count *blockl
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_hvector_c_, pmpi_type_create_hvector_c_)
-FMPL_F_ALIAS(mpi_type_create_hvector_f08c_, pmpi_type_create_hvector_c_)
 FMPL_F_ALIAS(pmpi_type_create_hvector_f08c_, pmpi_type_create_hvector_c_)
+FMPL_F_ALIAS(mpi_type_create_hvector_f08c_, pmpi_type_create_hvector_c_)
+FMPL_F_ALIAS(mpi_type_create_hvector_f08_large_, pmpi_type_create_hvector_c_)
+FMPL_F_ALIAS(pmpir_type_create_hvector_f08_large_, pmpi_type_create_hvector_c_)
 
 void pmpi_type_indexed_(const int *count, const int *array_of_blocklengths,
                         const int *array_of_displacements, const MPI_Datatype *oldtype,
@@ -1026,8 +1124,9 @@ void pmpi_type_indexed_(const int *count, const int *array_of_blocklengths,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_indexed, TYPE_INDEXED)
-FMPL_F_ALIAS(mpi_type_indexed_f08_, pmpi_type_indexed_)
 FMPL_F_ALIAS(pmpi_type_indexed_f08_, pmpi_type_indexed_)
+FMPL_F_ALIAS(mpi_type_indexed_f08_, pmpi_type_indexed_)
+FMPL_F_ALIAS(pmpir_type_indexed_f08_, pmpi_type_indexed_)
 
 void pmpi_type_indexed_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                           const MPI_Count *array_of_displacements, const MPI_Datatype *oldtype,
@@ -1038,8 +1137,10 @@ void pmpi_type_indexed_c_(const MPI_Count *count, const MPI_Count *array_of_bloc
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_indexed_c_, pmpi_type_indexed_c_)
-FMPL_F_ALIAS(mpi_type_indexed_f08c_, pmpi_type_indexed_c_)
 FMPL_F_ALIAS(pmpi_type_indexed_f08c_, pmpi_type_indexed_c_)
+FMPL_F_ALIAS(mpi_type_indexed_f08c_, pmpi_type_indexed_c_)
+FMPL_F_ALIAS(mpi_type_indexed_f08_large_, pmpi_type_indexed_c_)
+FMPL_F_ALIAS(pmpir_type_indexed_f08_large_, pmpi_type_indexed_c_)
 
 void pmpi_type_create_hindexed_(const int *count, const int *array_of_blocklengths,
                                 const MPI_Aint *array_of_displacements, const MPI_Datatype *oldtype,
@@ -1050,8 +1151,9 @@ void pmpi_type_create_hindexed_(const int *count, const int *array_of_blocklengt
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_hindexed, TYPE_CREATE_HINDEXED)
-FMPL_F_ALIAS(mpi_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
 FMPL_F_ALIAS(pmpi_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
+FMPL_F_ALIAS(pmpir_type_create_hindexed_f08_, pmpi_type_create_hindexed_)
 
 void pmpi_type_create_hindexed_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                                   const MPI_Count *array_of_displacements,
@@ -1063,8 +1165,10 @@ void pmpi_type_create_hindexed_c_(const MPI_Count *count, const MPI_Count *array
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_hindexed_c_, pmpi_type_create_hindexed_c_)
-FMPL_F_ALIAS(mpi_type_create_hindexed_f08c_, pmpi_type_create_hindexed_c_)
 FMPL_F_ALIAS(pmpi_type_create_hindexed_f08c_, pmpi_type_create_hindexed_c_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_f08c_, pmpi_type_create_hindexed_c_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_f08_large_, pmpi_type_create_hindexed_c_)
+FMPL_F_ALIAS(pmpir_type_create_hindexed_f08_large_, pmpi_type_create_hindexed_c_)
 
 void pmpi_type_create_indexed_block_(const int *count, const int *blocklength,
                                      const int *array_of_displacements, const MPI_Datatype *oldtype,
@@ -1075,8 +1179,9 @@ void pmpi_type_create_indexed_block_(const int *count, const int *blocklength,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_indexed_block, TYPE_CREATE_INDEXED_BLOCK)
-FMPL_F_ALIAS(mpi_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
 FMPL_F_ALIAS(pmpi_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
+FMPL_F_ALIAS(mpi_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
+FMPL_F_ALIAS(pmpir_type_create_indexed_block_f08_, pmpi_type_create_indexed_block_)
 
 void pmpi_type_create_indexed_block_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                        const MPI_Count *array_of_displacements,
@@ -1088,8 +1193,10 @@ void pmpi_type_create_indexed_block_c_(const MPI_Count *count, const MPI_Count *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_indexed_block_c_, pmpi_type_create_indexed_block_c_)
-FMPL_F_ALIAS(mpi_type_create_indexed_block_f08c_, pmpi_type_create_indexed_block_c_)
 FMPL_F_ALIAS(pmpi_type_create_indexed_block_f08c_, pmpi_type_create_indexed_block_c_)
+FMPL_F_ALIAS(mpi_type_create_indexed_block_f08c_, pmpi_type_create_indexed_block_c_)
+FMPL_F_ALIAS(mpi_type_create_indexed_block_f08_large_, pmpi_type_create_indexed_block_c_)
+FMPL_F_ALIAS(pmpir_type_create_indexed_block_f08_large_, pmpi_type_create_indexed_block_c_)
 
 void pmpi_type_create_hindexed_block_(const int *count, const int *blocklength,
                                       const MPI_Aint *array_of_displacements,
@@ -1101,8 +1208,9 @@ void pmpi_type_create_hindexed_block_(const int *count, const int *blocklength,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_hindexed_block, TYPE_CREATE_HINDEXED_BLOCK)
-FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
 FMPL_F_ALIAS(pmpi_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
+FMPL_F_ALIAS(pmpir_type_create_hindexed_block_f08_, pmpi_type_create_hindexed_block_)
 
 void pmpi_type_create_hindexed_block_c_(const MPI_Count *count, const MPI_Count *blocklength,
                                         const MPI_Count *array_of_displacements,
@@ -1114,8 +1222,10 @@ void pmpi_type_create_hindexed_block_c_(const MPI_Count *count, const MPI_Count 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_hindexed_block_c_, pmpi_type_create_hindexed_block_c_)
-FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08c_, pmpi_type_create_hindexed_block_c_)
 FMPL_F_ALIAS(pmpi_type_create_hindexed_block_f08c_, pmpi_type_create_hindexed_block_c_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08c_, pmpi_type_create_hindexed_block_c_)
+FMPL_F_ALIAS(mpi_type_create_hindexed_block_f08_large_, pmpi_type_create_hindexed_block_c_)
+FMPL_F_ALIAS(pmpir_type_create_hindexed_block_f08_large_, pmpi_type_create_hindexed_block_c_)
 
 void pmpi_type_create_struct_(const int *count, const int *array_of_blocklengths,
                               const MPI_Aint *array_of_displacements,
@@ -1127,8 +1237,9 @@ void pmpi_type_create_struct_(const int *count, const int *array_of_blocklengths
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_struct, TYPE_CREATE_STRUCT)
-FMPL_F_ALIAS(mpi_type_create_struct_f08_, pmpi_type_create_struct_)
 FMPL_F_ALIAS(pmpi_type_create_struct_f08_, pmpi_type_create_struct_)
+FMPL_F_ALIAS(mpi_type_create_struct_f08_, pmpi_type_create_struct_)
+FMPL_F_ALIAS(pmpir_type_create_struct_f08_, pmpi_type_create_struct_)
 
 void pmpi_type_create_struct_c_(const MPI_Count *count, const MPI_Count *array_of_blocklengths,
                                 const MPI_Count *array_of_displacements,
@@ -1140,8 +1251,10 @@ void pmpi_type_create_struct_c_(const MPI_Count *count, const MPI_Count *array_o
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_struct_c_, pmpi_type_create_struct_c_)
-FMPL_F_ALIAS(mpi_type_create_struct_f08c_, pmpi_type_create_struct_c_)
 FMPL_F_ALIAS(pmpi_type_create_struct_f08c_, pmpi_type_create_struct_c_)
+FMPL_F_ALIAS(mpi_type_create_struct_f08c_, pmpi_type_create_struct_c_)
+FMPL_F_ALIAS(mpi_type_create_struct_f08_large_, pmpi_type_create_struct_c_)
+FMPL_F_ALIAS(pmpir_type_create_struct_f08_large_, pmpi_type_create_struct_c_)
 
 void pmpi_type_create_subarray_(const int *ndims, const int *array_of_sizes,
                                 const int *array_of_subsizes, const int *array_of_starts,
@@ -1153,8 +1266,9 @@ void pmpi_type_create_subarray_(const int *ndims, const int *array_of_sizes,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_subarray, TYPE_CREATE_SUBARRAY)
-FMPL_F_ALIAS(mpi_type_create_subarray_f08_, pmpi_type_create_subarray_)
 FMPL_F_ALIAS(pmpi_type_create_subarray_f08_, pmpi_type_create_subarray_)
+FMPL_F_ALIAS(mpi_type_create_subarray_f08_, pmpi_type_create_subarray_)
+FMPL_F_ALIAS(pmpir_type_create_subarray_f08_, pmpi_type_create_subarray_)
 
 void pmpi_type_create_subarray_c_(const int *ndims, const MPI_Count *array_of_sizes,
                                   const MPI_Count *array_of_subsizes,
@@ -1167,8 +1281,10 @@ void pmpi_type_create_subarray_c_(const int *ndims, const MPI_Count *array_of_si
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_subarray_c_, pmpi_type_create_subarray_c_)
-FMPL_F_ALIAS(mpi_type_create_subarray_f08c_, pmpi_type_create_subarray_c_)
 FMPL_F_ALIAS(pmpi_type_create_subarray_f08c_, pmpi_type_create_subarray_c_)
+FMPL_F_ALIAS(mpi_type_create_subarray_f08c_, pmpi_type_create_subarray_c_)
+FMPL_F_ALIAS(mpi_type_create_subarray_f08_large_, pmpi_type_create_subarray_c_)
+FMPL_F_ALIAS(pmpir_type_create_subarray_f08_large_, pmpi_type_create_subarray_c_)
 
 void pmpi_type_create_darray_(const int *size, const int *rank, const int *ndims,
                               const int *array_of_gsizes, const int *array_of_distribs,
@@ -1181,8 +1297,9 @@ void pmpi_type_create_darray_(const int *size, const int *rank, const int *ndims
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_darray, TYPE_CREATE_DARRAY)
-FMPL_F_ALIAS(mpi_type_create_darray_f08_, pmpi_type_create_darray_)
 FMPL_F_ALIAS(pmpi_type_create_darray_f08_, pmpi_type_create_darray_)
+FMPL_F_ALIAS(mpi_type_create_darray_f08_, pmpi_type_create_darray_)
+FMPL_F_ALIAS(pmpir_type_create_darray_f08_, pmpi_type_create_darray_)
 
 void pmpi_type_create_darray_c_(const int *size, const int *rank, const int *ndims,
                                 const MPI_Count *array_of_gsizes, const int *array_of_distribs,
@@ -1195,8 +1312,10 @@ void pmpi_type_create_darray_c_(const int *size, const int *rank, const int *ndi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_darray_c_, pmpi_type_create_darray_c_)
-FMPL_F_ALIAS(mpi_type_create_darray_f08c_, pmpi_type_create_darray_c_)
 FMPL_F_ALIAS(pmpi_type_create_darray_f08c_, pmpi_type_create_darray_c_)
+FMPL_F_ALIAS(mpi_type_create_darray_f08c_, pmpi_type_create_darray_c_)
+FMPL_F_ALIAS(mpi_type_create_darray_f08_large_, pmpi_type_create_darray_c_)
+FMPL_F_ALIAS(pmpir_type_create_darray_f08_large_, pmpi_type_create_darray_c_)
 
 void pmpi_type_create_resized_(const MPI_Datatype *oldtype, const MPI_Aint *lb,
                                const MPI_Aint *extent, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -1205,8 +1324,9 @@ void pmpi_type_create_resized_(const MPI_Datatype *oldtype, const MPI_Aint *lb,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_resized, TYPE_CREATE_RESIZED)
-FMPL_F_ALIAS(mpi_type_create_resized_f08_, pmpi_type_create_resized_)
 FMPL_F_ALIAS(pmpi_type_create_resized_f08_, pmpi_type_create_resized_)
+FMPL_F_ALIAS(mpi_type_create_resized_f08_, pmpi_type_create_resized_)
+FMPL_F_ALIAS(pmpir_type_create_resized_f08_, pmpi_type_create_resized_)
 
 void pmpi_type_create_resized_c_(const MPI_Datatype *oldtype, const MPI_Count *lb,
                                  const MPI_Count *extent, MPI_Datatype *newtype, MPI_Fint *ierror)
@@ -1215,8 +1335,10 @@ void pmpi_type_create_resized_c_(const MPI_Datatype *oldtype, const MPI_Count *l
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_create_resized_c_, pmpi_type_create_resized_c_)
-FMPL_F_ALIAS(mpi_type_create_resized_f08c_, pmpi_type_create_resized_c_)
 FMPL_F_ALIAS(pmpi_type_create_resized_f08c_, pmpi_type_create_resized_c_)
+FMPL_F_ALIAS(mpi_type_create_resized_f08c_, pmpi_type_create_resized_c_)
+FMPL_F_ALIAS(mpi_type_create_resized_f08_large_, pmpi_type_create_resized_c_)
+FMPL_F_ALIAS(pmpir_type_create_resized_f08_large_, pmpi_type_create_resized_c_)
 
 void pmpi_type_dup_(const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -1224,8 +1346,9 @@ void pmpi_type_dup_(const MPI_Datatype *oldtype, MPI_Datatype *newtype, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_dup, TYPE_DUP)
-FMPL_F_ALIAS(mpi_type_dup_f08_, pmpi_type_dup_)
 FMPL_F_ALIAS(pmpi_type_dup_f08_, pmpi_type_dup_)
+FMPL_F_ALIAS(mpi_type_dup_f08_, pmpi_type_dup_)
+FMPL_F_ALIAS(pmpir_type_dup_f08_, pmpi_type_dup_)
 
 /* ---- Derived datatypes: commit, free, queries, decoding ---- */
 
@@ -1235,8 +1358,9 @@ void pmpi_type_commit_(MPI_Datatype *datatype, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_commit, TYPE_COMMIT)
-FMPL_F_ALIAS(mpi_type_commit_f08_, pmpi_type_commit_)
 FMPL_F_ALIAS(pmpi_type_commit_f08_, pmpi_type_commit_)
+FMPL_F_ALIAS(mpi_type_commit_f08_, pmpi_type_commit_)
+FMPL_F_ALIAS(pmpir_type_commit_f08_, pmpi_type_commit_)
 
 void pmpi_type_free_(MPI_Datatype *datatype, MPI_Fint *ierror)
 {
@@ -1244,8 +1368,9 @@ void pmpi_type_free_(MPI_Datatype *datatype, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_free, TYPE_FREE)
-FMPL_F_ALIAS(mpi_type_free_f08_, pmpi_type_free_)
 FMPL_F_ALIAS(pmpi_type_free_f08_, pmpi_type_free_)
+FMPL_F_ALIAS(mpi_type_free_f08_, pmpi_type_free_)
+FMPL_F_ALIAS(pmpir_type_free_f08_, pmpi_type_free_)
 
 void pmpi_type_size_(const MPI_Datatype *datatype, int *size, MPI_Fint *ierror)
 {
@@ -1253,8 +1378,9 @@ void pmpi_type_size_(const MPI_Datatype *datatype, int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_size, TYPE_SIZE)
-FMPL_F_ALIAS(mpi_type_size_f08_, pmpi_type_size_)
 FMPL_F_ALIAS(pmpi_type_size_f08_, pmpi_type_size_)
+FMPL_F_ALIAS(mpi_type_size_f08_, pmpi_type_size_)
+FMPL_F_ALIAS(pmpir_type_size_f08_, pmpi_type_size_)
 
 void pmpi_type_size_c_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -1262,8 +1388,10 @@ void pmpi_type_size_c_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_size_c_, pmpi_type_size_c_)
-FMPL_F_ALIAS(mpi_type_size_f08c_, pmpi_type_size_c_)
 FMPL_F_ALIAS(pmpi_type_size_f08c_, pmpi_type_size_c_)
+FMPL_F_ALIAS(mpi_type_size_f08c_, pmpi_type_size_c_)
+FMPL_F_ALIAS(mpi_type_size_f08_large_, pmpi_type_size_c_)
+FMPL_F_ALIAS(pmpir_type_size_f08_large_, pmpi_type_size_c_)
 
 void pmpi_type_size_x_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror)
 {
@@ -1271,8 +1399,9 @@ void pmpi_type_size_x_(const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_size_x, TYPE_SIZE_X)
-FMPL_F_ALIAS(mpi_type_size_x_f08_, pmpi_type_size_x_)
 FMPL_F_ALIAS(pmpi_type_size_x_f08_, pmpi_type_size_x_)
+FMPL_F_ALIAS(mpi_type_size_x_f08_, pmpi_type_size_x_)
+FMPL_F_ALIAS(pmpir_type_size_x_f08_, pmpi_type_size_x_)
 
 void pmpi_type_get_extent_(const MPI_Datatype *datatype, MPI_Aint *lb, MPI_Aint *extent,
                            MPI_Fint *ierror)
@@ -1281,8 +1410,9 @@ void pmpi_type_get_extent_(const MPI_Datatype *datatype, MPI_Aint *lb, MPI_Aint 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_extent, TYPE_GET_EXTENT)
-FMPL_F_ALIAS(mpi_type_get_extent_f08_, pmpi_type_get_extent_)
 FMPL_F_ALIAS(pmpi_type_get_extent_f08_, pmpi_type_get_extent_)
+FMPL_F_ALIAS(mpi_type_get_extent_f08_, pmpi_type_get_extent_)
+FMPL_F_ALIAS(pmpir_type_get_extent_f08_, pmpi_type_get_extent_)
 
 void pmpi_type_get_extent_c_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Count *extent,
                              MPI_Fint *ierror)
@@ -1291,8 +1421,10 @@ void pmpi_type_get_extent_c_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_get_extent_c_, pmpi_type_get_extent_c_)
-FMPL_F_ALIAS(mpi_type_get_extent_f08c_, pmpi_type_get_extent_c_)
 FMPL_F_ALIAS(pmpi_type_get_extent_f08c_, pmpi_type_get_extent_c_)
+FMPL_F_ALIAS(mpi_type_get_extent_f08c_, pmpi_type_get_extent_c_)
+FMPL_F_ALIAS(mpi_type_get_extent_f08_large_, pmpi_type_get_extent_c_)
+FMPL_F_ALIAS(pmpir_type_get_extent_f08_large_, pmpi_type_get_extent_c_)
 
 void pmpi_type_get_extent_x_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Count *extent,
                              MPI_Fint *ierror)
@@ -1301,8 +1433,9 @@ void pmpi_type_get_extent_x_(const MPI_Datatype *datatype, MPI_Count *lb, MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_extent_x, TYPE_GET_EXTENT_X)
-FMPL_F_ALIAS(mpi_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
 FMPL_F_ALIAS(pmpi_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
+FMPL_F_ALIAS(mpi_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
+FMPL_F_ALIAS(pmpir_type_get_extent_x_f08_, pmpi_type_get_extent_x_)
 
 void pmpi_type_get_true_extent_(const MPI_Datatype *datatype, MPI_Aint *true_lb,
                                 MPI_Aint *true_extent, MPI_Fint *ierror)
@@ -1311,8 +1444,9 @@ void pmpi_type_get_true_extent_(const MPI_Datatype *datatype, MPI_Aint *true_lb,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_true_extent, TYPE_GET_TRUE_EXTENT)
-FMPL_F_ALIAS(mpi_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
 FMPL_F_ALIAS(pmpi_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
+FMPL_F_ALIAS(mpi_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
+FMPL_F_ALIAS(pmpir_type_get_true_extent_f08_, pmpi_type_get_true_extent_)
 
 void pmpi_type_get_true_extent_c_(const MPI_Datatype *datatype, MPI_Count *true_lb,
                                   MPI_Count *true_extent, MPI_Fint *ierror)
@@ -1321,8 +1455,10 @@ void pmpi_type_get_true_extent_c_(const MPI_Datatype *datatype, MPI_Count *true_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_get_true_extent_c_, pmpi_type_get_true_extent_c_)
-FMPL_F_ALIAS(mpi_type_get_true_extent_f08c_, pmpi_type_get_true_extent_c_)
 FMPL_F_ALIAS(pmpi_type_get_true_extent_f08c_, pmpi_type_get_true_extent_c_)
+FMPL_F_ALIAS(mpi_type_get_true_extent_f08c_, pmpi_type_get_true_extent_c_)
+FMPL_F_ALIAS(mpi_type_get_true_extent_f08_large_, pmpi_type_get_true_extent_c_)
+FMPL_F_ALIAS(pmpir_type_get_true_extent_f08_large_, pmpi_type_get_true_extent_c_)
 
 void pmpi_type_get_true_extent_x_(const MPI_Datatype *datatype, MPI_Count *true_lb,
                                   MPI_Count *true_extent, MPI_Fint *ierror)
@@ -1331,8 +1467,9 @@ void pmpi_type_get_true_extent_x_(const MPI_Datatype *datatype, MPI_Count *true_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_true_extent_x, TYPE_GET_TRUE_EXTENT_X)
-FMPL_F_ALIAS(mpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
 FMPL_F_ALIAS(pmpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
+FMPL_F_ALIAS(mpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
+FMPL_F_ALIAS(pmpir_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
 
 void pmpi_get_elements_(MPI_Fint *status, const MPI_Datatype *datatype, int *count,
                         MPI_Fint *ierror)
@@ -1341,8 +1478,9 @@ void pmpi_get_elements_(MPI_Fint *status, const MPI_Datatype *datatype, int *cou
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_elements, GET_ELEMENTS)
-FMPL_F_ALIAS(mpi_get_elements_f08_, pmpi_get_elements_)
 FMPL_F_ALIAS(pmpi_get_elements_f08_, pmpi_get_elements_)
+FMPL_F_ALIAS(mpi_get_elements_f08_, pmpi_get_elements_)
+FMPL_F_ALIAS(pmpir_get_elements_f08_, pmpi_get_elements_)
 
 void pmpi_get_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                           MPI_Fint *ierror)
@@ -1351,8 +1489,10 @@ void pmpi_get_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_elements_c_, pmpi_get_elements_c_)
-FMPL_F_ALIAS(mpi_get_elements_f08c_, pmpi_get_elements_c_)
 FMPL_F_ALIAS(pmpi_get_elements_f08c_, pmpi_get_elements_c_)
+FMPL_F_ALIAS(mpi_get_elements_f08c_, pmpi_get_elements_c_)
+FMPL_F_ALIAS(mpi_get_elements_f08_large_, pmpi_get_elements_c_)
+FMPL_F_ALIAS(pmpir_get_elements_f08_large_, pmpi_get_elements_c_)
 
 void pmpi_get_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Count *count,
                           MPI_Fint *ierror)
@@ -1361,8 +1501,9 @@ void pmpi_get_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype, MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_elements_x, GET_ELEMENTS_X)
-FMPL_F_ALIAS(mpi_get_elements_x_f08_, pmpi_get_elements_x_)
 FMPL_F_ALIAS(pmpi_get_elements_x_f08_, pmpi_get_elements_x_)
+FMPL_F_ALIAS(mpi_get_elements_x_f08_, pmpi_get_elements_x_)
+FMPL_F_ALIAS(pmpir_get_elements_x_f08_, pmpi_get_elements_x_)
 
 void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
 {
@@ -1370,20 +1511,24 @@ void pmpi_get_address_(void *location, MPI_Aint *address, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_address, GET_ADDRESS)
-FMPL_F_ALIAS(mpi_get_address_f08_, pmpi_get_address_)
 FMPL_F_ALIAS(pmpi_get_address_f08_, pmpi_get_address_)
+FMPL_F_ALIAS(mpi_get_address_f08_, pmpi_get_address_)
 
 MPI_Aint pmpi_aint_add_(const MPI_Aint *base, const MPI_Aint *disp)
 {
     return PMPI_Aint_add(*base, *disp);
 }
 FMPL_F_NAMES(aint_add, AINT_ADD)
+FMPL_F_ALIAS(mpi_aint_add_f08_, pmpi_aint_add_)
+FMPL_F_ALIAS(pmpir_aint_add_f08_, pmpi_aint_add_)
 
 MPI_Aint pmpi_aint_diff_(const MPI_Aint *addr1, const MPI_Aint *addr2)
 {
     return PMPI_Aint_diff(*addr1, *addr2);
 }
 FMPL_F_NAMES(aint_diff, AINT_DIFF)
+FMPL_F_ALIAS(mpi_aint_diff_f08_, pmpi_aint_diff_)
+FMPL_F_ALIAS(pmpir_aint_diff_f08_, pmpi_aint_diff_)
 
 void pmpi_type_get_envelope_(const MPI_Datatype *datatype, int *num_integers, int *num_addresses,
                              int *num_datatypes, int *combiner, MPI_Fint *ierror)
@@ -1393,8 +1538,9 @@ void pmpi_type_get_envelope_(const MPI_Datatype *datatype, int *num_integers, in
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_envelope, TYPE_GET_ENVELOPE)
-FMPL_F_ALIAS(mpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
 FMPL_F_ALIAS(pmpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
+FMPL_F_ALIAS(mpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
+FMPL_F_ALIAS(pmpir_type_get_envelope_f08_, pmpi_type_get_envelope_)
 
 void pmpi_type_get_envelope_c_(const MPI_Datatype *datatype, MPI_Count *num_integers,
                                MPI_Count *num_addresses, MPI_Count *num_large_counts,
@@ -1405,8 +1551,10 @@ void pmpi_type_get_envelope_c_(const MPI_Datatype *datatype, MPI_Count *num_inte
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_get_envelope_c_, pmpi_type_get_envelope_c_)
-FMPL_F_ALIAS(mpi_type_get_envelope_f08c_, pmpi_type_get_envelope_c_)
 FMPL_F_ALIAS(pmpi_type_get_envelope_f08c_, pmpi_type_get_envelope_c_)
+FMPL_F_ALIAS(mpi_type_get_envelope_f08c_, pmpi_type_get_envelope_c_)
+FMPL_F_ALIAS(mpi_type_get_envelope_f08_large_, pmpi_type_get_envelope_c_)
+FMPL_F_ALIAS(pmpir_type_get_envelope_f08_large_, pmpi_type_get_envelope_c_)
 
 void pmpi_type_get_contents_(const MPI_Datatype *datatype, const int *max_integers,
                              const int *max_addresses, const int *max_datatypes,
@@ -1418,8 +1566,9 @@ void pmpi_type_get_contents_(const MPI_Datatype *datatype, const int *max_intege
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_contents, TYPE_GET_CONTENTS)
-FMPL_F_ALIAS(mpi_type_get_contents_f08_, pmpi_type_get_contents_)
 FMPL_F_ALIAS(pmpi_type_get_contents_f08_, pmpi_type_get_contents_)
+FMPL_F_ALIAS(mpi_type_get_contents_f08_, pmpi_type_get_contents_)
+FMPL_F_ALIAS(pmpir_type_get_contents_f08_, pmpi_type_get_contents_)
 
 void pmpi_type_get_contents_c_(const MPI_Datatype *datatype, const MPI_Count *max_integers,
                                const MPI_Count *max_addresses, const MPI_Count *max_large_counts,
@@ -1433,8 +1582,10 @@ void pmpi_type_get_contents_c_(const MPI_Datatype *datatype, const MPI_Count *ma
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_type_get_contents_c_, pmpi_type_get_contents_c_)
-FMPL_F_ALIAS(mpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
 FMPL_F_ALIAS(pmpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
+FMPL_F_ALIAS(mpi_type_get_contents_f08c_, pmpi_type_get_contents_c_)
+FMPL_F_ALIAS(mpi_type_get_contents_f08_large_, pmpi_type_get_contents_c_)
+FMPL_F_ALIAS(pmpir_type_get_contents_f08_large_, pmpi_type_get_contents_c_)
 
 void pmpi_type_get_value_index_(const MPI_Datatype *value_type, const MPI_Datatype *index_type,
                                 MPI_Datatype *pair_type, MPI_Fint *ierror)
@@ -1443,8 +1594,9 @@ void pmpi_type_get_value_index_(const MPI_Datatype *value_type, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_value_index, TYPE_GET_VALUE_INDEX)
-FMPL_F_ALIAS(mpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
 FMPL_F_ALIAS(pmpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
+FMPL_F_ALIAS(mpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
+FMPL_F_ALIAS(pmpir_type_get_value_index_f08_, pmpi_type_get_value_index_)
 
 /* ---- Pack and unpack ---- */
 
@@ -1456,8 +1608,8 @@ void pmpi_pack_(void *inbuf, const int *incount, const MPI_Datatype *datatype, v
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pack, PACK)
-FMPL_F_ALIAS(mpi_pack_f08_, pmpi_pack_)
 FMPL_F_ALIAS(pmpi_pack_f08_, pmpi_pack_)
+FMPL_F_ALIAS(mpi_pack_f08_, pmpi_pack_)
 
 void pmpi_pack_c_(void *inbuf, const MPI_Count *incount, const MPI_Datatype *datatype, void *outbuf,
                   const MPI_Count *outsize, MPI_Count *position, const MPI_Comm *comm,
@@ -1468,8 +1620,8 @@ void pmpi_pack_c_(void *inbuf, const MPI_Count *incount, const MPI_Datatype *dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_c_, pmpi_pack_c_)
-FMPL_F_ALIAS(mpi_pack_f08c_, pmpi_pack_c_)
 FMPL_F_ALIAS(pmpi_pack_f08c_, pmpi_pack_c_)
+FMPL_F_ALIAS(mpi_pack_f08c_, pmpi_pack_c_)
 
 void pmpi_unpack_(void *inbuf, const int *insize, int *position, void *outbuf, const int *outcount,
                   const MPI_Datatype *datatype, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1479,8 +1631,8 @@ void pmpi_unpack_(void *inbuf, const int *insize, int *position, void *outbuf, c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(unpack, UNPACK)
-FMPL_F_ALIAS(mpi_unpack_f08_, pmpi_unpack_)
 FMPL_F_ALIAS(pmpi_unpack_f08_, pmpi_unpack_)
+FMPL_F_ALIAS(mpi_unpack_f08_, pmpi_unpack_)
 
 void pmpi_unpack_c_(void *inbuf, const MPI_Count *insize, MPI_Count *position, void *outbuf,
                     const MPI_Count *outcount, const MPI_Datatype *datatype, const MPI_Comm *comm,
@@ -1491,8 +1643,8 @@ void pmpi_unpack_c_(void *inbuf, const MPI_Count *insize, MPI_Count *position, v
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_unpack_c_, pmpi_unpack_c_)
-FMPL_F_ALIAS(mpi_unpack_f08c_, pmpi_unpack_c_)
 FMPL_F_ALIAS(pmpi_unpack_f08c_, pmpi_unpack_c_)
+FMPL_F_ALIAS(mpi_unpack_f08c_, pmpi_unpack_c_)
 
 void pmpi_pack_size_(const int *incount, const MPI_Datatype *datatype, const MPI_Comm *comm,
                      int *size, MPI_Fint *ierror)
@@ -1501,8 +1653,9 @@ void pmpi_pack_size_(const int *incount, const MPI_Datatype *datatype, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pack_size, PACK_SIZE)
-FMPL_F_ALIAS(mpi_pack_size_f08_, pmpi_pack_size_)
 FMPL_F_ALIAS(pmpi_pack_size_f08_, pmpi_pack_size_)
+FMPL_F_ALIAS(mpi_pack_size_f08_, pmpi_pack_size_)
+FMPL_F_ALIAS(pmpir_pack_size_f08_, pmpi_pack_size_)
 
 void pmpi_pack_size_c_(const MPI_Count *incount, const MPI_Datatype *datatype, const MPI_Comm *comm,
                        MPI_Count *size, MPI_Fint *ierror)
@@ -1511,8 +1664,10 @@ void pmpi_pack_size_c_(const MPI_Count *incount, const MPI_Datatype *datatype, c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_size_c_, pmpi_pack_size_c_)
-FMPL_F_ALIAS(mpi_pack_size_f08c_, pmpi_pack_size_c_)
 FMPL_F_ALIAS(pmpi_pack_size_f08c_, pmpi_pack_size_c_)
+FMPL_F_ALIAS(mpi_pack_size_f08c_, pmpi_pack_size_c_)
+FMPL_F_ALIAS(mpi_pack_size_f08_large_, pmpi_pack_size_c_)
+FMPL_F_ALIAS(pmpir_pack_size_f08_large_, pmpi_pack_size_c_)
 
 void pmpi_pack_external_(char *datarep, void *inbuf, const int *incount,
                          const MPI_Datatype *datatype, void *outbuf, const MPI_Aint *outsize,
@@ -1526,8 +1681,8 @@ void pmpi_pack_external_(char *datarep, void *inbuf, const int *incount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pack_external, PACK_EXTERNAL)
-FMPL_F_ALIAS(mpi_pack_external_f08_, pmpi_pack_external_)
 FMPL_F_ALIAS(pmpi_pack_external_f08_, pmpi_pack_external_)
+FMPL_F_ALIAS(mpi_pack_external_f08_, pmpi_pack_external_)
 
 void pmpi_pack_external_c_(char *datarep, void *inbuf, const MPI_Count *incount,
                            const MPI_Datatype *datatype, void *outbuf, const MPI_Count *outsize,
@@ -1541,8 +1696,8 @@ void pmpi_pack_external_c_(char *datarep, void *inbuf, const MPI_Count *incount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_external_c_, pmpi_pack_external_c_)
-FMPL_F_ALIAS(mpi_pack_external_f08c_, pmpi_pack_external_c_)
 FMPL_F_ALIAS(pmpi_pack_external_f08c_, pmpi_pack_external_c_)
+FMPL_F_ALIAS(mpi_pack_external_f08c_, pmpi_pack_external_c_)
 
 void pmpi_unpack_external_(char *datarep, void *inbuf, const MPI_Aint *insize, MPI_Aint *position,
                            void *outbuf, const int *outcount, const MPI_Datatype *datatype,
@@ -1556,8 +1711,8 @@ void pmpi_unpack_external_(char *datarep, void *inbuf, const MPI_Aint *insize, M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(unpack_external, UNPACK_EXTERNAL)
-FMPL_F_ALIAS(mpi_unpack_external_f08_, pmpi_unpack_external_)
 FMPL_F_ALIAS(pmpi_unpack_external_f08_, pmpi_unpack_external_)
+FMPL_F_ALIAS(mpi_unpack_external_f08_, pmpi_unpack_external_)
 
 void pmpi_unpack_external_c_(char *datarep, void *inbuf, const MPI_Count *insize,
                              MPI_Count *position, void *outbuf, const MPI_Count *outcount,
@@ -1571,8 +1726,8 @@ void pmpi_unpack_external_c_(char *datarep, void *inbuf, const MPI_Count *insize
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_unpack_external_c_, pmpi_unpack_external_c_)
-FMPL_F_ALIAS(mpi_unpack_external_f08c_, pmpi_unpack_external_c_)
 FMPL_F_ALIAS(pmpi_unpack_external_f08c_, pmpi_unpack_external_c_)
+FMPL_F_ALIAS(mpi_unpack_external_f08c_, pmpi_unpack_external_c_)
 
 void pmpi_pack_external_size_(char *datarep, const int *incount, const MPI_Datatype *datatype,
                               MPI_Aint *size, MPI_Fint *ierror, size_t datarep_len)
@@ -1584,8 +1739,9 @@ void pmpi_pack_external_size_(char *datarep, const int *incount, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pack_external_size, PACK_EXTERNAL_SIZE)
-FMPL_F_ALIAS(mpi_pack_external_size_f08_, pmpi_pack_external_size_)
 FMPL_F_ALIAS(pmpi_pack_external_size_f08_, pmpi_pack_external_size_)
+FMPL_F_ALIAS(mpi_pack_external_size_f08_, pmpi_pack_external_size_)
+FMPL_F_ALIAS(pmpir_pack_external_size_f08_, pmpi_pack_external_size_)
 
 void pmpi_pack_external_size_c_(char *datarep, const MPI_Count *incount,
                                 const MPI_Datatype *datatype, MPI_Count *size, MPI_Fint *ierror,
@@ -1598,8 +1754,10 @@ void pmpi_pack_external_size_c_(char *datarep, const MPI_Count *incount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_external_size_c_, pmpi_pack_external_size_c_)
-FMPL_F_ALIAS(mpi_pack_external_size_f08c_, pmpi_pack_external_size_c_)
 FMPL_F_ALIAS(pmpi_pack_external_size_f08c_, pmpi_pack_external_size_c_)
+FMPL_F_ALIAS(mpi_pack_external_size_f08c_, pmpi_pack_external_size_c_)
+FMPL_F_ALIAS(mpi_pack_external_size_f08_large_, pmpi_pack_external_size_c_)
+FMPL_F_ALIAS(pmpir_pack_external_size_f08_large_, pmpi_pack_external_size_c_)
 
 /* ---- Collectives: blocking ---- */
 
@@ -1609,8 +1767,9 @@ void pmpi_barrier_(const MPI_Comm *comm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(barrier, BARRIER)
-FMPL_F_ALIAS(mpi_barrier_f08_, pmpi_barrier_)
 FMPL_F_ALIAS(pmpi_barrier_f08_, pmpi_barrier_)
+FMPL_F_ALIAS(mpi_barrier_f08_, pmpi_barrier_)
+FMPL_F_ALIAS(pmpir_barrier_f08_, pmpi_barrier_)
 
 void pmpi_bcast_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                  const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1619,8 +1778,8 @@ void pmpi_bcast_(void *buffer, const int *count, const MPI_Datatype *datatype, c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(bcast, BCAST)
-FMPL_F_ALIAS(mpi_bcast_f08_, pmpi_bcast_)
 FMPL_F_ALIAS(pmpi_bcast_f08_, pmpi_bcast_)
+FMPL_F_ALIAS(mpi_bcast_f08_, pmpi_bcast_)
 
 void pmpi_bcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                    const int *root, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1629,8 +1788,8 @@ void pmpi_bcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_c_, pmpi_bcast_c_)
-FMPL_F_ALIAS(mpi_bcast_f08c_, pmpi_bcast_c_)
 FMPL_F_ALIAS(pmpi_bcast_f08c_, pmpi_bcast_c_)
+FMPL_F_ALIAS(mpi_bcast_f08c_, pmpi_bcast_c_)
 
 void pmpi_gather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                   const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -1641,8 +1800,8 @@ void pmpi_gather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendt
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(gather, GATHER)
-FMPL_F_ALIAS(mpi_gather_f08_, pmpi_gather_)
 FMPL_F_ALIAS(pmpi_gather_f08_, pmpi_gather_)
+FMPL_F_ALIAS(mpi_gather_f08_, pmpi_gather_)
 
 void pmpi_gather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1653,8 +1812,8 @@ void pmpi_gather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatyp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_c_, pmpi_gather_c_)
-FMPL_F_ALIAS(mpi_gather_f08c_, pmpi_gather_c_)
 FMPL_F_ALIAS(pmpi_gather_f08c_, pmpi_gather_c_)
+FMPL_F_ALIAS(mpi_gather_f08c_, pmpi_gather_c_)
 
 void pmpi_gatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcounts, const int *displs, const MPI_Datatype *recvtype,
@@ -1665,8 +1824,8 @@ void pmpi_gatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(gatherv, GATHERV)
-FMPL_F_ALIAS(mpi_gatherv_f08_, pmpi_gatherv_)
 FMPL_F_ALIAS(pmpi_gatherv_f08_, pmpi_gatherv_)
+FMPL_F_ALIAS(mpi_gatherv_f08_, pmpi_gatherv_)
 
 void pmpi_gatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1678,8 +1837,8 @@ void pmpi_gatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_c_, pmpi_gatherv_c_)
-FMPL_F_ALIAS(mpi_gatherv_f08c_, pmpi_gatherv_c_)
 FMPL_F_ALIAS(pmpi_gatherv_f08c_, pmpi_gatherv_c_)
+FMPL_F_ALIAS(mpi_gatherv_f08c_, pmpi_gatherv_c_)
 
 void pmpi_scatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -1690,8 +1849,8 @@ void pmpi_scatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scatter, SCATTER)
-FMPL_F_ALIAS(mpi_scatter_f08_, pmpi_scatter_)
 FMPL_F_ALIAS(pmpi_scatter_f08_, pmpi_scatter_)
+FMPL_F_ALIAS(mpi_scatter_f08_, pmpi_scatter_)
 
 void pmpi_scatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1702,8 +1861,8 @@ void pmpi_scatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_c_, pmpi_scatter_c_)
-FMPL_F_ALIAS(mpi_scatter_f08c_, pmpi_scatter_c_)
 FMPL_F_ALIAS(pmpi_scatter_f08c_, pmpi_scatter_c_)
+FMPL_F_ALIAS(mpi_scatter_f08c_, pmpi_scatter_c_)
 
 void pmpi_scatterv_(void *sendbuf, const int *sendcounts, const int *displs,
                     const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -1715,8 +1874,8 @@ void pmpi_scatterv_(void *sendbuf, const int *sendcounts, const int *displs,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scatterv, SCATTERV)
-FMPL_F_ALIAS(mpi_scatterv_f08_, pmpi_scatterv_)
 FMPL_F_ALIAS(pmpi_scatterv_f08_, pmpi_scatterv_)
+FMPL_F_ALIAS(mpi_scatterv_f08_, pmpi_scatterv_)
 
 void pmpi_scatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                       const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -1728,8 +1887,8 @@ void pmpi_scatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_c_, pmpi_scatterv_c_)
-FMPL_F_ALIAS(mpi_scatterv_f08c_, pmpi_scatterv_c_)
 FMPL_F_ALIAS(pmpi_scatterv_f08c_, pmpi_scatterv_c_)
+FMPL_F_ALIAS(mpi_scatterv_f08c_, pmpi_scatterv_c_)
 
 void pmpi_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1740,8 +1899,8 @@ void pmpi_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allgather, ALLGATHER)
-FMPL_F_ALIAS(mpi_allgather_f08_, pmpi_allgather_)
 FMPL_F_ALIAS(pmpi_allgather_f08_, pmpi_allgather_)
+FMPL_F_ALIAS(mpi_allgather_f08_, pmpi_allgather_)
 
 void pmpi_allgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1752,8 +1911,8 @@ void pmpi_allgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_c_, pmpi_allgather_c_)
-FMPL_F_ALIAS(mpi_allgather_f08c_, pmpi_allgather_c_)
 FMPL_F_ALIAS(pmpi_allgather_f08c_, pmpi_allgather_c_)
+FMPL_F_ALIAS(mpi_allgather_f08c_, pmpi_allgather_c_)
 
 void pmpi_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const int *recvcounts, const int *displs,
@@ -1764,8 +1923,8 @@ void pmpi_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *s
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allgatherv, ALLGATHERV)
-FMPL_F_ALIAS(mpi_allgatherv_f08_, pmpi_allgatherv_)
 FMPL_F_ALIAS(pmpi_allgatherv_f08_, pmpi_allgatherv_)
+FMPL_F_ALIAS(mpi_allgatherv_f08_, pmpi_allgatherv_)
 
 void pmpi_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -1776,8 +1935,8 @@ void pmpi_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_c_, pmpi_allgatherv_c_)
-FMPL_F_ALIAS(mpi_allgatherv_f08c_, pmpi_allgatherv_c_)
 FMPL_F_ALIAS(pmpi_allgatherv_f08c_, pmpi_allgatherv_c_)
+FMPL_F_ALIAS(mpi_allgatherv_f08c_, pmpi_allgatherv_c_)
 
 void pmpi_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -1788,8 +1947,8 @@ void pmpi_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoall, ALLTOALL)
-FMPL_F_ALIAS(mpi_alltoall_f08_, pmpi_alltoall_)
 FMPL_F_ALIAS(pmpi_alltoall_f08_, pmpi_alltoall_)
+FMPL_F_ALIAS(mpi_alltoall_f08_, pmpi_alltoall_)
 
 void pmpi_alltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -1800,8 +1959,8 @@ void pmpi_alltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_c_, pmpi_alltoall_c_)
-FMPL_F_ALIAS(mpi_alltoall_f08c_, pmpi_alltoall_c_)
 FMPL_F_ALIAS(pmpi_alltoall_f08c_, pmpi_alltoall_c_)
+FMPL_F_ALIAS(mpi_alltoall_f08c_, pmpi_alltoall_c_)
 
 void pmpi_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                      const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -1813,8 +1972,8 @@ void pmpi_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoallv, ALLTOALLV)
-FMPL_F_ALIAS(mpi_alltoallv_f08_, pmpi_alltoallv_)
 FMPL_F_ALIAS(pmpi_alltoallv_f08_, pmpi_alltoallv_)
+FMPL_F_ALIAS(mpi_alltoallv_f08_, pmpi_alltoallv_)
 
 void pmpi_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                        const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcounts,
@@ -1826,8 +1985,8 @@ void pmpi_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_c_, pmpi_alltoallv_c_)
-FMPL_F_ALIAS(mpi_alltoallv_f08c_, pmpi_alltoallv_c_)
 FMPL_F_ALIAS(pmpi_alltoallv_f08c_, pmpi_alltoallv_c_)
+FMPL_F_ALIAS(mpi_alltoallv_f08c_, pmpi_alltoallv_c_)
 
 void pmpi_alltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
                      const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -1839,8 +1998,8 @@ void pmpi_alltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoallw, ALLTOALLW)
-FMPL_F_ALIAS(mpi_alltoallw_f08_, pmpi_alltoallw_)
 FMPL_F_ALIAS(pmpi_alltoallw_f08_, pmpi_alltoallw_)
+FMPL_F_ALIAS(mpi_alltoallw_f08_, pmpi_alltoallw_)
 
 void pmpi_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                        const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
@@ -1852,8 +2011,8 @@ void pmpi_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_c_, pmpi_alltoallw_c_)
-FMPL_F_ALIAS(mpi_alltoallw_f08c_, pmpi_alltoallw_c_)
 FMPL_F_ALIAS(pmpi_alltoallw_f08c_, pmpi_alltoallw_c_)
+FMPL_F_ALIAS(mpi_alltoallw_f08c_, pmpi_alltoallw_c_)
 
 void pmpi_reduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                   const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1863,8 +2022,8 @@ void pmpi_reduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce, REDUCE)
-FMPL_F_ALIAS(mpi_reduce_f08_, pmpi_reduce_)
 FMPL_F_ALIAS(pmpi_reduce_f08_, pmpi_reduce_)
+FMPL_F_ALIAS(mpi_reduce_f08_, pmpi_reduce_)
 
 void pmpi_reduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                     const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -1875,8 +2034,8 @@ void pmpi_reduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_c_, pmpi_reduce_c_)
-FMPL_F_ALIAS(mpi_reduce_f08c_, pmpi_reduce_c_)
 FMPL_F_ALIAS(pmpi_reduce_f08c_, pmpi_reduce_c_)
+FMPL_F_ALIAS(mpi_reduce_f08c_, pmpi_reduce_c_)
 
 void pmpi_allreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                      const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1886,8 +2045,8 @@ void pmpi_allreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allreduce, ALLREDUCE)
-FMPL_F_ALIAS(mpi_allreduce_f08_, pmpi_allreduce_)
 FMPL_F_ALIAS(pmpi_allreduce_f08_, pmpi_allreduce_)
+FMPL_F_ALIAS(mpi_allreduce_f08_, pmpi_allreduce_)
 
 void pmpi_allreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                        const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1898,8 +2057,8 @@ void pmpi_allreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_c_, pmpi_allreduce_c_)
-FMPL_F_ALIAS(mpi_allreduce_f08c_, pmpi_allreduce_c_)
 FMPL_F_ALIAS(pmpi_allreduce_f08c_, pmpi_allreduce_c_)
+FMPL_F_ALIAS(mpi_allreduce_f08c_, pmpi_allreduce_c_)
 
 void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const int *count, const MPI_Datatype *datatype,
                         const MPI_Op *op, MPI_Fint *ierror)
@@ -1909,8 +2068,8 @@ void pmpi_reduce_local_(void *inbuf, void *inoutbuf, const int *count, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_local, REDUCE_LOCAL)
-FMPL_F_ALIAS(mpi_reduce_local_f08_, pmpi_reduce_local_)
 FMPL_F_ALIAS(pmpi_reduce_local_f08_, pmpi_reduce_local_)
+FMPL_F_ALIAS(mpi_reduce_local_f08_, pmpi_reduce_local_)
 
 void pmpi_reduce_local_c_(void *inbuf, void *inoutbuf, const MPI_Count *count,
                           const MPI_Datatype *datatype, const MPI_Op *op, MPI_Fint *ierror)
@@ -1920,8 +2079,8 @@ void pmpi_reduce_local_c_(void *inbuf, void *inoutbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_local_c_, pmpi_reduce_local_c_)
-FMPL_F_ALIAS(mpi_reduce_local_f08c_, pmpi_reduce_local_c_)
 FMPL_F_ALIAS(pmpi_reduce_local_f08c_, pmpi_reduce_local_c_)
+FMPL_F_ALIAS(mpi_reduce_local_f08c_, pmpi_reduce_local_c_)
 
 void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcount,
                                 const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1932,8 +2091,8 @@ void pmpi_reduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcou
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
-FMPL_F_ALIAS(mpi_reduce_scatter_block_f08_, pmpi_reduce_scatter_block_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_block_f08_, pmpi_reduce_scatter_block_)
+FMPL_F_ALIAS(mpi_reduce_scatter_block_f08_, pmpi_reduce_scatter_block_)
 
 void pmpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                   const MPI_Datatype *datatype, const MPI_Op *op,
@@ -1944,8 +2103,8 @@ void pmpi_reduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_c_, pmpi_reduce_scatter_block_c_)
-FMPL_F_ALIAS(mpi_reduce_scatter_block_f08c_, pmpi_reduce_scatter_block_c_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_block_f08c_, pmpi_reduce_scatter_block_c_)
+FMPL_F_ALIAS(mpi_reduce_scatter_block_f08c_, pmpi_reduce_scatter_block_c_)
 
 void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
                           const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1956,8 +2115,8 @@ void pmpi_reduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_scatter, REDUCE_SCATTER)
-FMPL_F_ALIAS(mpi_reduce_scatter_f08_, pmpi_reduce_scatter_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_f08_, pmpi_reduce_scatter_)
+FMPL_F_ALIAS(mpi_reduce_scatter_f08_, pmpi_reduce_scatter_)
 
 void pmpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                             const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1968,8 +2127,8 @@ void pmpi_reduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvc
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_c_, pmpi_reduce_scatter_c_)
-FMPL_F_ALIAS(mpi_reduce_scatter_f08c_, pmpi_reduce_scatter_c_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_f08c_, pmpi_reduce_scatter_c_)
+FMPL_F_ALIAS(mpi_reduce_scatter_f08c_, pmpi_reduce_scatter_c_)
 
 void pmpi_scan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                 const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -1979,8 +2138,8 @@ void pmpi_scan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scan, SCAN)
-FMPL_F_ALIAS(mpi_scan_f08_, pmpi_scan_)
 FMPL_F_ALIAS(pmpi_scan_f08_, pmpi_scan_)
+FMPL_F_ALIAS(mpi_scan_f08_, pmpi_scan_)
 
 void pmpi_scan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                   const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -1991,8 +2150,8 @@ void pmpi_scan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_c_, pmpi_scan_c_)
-FMPL_F_ALIAS(mpi_scan_f08c_, pmpi_scan_c_)
 FMPL_F_ALIAS(pmpi_scan_f08c_, pmpi_scan_c_)
+FMPL_F_ALIAS(mpi_scan_f08c_, pmpi_scan_c_)
 
 void pmpi_exscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                   const MPI_Op *op, const MPI_Comm *comm, MPI_Fint *ierror)
@@ -2002,8 +2161,8 @@ void pmpi_exscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(exscan, EXSCAN)
-FMPL_F_ALIAS(mpi_exscan_f08_, pmpi_exscan_)
 FMPL_F_ALIAS(pmpi_exscan_f08_, pmpi_exscan_)
+FMPL_F_ALIAS(mpi_exscan_f08_, pmpi_exscan_)
 
 void pmpi_exscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                     const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2014,8 +2173,8 @@ void pmpi_exscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_c_, pmpi_exscan_c_)
-FMPL_F_ALIAS(mpi_exscan_f08c_, pmpi_exscan_c_)
 FMPL_F_ALIAS(pmpi_exscan_f08c_, pmpi_exscan_c_)
+FMPL_F_ALIAS(mpi_exscan_f08c_, pmpi_exscan_c_)
 
 /* ---- Collectives: nonblocking ---- */
 
@@ -2025,8 +2184,9 @@ void pmpi_ibarrier_(const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ibarrier, IBARRIER)
-FMPL_F_ALIAS(mpi_ibarrier_f08_, pmpi_ibarrier_)
 FMPL_F_ALIAS(pmpi_ibarrier_f08_, pmpi_ibarrier_)
+FMPL_F_ALIAS(mpi_ibarrier_f08_, pmpi_ibarrier_)
+FMPL_F_ALIAS(pmpir_ibarrier_f08_, pmpi_ibarrier_)
 
 void pmpi_ibcast_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                   const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2035,8 +2195,8 @@ void pmpi_ibcast_(void *buffer, const int *count, const MPI_Datatype *datatype, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ibcast, IBCAST)
-FMPL_F_ALIAS(mpi_ibcast_f08_, pmpi_ibcast_)
 FMPL_F_ALIAS(pmpi_ibcast_f08_, pmpi_ibcast_)
+FMPL_F_ALIAS(mpi_ibcast_f08_, pmpi_ibcast_)
 
 void pmpi_ibcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                     const int *root, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2045,8 +2205,8 @@ void pmpi_ibcast_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibcast_c_, pmpi_ibcast_c_)
-FMPL_F_ALIAS(mpi_ibcast_f08c_, pmpi_ibcast_c_)
 FMPL_F_ALIAS(pmpi_ibcast_f08c_, pmpi_ibcast_c_)
+FMPL_F_ALIAS(mpi_ibcast_f08c_, pmpi_ibcast_c_)
 
 void pmpi_igather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype, void *recvbuf,
                    const int *recvcount, const MPI_Datatype *recvtype, const int *root,
@@ -2057,8 +2217,8 @@ void pmpi_igather_(void *sendbuf, const int *sendcount, const MPI_Datatype *send
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(igather, IGATHER)
-FMPL_F_ALIAS(mpi_igather_f08_, pmpi_igather_)
 FMPL_F_ALIAS(pmpi_igather_f08_, pmpi_igather_)
+FMPL_F_ALIAS(mpi_igather_f08_, pmpi_igather_)
 
 void pmpi_igather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2069,8 +2229,8 @@ void pmpi_igather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igather_c_, pmpi_igather_c_)
-FMPL_F_ALIAS(mpi_igather_f08c_, pmpi_igather_c_)
 FMPL_F_ALIAS(pmpi_igather_f08c_, pmpi_igather_c_)
+FMPL_F_ALIAS(mpi_igather_f08c_, pmpi_igather_c_)
 
 void pmpi_igatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcounts, const int *displs,
@@ -2082,8 +2242,8 @@ void pmpi_igatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(igatherv, IGATHERV)
-FMPL_F_ALIAS(mpi_igatherv_f08_, pmpi_igatherv_)
 FMPL_F_ALIAS(pmpi_igatherv_f08_, pmpi_igatherv_)
+FMPL_F_ALIAS(mpi_igatherv_f08_, pmpi_igatherv_)
 
 void pmpi_igatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -2095,8 +2255,8 @@ void pmpi_igatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igatherv_c_, pmpi_igatherv_c_)
-FMPL_F_ALIAS(mpi_igatherv_f08c_, pmpi_igatherv_c_)
 FMPL_F_ALIAS(pmpi_igatherv_f08c_, pmpi_igatherv_c_)
+FMPL_F_ALIAS(mpi_igatherv_f08c_, pmpi_igatherv_c_)
 
 void pmpi_iscatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                     void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2107,8 +2267,8 @@ void pmpi_iscatter_(void *sendbuf, const int *sendcount, const MPI_Datatype *sen
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iscatter, ISCATTER)
-FMPL_F_ALIAS(mpi_iscatter_f08_, pmpi_iscatter_)
 FMPL_F_ALIAS(pmpi_iscatter_f08_, pmpi_iscatter_)
+FMPL_F_ALIAS(mpi_iscatter_f08_, pmpi_iscatter_)
 
 void pmpi_iscatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2119,8 +2279,8 @@ void pmpi_iscatter_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatter_c_, pmpi_iscatter_c_)
-FMPL_F_ALIAS(mpi_iscatter_f08c_, pmpi_iscatter_c_)
 FMPL_F_ALIAS(pmpi_iscatter_f08c_, pmpi_iscatter_c_)
+FMPL_F_ALIAS(mpi_iscatter_f08c_, pmpi_iscatter_c_)
 
 void pmpi_iscatterv_(void *sendbuf, const int *sendcounts, const int *displs,
                      const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -2132,8 +2292,8 @@ void pmpi_iscatterv_(void *sendbuf, const int *sendcounts, const int *displs,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iscatterv, ISCATTERV)
-FMPL_F_ALIAS(mpi_iscatterv_f08_, pmpi_iscatterv_)
 FMPL_F_ALIAS(pmpi_iscatterv_f08_, pmpi_iscatterv_)
+FMPL_F_ALIAS(mpi_iscatterv_f08_, pmpi_iscatterv_)
 
 void pmpi_iscatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                        const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -2145,8 +2305,8 @@ void pmpi_iscatterv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ain
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatterv_c_, pmpi_iscatterv_c_)
-FMPL_F_ALIAS(mpi_iscatterv_f08c_, pmpi_iscatterv_c_)
 FMPL_F_ALIAS(pmpi_iscatterv_f08c_, pmpi_iscatterv_c_)
+FMPL_F_ALIAS(mpi_iscatterv_f08c_, pmpi_iscatterv_c_)
 
 void pmpi_iallgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                       void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2157,8 +2317,8 @@ void pmpi_iallgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *s
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iallgather, IALLGATHER)
-FMPL_F_ALIAS(mpi_iallgather_f08_, pmpi_iallgather_)
 FMPL_F_ALIAS(pmpi_iallgather_f08_, pmpi_iallgather_)
+FMPL_F_ALIAS(mpi_iallgather_f08_, pmpi_iallgather_)
 
 void pmpi_iallgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2169,8 +2329,8 @@ void pmpi_iallgather_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgather_c_, pmpi_iallgather_c_)
-FMPL_F_ALIAS(mpi_iallgather_f08c_, pmpi_iallgather_c_)
 FMPL_F_ALIAS(pmpi_iallgather_f08c_, pmpi_iallgather_c_)
+FMPL_F_ALIAS(mpi_iallgather_f08c_, pmpi_iallgather_c_)
 
 void pmpi_iallgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const int *recvcounts, const int *displs,
@@ -2182,8 +2342,8 @@ void pmpi_iallgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iallgatherv, IALLGATHERV)
-FMPL_F_ALIAS(mpi_iallgatherv_f08_, pmpi_iallgatherv_)
 FMPL_F_ALIAS(pmpi_iallgatherv_f08_, pmpi_iallgatherv_)
+FMPL_F_ALIAS(mpi_iallgatherv_f08_, pmpi_iallgatherv_)
 
 void pmpi_iallgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -2196,8 +2356,8 @@ void pmpi_iallgatherv_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgatherv_c_, pmpi_iallgatherv_c_)
-FMPL_F_ALIAS(mpi_iallgatherv_f08c_, pmpi_iallgatherv_c_)
 FMPL_F_ALIAS(pmpi_iallgatherv_f08c_, pmpi_iallgatherv_c_)
+FMPL_F_ALIAS(mpi_iallgatherv_f08c_, pmpi_iallgatherv_c_)
 
 void pmpi_ialltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                      void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2208,8 +2368,8 @@ void pmpi_ialltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *se
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ialltoall, IALLTOALL)
-FMPL_F_ALIAS(mpi_ialltoall_f08_, pmpi_ialltoall_)
 FMPL_F_ALIAS(pmpi_ialltoall_f08_, pmpi_ialltoall_)
+FMPL_F_ALIAS(mpi_ialltoall_f08_, pmpi_ialltoall_)
 
 void pmpi_ialltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2220,8 +2380,8 @@ void pmpi_ialltoall_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoall_c_, pmpi_ialltoall_c_)
-FMPL_F_ALIAS(mpi_ialltoall_f08c_, pmpi_ialltoall_c_)
 FMPL_F_ALIAS(pmpi_ialltoall_f08c_, pmpi_ialltoall_c_)
+FMPL_F_ALIAS(mpi_ialltoall_f08c_, pmpi_ialltoall_c_)
 
 void pmpi_ialltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                       const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -2234,8 +2394,8 @@ void pmpi_ialltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ialltoallv, IALLTOALLV)
-FMPL_F_ALIAS(mpi_ialltoallv_f08_, pmpi_ialltoallv_)
 FMPL_F_ALIAS(pmpi_ialltoallv_f08_, pmpi_ialltoallv_)
+FMPL_F_ALIAS(mpi_ialltoallv_f08_, pmpi_ialltoallv_)
 
 void pmpi_ialltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                         const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcounts,
@@ -2248,8 +2408,8 @@ void pmpi_ialltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ai
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallv_c_, pmpi_ialltoallv_c_)
-FMPL_F_ALIAS(mpi_ialltoallv_f08c_, pmpi_ialltoallv_c_)
 FMPL_F_ALIAS(pmpi_ialltoallv_f08c_, pmpi_ialltoallv_c_)
+FMPL_F_ALIAS(mpi_ialltoallv_f08c_, pmpi_ialltoallv_c_)
 
 void pmpi_ialltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
                       const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -2262,8 +2422,8 @@ void pmpi_ialltoallw_(void *sendbuf, const int *sendcounts, const int *sdispls,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ialltoallw, IALLTOALLW)
-FMPL_F_ALIAS(mpi_ialltoallw_f08_, pmpi_ialltoallw_)
 FMPL_F_ALIAS(pmpi_ialltoallw_f08_, pmpi_ialltoallw_)
+FMPL_F_ALIAS(mpi_ialltoallw_f08_, pmpi_ialltoallw_)
 
 void pmpi_ialltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                         const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
@@ -2276,8 +2436,8 @@ void pmpi_ialltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Ai
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallw_c_, pmpi_ialltoallw_c_)
-FMPL_F_ALIAS(mpi_ialltoallw_f08c_, pmpi_ialltoallw_c_)
 FMPL_F_ALIAS(pmpi_ialltoallw_f08c_, pmpi_ialltoallw_c_)
+FMPL_F_ALIAS(mpi_ialltoallw_f08c_, pmpi_ialltoallw_c_)
 
 void pmpi_ireduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                    const MPI_Op *op, const int *root, const MPI_Comm *comm, MPI_Request *request,
@@ -2288,8 +2448,8 @@ void pmpi_ireduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ireduce, IREDUCE)
-FMPL_F_ALIAS(mpi_ireduce_f08_, pmpi_ireduce_)
 FMPL_F_ALIAS(pmpi_ireduce_f08_, pmpi_ireduce_)
+FMPL_F_ALIAS(mpi_ireduce_f08_, pmpi_ireduce_)
 
 void pmpi_ireduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                      const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -2300,8 +2460,8 @@ void pmpi_ireduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_c_, pmpi_ireduce_c_)
-FMPL_F_ALIAS(mpi_ireduce_f08c_, pmpi_ireduce_c_)
 FMPL_F_ALIAS(pmpi_ireduce_f08c_, pmpi_ireduce_c_)
+FMPL_F_ALIAS(mpi_ireduce_f08c_, pmpi_ireduce_c_)
 
 void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                       const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request,
@@ -2312,8 +2472,8 @@ void pmpi_iallreduce_(void *sendbuf, void *recvbuf, const int *count, const MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iallreduce, IALLREDUCE)
-FMPL_F_ALIAS(mpi_iallreduce_f08_, pmpi_iallreduce_)
 FMPL_F_ALIAS(pmpi_iallreduce_f08_, pmpi_iallreduce_)
+FMPL_F_ALIAS(mpi_iallreduce_f08_, pmpi_iallreduce_)
 
 void pmpi_iallreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                         const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2324,8 +2484,8 @@ void pmpi_iallreduce_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallreduce_c_, pmpi_iallreduce_c_)
-FMPL_F_ALIAS(mpi_iallreduce_f08c_, pmpi_iallreduce_c_)
 FMPL_F_ALIAS(pmpi_iallreduce_f08c_, pmpi_iallreduce_c_)
+FMPL_F_ALIAS(mpi_iallreduce_f08c_, pmpi_iallreduce_c_)
 
 void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvcount,
                                  const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2336,8 +2496,8 @@ void pmpi_ireduce_scatter_block_(void *sendbuf, void *recvbuf, const int *recvco
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
-FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08_, pmpi_ireduce_scatter_block_)
 FMPL_F_ALIAS(pmpi_ireduce_scatter_block_f08_, pmpi_ireduce_scatter_block_)
+FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08_, pmpi_ireduce_scatter_block_)
 
 void pmpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                    const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2348,8 +2508,8 @@ void pmpi_ireduce_scatter_block_c_(void *sendbuf, void *recvbuf, const MPI_Count
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_c_, pmpi_ireduce_scatter_block_c_)
-FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08c_, pmpi_ireduce_scatter_block_c_)
 FMPL_F_ALIAS(pmpi_ireduce_scatter_block_f08c_, pmpi_ireduce_scatter_block_c_)
+FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08c_, pmpi_ireduce_scatter_block_c_)
 
 void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
                            const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2360,8 +2520,8 @@ void pmpi_ireduce_scatter_(void *sendbuf, void *recvbuf, const int *recvcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ireduce_scatter, IREDUCE_SCATTER)
-FMPL_F_ALIAS(mpi_ireduce_scatter_f08_, pmpi_ireduce_scatter_)
 FMPL_F_ALIAS(pmpi_ireduce_scatter_f08_, pmpi_ireduce_scatter_)
+FMPL_F_ALIAS(mpi_ireduce_scatter_f08_, pmpi_ireduce_scatter_)
 
 void pmpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                              const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2372,8 +2532,8 @@ void pmpi_ireduce_scatter_c_(void *sendbuf, void *recvbuf, const MPI_Count *recv
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_c_, pmpi_ireduce_scatter_c_)
-FMPL_F_ALIAS(mpi_ireduce_scatter_f08c_, pmpi_ireduce_scatter_c_)
 FMPL_F_ALIAS(pmpi_ireduce_scatter_f08c_, pmpi_ireduce_scatter_c_)
+FMPL_F_ALIAS(mpi_ireduce_scatter_f08c_, pmpi_ireduce_scatter_c_)
 
 void pmpi_iscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                  const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2383,8 +2543,8 @@ void pmpi_iscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iscan, ISCAN)
-FMPL_F_ALIAS(mpi_iscan_f08_, pmpi_iscan_)
 FMPL_F_ALIAS(pmpi_iscan_f08_, pmpi_iscan_)
+FMPL_F_ALIAS(mpi_iscan_f08_, pmpi_iscan_)
 
 void pmpi_iscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                    const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2395,8 +2555,8 @@ void pmpi_iscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscan_c_, pmpi_iscan_c_)
-FMPL_F_ALIAS(mpi_iscan_f08c_, pmpi_iscan_c_)
 FMPL_F_ALIAS(pmpi_iscan_f08c_, pmpi_iscan_c_)
+FMPL_F_ALIAS(mpi_iscan_f08c_, pmpi_iscan_c_)
 
 void pmpi_iexscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                    const MPI_Op *op, const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
@@ -2406,8 +2566,8 @@ void pmpi_iexscan_(void *sendbuf, void *recvbuf, const int *count, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(iexscan, IEXSCAN)
-FMPL_F_ALIAS(mpi_iexscan_f08_, pmpi_iexscan_)
 FMPL_F_ALIAS(pmpi_iexscan_f08_, pmpi_iexscan_)
+FMPL_F_ALIAS(mpi_iexscan_f08_, pmpi_iexscan_)
 
 void pmpi_iexscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                      const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2418,8 +2578,8 @@ void pmpi_iexscan_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iexscan_c_, pmpi_iexscan_c_)
-FMPL_F_ALIAS(mpi_iexscan_f08c_, pmpi_iexscan_c_)
 FMPL_F_ALIAS(pmpi_iexscan_f08c_, pmpi_iexscan_c_)
+FMPL_F_ALIAS(mpi_iexscan_f08c_, pmpi_iexscan_c_)
 
 /* ---- Collectives: persistent ---- */
 
@@ -2430,8 +2590,9 @@ void pmpi_barrier_init_(const MPI_Comm *comm, const MPI_Info *info, MPI_Request 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(barrier_init, BARRIER_INIT)
-FMPL_F_ALIAS(mpi_barrier_init_f08_, pmpi_barrier_init_)
 FMPL_F_ALIAS(pmpi_barrier_init_f08_, pmpi_barrier_init_)
+FMPL_F_ALIAS(mpi_barrier_init_f08_, pmpi_barrier_init_)
+FMPL_F_ALIAS(pmpir_barrier_init_f08_, pmpi_barrier_init_)
 
 void pmpi_bcast_init_(void *buffer, const int *count, const MPI_Datatype *datatype, const int *root,
                       const MPI_Comm *comm, const MPI_Info *info, MPI_Request *request,
@@ -2442,8 +2603,8 @@ void pmpi_bcast_init_(void *buffer, const int *count, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(bcast_init, BCAST_INIT)
-FMPL_F_ALIAS(mpi_bcast_init_f08_, pmpi_bcast_init_)
 FMPL_F_ALIAS(pmpi_bcast_init_f08_, pmpi_bcast_init_)
+FMPL_F_ALIAS(mpi_bcast_init_f08_, pmpi_bcast_init_)
 
 void pmpi_bcast_init_c_(void *buffer, const MPI_Count *count, const MPI_Datatype *datatype,
                         const int *root, const MPI_Comm *comm, const MPI_Info *info,
@@ -2454,8 +2615,8 @@ void pmpi_bcast_init_c_(void *buffer, const MPI_Count *count, const MPI_Datatype
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_init_c_, pmpi_bcast_init_c_)
-FMPL_F_ALIAS(mpi_bcast_init_f08c_, pmpi_bcast_init_c_)
 FMPL_F_ALIAS(pmpi_bcast_init_f08c_, pmpi_bcast_init_c_)
+FMPL_F_ALIAS(mpi_bcast_init_f08c_, pmpi_bcast_init_c_)
 
 void pmpi_gather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                        void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2467,8 +2628,8 @@ void pmpi_gather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(gather_init, GATHER_INIT)
-FMPL_F_ALIAS(mpi_gather_init_f08_, pmpi_gather_init_)
 FMPL_F_ALIAS(pmpi_gather_init_f08_, pmpi_gather_init_)
+FMPL_F_ALIAS(mpi_gather_init_f08_, pmpi_gather_init_)
 
 void pmpi_gather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2481,8 +2642,8 @@ void pmpi_gather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_init_c_, pmpi_gather_init_c_)
-FMPL_F_ALIAS(mpi_gather_init_f08c_, pmpi_gather_init_c_)
 FMPL_F_ALIAS(pmpi_gather_init_f08c_, pmpi_gather_init_c_)
+FMPL_F_ALIAS(mpi_gather_init_f08c_, pmpi_gather_init_c_)
 
 void pmpi_gatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const int *recvcounts, const int *displs,
@@ -2495,8 +2656,8 @@ void pmpi_gatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(gatherv_init, GATHERV_INIT)
-FMPL_F_ALIAS(mpi_gatherv_init_f08_, pmpi_gatherv_init_)
 FMPL_F_ALIAS(pmpi_gatherv_init_f08_, pmpi_gatherv_init_)
+FMPL_F_ALIAS(mpi_gatherv_init_f08_, pmpi_gatherv_init_)
 
 void pmpi_gatherv_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
@@ -2509,8 +2670,8 @@ void pmpi_gatherv_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_init_c_, pmpi_gatherv_init_c_)
-FMPL_F_ALIAS(mpi_gatherv_init_f08c_, pmpi_gatherv_init_c_)
 FMPL_F_ALIAS(pmpi_gatherv_init_f08c_, pmpi_gatherv_init_c_)
+FMPL_F_ALIAS(mpi_gatherv_init_f08c_, pmpi_gatherv_init_c_)
 
 void pmpi_scatter_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                         void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2523,8 +2684,8 @@ void pmpi_scatter_init_(void *sendbuf, const int *sendcount, const MPI_Datatype 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scatter_init, SCATTER_INIT)
-FMPL_F_ALIAS(mpi_scatter_init_f08_, pmpi_scatter_init_)
 FMPL_F_ALIAS(pmpi_scatter_init_f08_, pmpi_scatter_init_)
+FMPL_F_ALIAS(mpi_scatter_init_f08_, pmpi_scatter_init_)
 
 void pmpi_scatter_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2537,8 +2698,8 @@ void pmpi_scatter_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_init_c_, pmpi_scatter_init_c_)
-FMPL_F_ALIAS(mpi_scatter_init_f08c_, pmpi_scatter_init_c_)
 FMPL_F_ALIAS(pmpi_scatter_init_f08c_, pmpi_scatter_init_c_)
+FMPL_F_ALIAS(mpi_scatter_init_f08c_, pmpi_scatter_init_c_)
 
 void pmpi_scatterv_init_(void *sendbuf, const int *sendcounts, const int *displs,
                          const MPI_Datatype *sendtype, void *recvbuf, const int *recvcount,
@@ -2551,8 +2712,8 @@ void pmpi_scatterv_init_(void *sendbuf, const int *sendcounts, const int *displs
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scatterv_init, SCATTERV_INIT)
-FMPL_F_ALIAS(mpi_scatterv_init_f08_, pmpi_scatterv_init_)
 FMPL_F_ALIAS(pmpi_scatterv_init_f08_, pmpi_scatterv_init_)
+FMPL_F_ALIAS(mpi_scatterv_init_f08_, pmpi_scatterv_init_)
 
 void pmpi_scatterv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
                            const MPI_Datatype *sendtype, void *recvbuf, const MPI_Count *recvcount,
@@ -2565,8 +2726,8 @@ void pmpi_scatterv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_init_c_, pmpi_scatterv_init_c_)
-FMPL_F_ALIAS(mpi_scatterv_init_f08c_, pmpi_scatterv_init_c_)
 FMPL_F_ALIAS(pmpi_scatterv_init_f08c_, pmpi_scatterv_init_c_)
+FMPL_F_ALIAS(mpi_scatterv_init_f08c_, pmpi_scatterv_init_c_)
 
 void pmpi_allgather_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                           void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2579,8 +2740,8 @@ void pmpi_allgather_init_(void *sendbuf, const int *sendcount, const MPI_Datatyp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allgather_init, ALLGATHER_INIT)
-FMPL_F_ALIAS(mpi_allgather_init_f08_, pmpi_allgather_init_)
 FMPL_F_ALIAS(pmpi_allgather_init_f08_, pmpi_allgather_init_)
+FMPL_F_ALIAS(mpi_allgather_init_f08_, pmpi_allgather_init_)
 
 void pmpi_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                             void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2593,8 +2754,8 @@ void pmpi_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_init_c_, pmpi_allgather_init_c_)
-FMPL_F_ALIAS(mpi_allgather_init_f08c_, pmpi_allgather_init_c_)
 FMPL_F_ALIAS(pmpi_allgather_init_f08c_, pmpi_allgather_init_c_)
+FMPL_F_ALIAS(mpi_allgather_init_f08c_, pmpi_allgather_init_c_)
 
 void pmpi_allgatherv_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                            void *recvbuf, const int *recvcounts, const int *displs,
@@ -2607,8 +2768,8 @@ void pmpi_allgatherv_init_(void *sendbuf, const int *sendcount, const MPI_Dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allgatherv_init, ALLGATHERV_INIT)
-FMPL_F_ALIAS(mpi_allgatherv_init_f08_, pmpi_allgatherv_init_)
 FMPL_F_ALIAS(pmpi_allgatherv_init_f08_, pmpi_allgatherv_init_)
+FMPL_F_ALIAS(mpi_allgatherv_init_f08_, pmpi_allgatherv_init_)
 
 void pmpi_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
                              const MPI_Datatype *sendtype, void *recvbuf,
@@ -2622,8 +2783,8 @@ void pmpi_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_init_c_, pmpi_allgatherv_init_c_)
-FMPL_F_ALIAS(mpi_allgatherv_init_f08c_, pmpi_allgatherv_init_c_)
 FMPL_F_ALIAS(pmpi_allgatherv_init_f08c_, pmpi_allgatherv_init_c_)
+FMPL_F_ALIAS(mpi_allgatherv_init_f08c_, pmpi_allgatherv_init_c_)
 
 void pmpi_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                          void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -2636,8 +2797,8 @@ void pmpi_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoall_init, ALLTOALL_INIT)
-FMPL_F_ALIAS(mpi_alltoall_init_f08_, pmpi_alltoall_init_)
 FMPL_F_ALIAS(pmpi_alltoall_init_f08_, pmpi_alltoall_init_)
+FMPL_F_ALIAS(mpi_alltoall_init_f08_, pmpi_alltoall_init_)
 
 void pmpi_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_Datatype *sendtype,
                            void *recvbuf, const MPI_Count *recvcount, const MPI_Datatype *recvtype,
@@ -2650,8 +2811,8 @@ void pmpi_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount, const MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_init_c_, pmpi_alltoall_init_c_)
-FMPL_F_ALIAS(mpi_alltoall_init_f08c_, pmpi_alltoall_init_c_)
 FMPL_F_ALIAS(pmpi_alltoall_init_f08c_, pmpi_alltoall_init_c_)
+FMPL_F_ALIAS(mpi_alltoall_init_f08c_, pmpi_alltoall_init_c_)
 
 void pmpi_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                           const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -2664,8 +2825,8 @@ void pmpi_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdisp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoallv_init, ALLTOALLV_INIT)
-FMPL_F_ALIAS(mpi_alltoallv_init_f08_, pmpi_alltoallv_init_)
 FMPL_F_ALIAS(pmpi_alltoallv_init_f08_, pmpi_alltoallv_init_)
+FMPL_F_ALIAS(mpi_alltoallv_init_f08_, pmpi_alltoallv_init_)
 
 void pmpi_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                             const MPI_Datatype *sendtype, void *recvbuf,
@@ -2679,8 +2840,8 @@ void pmpi_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_init_c_, pmpi_alltoallv_init_c_)
-FMPL_F_ALIAS(mpi_alltoallv_init_f08c_, pmpi_alltoallv_init_c_)
 FMPL_F_ALIAS(pmpi_alltoallv_init_f08c_, pmpi_alltoallv_init_c_)
+FMPL_F_ALIAS(mpi_alltoallv_init_f08c_, pmpi_alltoallv_init_c_)
 
 void pmpi_alltoallw_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                           const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -2693,8 +2854,8 @@ void pmpi_alltoallw_init_(void *sendbuf, const int *sendcounts, const int *sdisp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alltoallw_init, ALLTOALLW_INIT)
-FMPL_F_ALIAS(mpi_alltoallw_init_f08_, pmpi_alltoallw_init_)
 FMPL_F_ALIAS(pmpi_alltoallw_init_f08_, pmpi_alltoallw_init_)
+FMPL_F_ALIAS(mpi_alltoallw_init_f08_, pmpi_alltoallw_init_)
 
 void pmpi_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                             const MPI_Datatype *sendtypes, void *recvbuf,
@@ -2708,8 +2869,8 @@ void pmpi_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts, const MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_init_c_, pmpi_alltoallw_init_c_)
-FMPL_F_ALIAS(mpi_alltoallw_init_f08c_, pmpi_alltoallw_init_c_)
 FMPL_F_ALIAS(pmpi_alltoallw_init_f08c_, pmpi_alltoallw_init_c_)
+FMPL_F_ALIAS(mpi_alltoallw_init_f08c_, pmpi_alltoallw_init_c_)
 
 void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                        const MPI_Op *op, const int *root, const MPI_Comm *comm,
@@ -2720,8 +2881,8 @@ void pmpi_reduce_init_(void *sendbuf, void *recvbuf, const int *count, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_init, REDUCE_INIT)
-FMPL_F_ALIAS(mpi_reduce_init_f08_, pmpi_reduce_init_)
 FMPL_F_ALIAS(pmpi_reduce_init_f08_, pmpi_reduce_init_)
+FMPL_F_ALIAS(mpi_reduce_init_f08_, pmpi_reduce_init_)
 
 void pmpi_reduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                          const MPI_Datatype *datatype, const MPI_Op *op, const int *root,
@@ -2733,8 +2894,8 @@ void pmpi_reduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_init_c_, pmpi_reduce_init_c_)
-FMPL_F_ALIAS(mpi_reduce_init_f08c_, pmpi_reduce_init_c_)
 FMPL_F_ALIAS(pmpi_reduce_init_f08c_, pmpi_reduce_init_c_)
+FMPL_F_ALIAS(mpi_reduce_init_f08c_, pmpi_reduce_init_c_)
 
 void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const int *count,
                           const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2745,8 +2906,8 @@ void pmpi_allreduce_init_(void *sendbuf, void *recvbuf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(allreduce_init, ALLREDUCE_INIT)
-FMPL_F_ALIAS(mpi_allreduce_init_f08_, pmpi_allreduce_init_)
 FMPL_F_ALIAS(pmpi_allreduce_init_f08_, pmpi_allreduce_init_)
+FMPL_F_ALIAS(mpi_allreduce_init_f08_, pmpi_allreduce_init_)
 
 void pmpi_allreduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                             const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2757,8 +2918,8 @@ void pmpi_allreduce_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_init_c_, pmpi_allreduce_init_c_)
-FMPL_F_ALIAS(mpi_allreduce_init_f08c_, pmpi_allreduce_init_c_)
 FMPL_F_ALIAS(pmpi_allreduce_init_f08c_, pmpi_allreduce_init_c_)
+FMPL_F_ALIAS(mpi_allreduce_init_f08c_, pmpi_allreduce_init_c_)
 
 void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const int *recvcount,
                                      const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2770,8 +2931,8 @@ void pmpi_reduce_scatter_block_init_(void *sendbuf, void *recvbuf, const int *re
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT)
-FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08_, pmpi_reduce_scatter_block_init_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_block_init_f08_, pmpi_reduce_scatter_block_init_)
+FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08_, pmpi_reduce_scatter_block_init_)
 
 void pmpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcount,
                                        const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2783,8 +2944,8 @@ void pmpi_reduce_scatter_block_init_c_(void *sendbuf, void *recvbuf, const MPI_C
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_c_, pmpi_reduce_scatter_block_init_c_)
-FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08c_, pmpi_reduce_scatter_block_init_c_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_block_init_f08c_, pmpi_reduce_scatter_block_init_c_)
+FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08c_, pmpi_reduce_scatter_block_init_c_)
 
 void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const int *recvcounts,
                                const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2795,8 +2956,8 @@ void pmpi_reduce_scatter_init_(void *sendbuf, void *recvbuf, const int *recvcoun
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(reduce_scatter_init, REDUCE_SCATTER_INIT)
-FMPL_F_ALIAS(mpi_reduce_scatter_init_f08_, pmpi_reduce_scatter_init_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_init_f08_, pmpi_reduce_scatter_init_)
+FMPL_F_ALIAS(mpi_reduce_scatter_init_f08_, pmpi_reduce_scatter_init_)
 
 void pmpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
                                  const MPI_Datatype *datatype, const MPI_Op *op,
@@ -2808,8 +2969,8 @@ void pmpi_reduce_scatter_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_init_c_, pmpi_reduce_scatter_init_c_)
-FMPL_F_ALIAS(mpi_reduce_scatter_init_f08c_, pmpi_reduce_scatter_init_c_)
 FMPL_F_ALIAS(pmpi_reduce_scatter_init_f08c_, pmpi_reduce_scatter_init_c_)
+FMPL_F_ALIAS(mpi_reduce_scatter_init_f08c_, pmpi_reduce_scatter_init_c_)
 
 void pmpi_scan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                      const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info,
@@ -2820,8 +2981,8 @@ void pmpi_scan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(scan_init, SCAN_INIT)
-FMPL_F_ALIAS(mpi_scan_init_f08_, pmpi_scan_init_)
 FMPL_F_ALIAS(pmpi_scan_init_f08_, pmpi_scan_init_)
+FMPL_F_ALIAS(mpi_scan_init_f08_, pmpi_scan_init_)
 
 void pmpi_scan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                        const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2832,8 +2993,8 @@ void pmpi_scan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_init_c_, pmpi_scan_init_c_)
-FMPL_F_ALIAS(mpi_scan_init_f08c_, pmpi_scan_init_c_)
 FMPL_F_ALIAS(pmpi_scan_init_f08c_, pmpi_scan_init_c_)
+FMPL_F_ALIAS(mpi_scan_init_f08c_, pmpi_scan_init_c_)
 
 void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI_Datatype *datatype,
                        const MPI_Op *op, const MPI_Comm *comm, const MPI_Info *info,
@@ -2844,8 +3005,8 @@ void pmpi_exscan_init_(void *sendbuf, void *recvbuf, const int *count, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(exscan_init, EXSCAN_INIT)
-FMPL_F_ALIAS(mpi_exscan_init_f08_, pmpi_exscan_init_)
 FMPL_F_ALIAS(pmpi_exscan_init_f08_, pmpi_exscan_init_)
+FMPL_F_ALIAS(mpi_exscan_init_f08_, pmpi_exscan_init_)
 
 void pmpi_exscan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
                          const MPI_Datatype *datatype, const MPI_Op *op, const MPI_Comm *comm,
@@ -2856,8 +3017,8 @@ void pmpi_exscan_init_c_(void *sendbuf, void *recvbuf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_init_c_, pmpi_exscan_init_c_)
-FMPL_F_ALIAS(mpi_exscan_init_f08c_, pmpi_exscan_init_c_)
 FMPL_F_ALIAS(pmpi_exscan_init_f08c_, pmpi_exscan_init_c_)
+FMPL_F_ALIAS(mpi_exscan_init_f08c_, pmpi_exscan_init_c_)
 
 /* ---- Reduction operations ---- */
 
@@ -2868,8 +3029,9 @@ void pmpi_op_create_(MPI_User_function *user_fn, const MPI_Fint *commute, MPI_Op
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(op_create, OP_CREATE)
-FMPL_F_ALIAS(mpi_op_create_f08_, pmpi_op_create_)
 FMPL_F_ALIAS(pmpi_op_create_f08_, pmpi_op_create_)
+FMPL_F_ALIAS(mpi_op_create_f08_, pmpi_op_create_)
+FMPL_F_ALIAS(pmpir_op_create_f08_, pmpi_op_create_)
 
 void pmpi_op_create_c_(MPI_User_function_c *user_fn, const MPI_Fint *commute, MPI_Op *op,
                        MPI_Fint *ierror)
@@ -2878,8 +3040,10 @@ void pmpi_op_create_c_(MPI_User_function_c *user_fn, const MPI_Fint *commute, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_op_create_c_, pmpi_op_create_c_)
-FMPL_F_ALIAS(mpi_op_create_f08c_, pmpi_op_create_c_)
 FMPL_F_ALIAS(pmpi_op_create_f08c_, pmpi_op_create_c_)
+FMPL_F_ALIAS(mpi_op_create_f08c_, pmpi_op_create_c_)
+FMPL_F_ALIAS(mpi_op_create_f08_large_, pmpi_op_create_c_)
+FMPL_F_ALIAS(pmpir_op_create_f08_large_, pmpi_op_create_c_)
 
 void pmpi_op_free_(MPI_Op *op, MPI_Fint *ierror)
 {
@@ -2887,8 +3051,9 @@ void pmpi_op_free_(MPI_Op *op, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(op_free, OP_FREE)
-FMPL_F_ALIAS(mpi_op_free_f08_, pmpi_op_free_)
 FMPL_F_ALIAS(pmpi_op_free_f08_, pmpi_op_free_)
+FMPL_F_ALIAS(mpi_op_free_f08_, pmpi_op_free_)
+FMPL_F_ALIAS(pmpir_op_free_f08_, pmpi_op_free_)
 
 void pmpi_op_commutative_(const MPI_Op *op, int *commute, MPI_Fint *ierror)
 {
@@ -2896,8 +3061,9 @@ void pmpi_op_commutative_(const MPI_Op *op, int *commute, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(op_commutative, OP_COMMUTATIVE)
-FMPL_F_ALIAS(mpi_op_commutative_f08_, pmpi_op_commutative_)
 FMPL_F_ALIAS(pmpi_op_commutative_f08_, pmpi_op_commutative_)
+FMPL_F_ALIAS(mpi_op_commutative_f08_, pmpi_op_commutative_)
+FMPL_F_ALIAS(pmpir_op_commutative_f08_, pmpi_op_commutative_)
 
 /* ---- Groups ---- */
 
@@ -2907,8 +3073,9 @@ void pmpi_group_size_(const MPI_Group *group, int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_size, GROUP_SIZE)
-FMPL_F_ALIAS(mpi_group_size_f08_, pmpi_group_size_)
 FMPL_F_ALIAS(pmpi_group_size_f08_, pmpi_group_size_)
+FMPL_F_ALIAS(mpi_group_size_f08_, pmpi_group_size_)
+FMPL_F_ALIAS(pmpir_group_size_f08_, pmpi_group_size_)
 
 void pmpi_group_rank_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
 {
@@ -2916,8 +3083,9 @@ void pmpi_group_rank_(const MPI_Group *group, int *rank, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_rank, GROUP_RANK)
-FMPL_F_ALIAS(mpi_group_rank_f08_, pmpi_group_rank_)
 FMPL_F_ALIAS(pmpi_group_rank_f08_, pmpi_group_rank_)
+FMPL_F_ALIAS(mpi_group_rank_f08_, pmpi_group_rank_)
+FMPL_F_ALIAS(pmpir_group_rank_f08_, pmpi_group_rank_)
 
 void pmpi_group_translate_ranks_(const MPI_Group *group1, const int *n, const int *ranks1,
                                  const MPI_Group *group2, int *ranks2, MPI_Fint *ierror)
@@ -2926,8 +3094,9 @@ void pmpi_group_translate_ranks_(const MPI_Group *group1, const int *n, const in
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_translate_ranks, GROUP_TRANSLATE_RANKS)
-FMPL_F_ALIAS(mpi_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
 FMPL_F_ALIAS(pmpi_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
+FMPL_F_ALIAS(mpi_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
+FMPL_F_ALIAS(pmpir_group_translate_ranks_f08_, pmpi_group_translate_ranks_)
 
 void pmpi_group_compare_(const MPI_Group *group1, const MPI_Group *group2, int *result,
                          MPI_Fint *ierror)
@@ -2936,8 +3105,9 @@ void pmpi_group_compare_(const MPI_Group *group1, const MPI_Group *group2, int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_compare, GROUP_COMPARE)
-FMPL_F_ALIAS(mpi_group_compare_f08_, pmpi_group_compare_)
 FMPL_F_ALIAS(pmpi_group_compare_f08_, pmpi_group_compare_)
+FMPL_F_ALIAS(mpi_group_compare_f08_, pmpi_group_compare_)
+FMPL_F_ALIAS(pmpir_group_compare_f08_, pmpi_group_compare_)
 
 void pmpi_comm_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -2945,8 +3115,9 @@ void pmpi_comm_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_group, COMM_GROUP)
-FMPL_F_ALIAS(mpi_comm_group_f08_, pmpi_comm_group_)
 FMPL_F_ALIAS(pmpi_comm_group_f08_, pmpi_comm_group_)
+FMPL_F_ALIAS(mpi_comm_group_f08_, pmpi_comm_group_)
+FMPL_F_ALIAS(pmpir_comm_group_f08_, pmpi_comm_group_)
 
 void pmpi_group_union_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                        MPI_Fint *ierror)
@@ -2955,8 +3126,9 @@ void pmpi_group_union_(const MPI_Group *group1, const MPI_Group *group2, MPI_Gro
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_union, GROUP_UNION)
-FMPL_F_ALIAS(mpi_group_union_f08_, pmpi_group_union_)
 FMPL_F_ALIAS(pmpi_group_union_f08_, pmpi_group_union_)
+FMPL_F_ALIAS(mpi_group_union_f08_, pmpi_group_union_)
+FMPL_F_ALIAS(pmpir_group_union_f08_, pmpi_group_union_)
 
 void pmpi_group_intersection_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                               MPI_Fint *ierror)
@@ -2965,8 +3137,9 @@ void pmpi_group_intersection_(const MPI_Group *group1, const MPI_Group *group2, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_intersection, GROUP_INTERSECTION)
-FMPL_F_ALIAS(mpi_group_intersection_f08_, pmpi_group_intersection_)
 FMPL_F_ALIAS(pmpi_group_intersection_f08_, pmpi_group_intersection_)
+FMPL_F_ALIAS(mpi_group_intersection_f08_, pmpi_group_intersection_)
+FMPL_F_ALIAS(pmpir_group_intersection_f08_, pmpi_group_intersection_)
 
 void pmpi_group_difference_(const MPI_Group *group1, const MPI_Group *group2, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -2975,8 +3148,9 @@ void pmpi_group_difference_(const MPI_Group *group1, const MPI_Group *group2, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_difference, GROUP_DIFFERENCE)
-FMPL_F_ALIAS(mpi_group_difference_f08_, pmpi_group_difference_)
 FMPL_F_ALIAS(pmpi_group_difference_f08_, pmpi_group_difference_)
+FMPL_F_ALIAS(mpi_group_difference_f08_, pmpi_group_difference_)
+FMPL_F_ALIAS(pmpir_group_difference_f08_, pmpi_group_difference_)
 
 void pmpi_group_incl_(const MPI_Group *group, const int *n, const int *ranks, MPI_Group *newgroup,
                       MPI_Fint *ierror)
@@ -2985,8 +3159,9 @@ void pmpi_group_incl_(const MPI_Group *group, const int *n, const int *ranks, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_incl, GROUP_INCL)
-FMPL_F_ALIAS(mpi_group_incl_f08_, pmpi_group_incl_)
 FMPL_F_ALIAS(pmpi_group_incl_f08_, pmpi_group_incl_)
+FMPL_F_ALIAS(mpi_group_incl_f08_, pmpi_group_incl_)
+FMPL_F_ALIAS(pmpir_group_incl_f08_, pmpi_group_incl_)
 
 void pmpi_group_excl_(const MPI_Group *group, const int *n, const int *ranks, MPI_Group *newgroup,
                       MPI_Fint *ierror)
@@ -2995,8 +3170,9 @@ void pmpi_group_excl_(const MPI_Group *group, const int *n, const int *ranks, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_excl, GROUP_EXCL)
-FMPL_F_ALIAS(mpi_group_excl_f08_, pmpi_group_excl_)
 FMPL_F_ALIAS(pmpi_group_excl_f08_, pmpi_group_excl_)
+FMPL_F_ALIAS(mpi_group_excl_f08_, pmpi_group_excl_)
+FMPL_F_ALIAS(pmpir_group_excl_f08_, pmpi_group_excl_)
 
 void pmpi_group_range_incl_(const MPI_Group *group, const int *n, int *ranges, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -3005,8 +3181,9 @@ void pmpi_group_range_incl_(const MPI_Group *group, const int *n, int *ranges, M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_range_incl, GROUP_RANGE_INCL)
-FMPL_F_ALIAS(mpi_group_range_incl_f08_, pmpi_group_range_incl_)
 FMPL_F_ALIAS(pmpi_group_range_incl_f08_, pmpi_group_range_incl_)
+FMPL_F_ALIAS(mpi_group_range_incl_f08_, pmpi_group_range_incl_)
+FMPL_F_ALIAS(pmpir_group_range_incl_f08_, pmpi_group_range_incl_)
 
 void pmpi_group_range_excl_(const MPI_Group *group, const int *n, int *ranges, MPI_Group *newgroup,
                             MPI_Fint *ierror)
@@ -3015,8 +3192,9 @@ void pmpi_group_range_excl_(const MPI_Group *group, const int *n, int *ranges, M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_range_excl, GROUP_RANGE_EXCL)
-FMPL_F_ALIAS(mpi_group_range_excl_f08_, pmpi_group_range_excl_)
 FMPL_F_ALIAS(pmpi_group_range_excl_f08_, pmpi_group_range_excl_)
+FMPL_F_ALIAS(mpi_group_range_excl_f08_, pmpi_group_range_excl_)
+FMPL_F_ALIAS(pmpir_group_range_excl_f08_, pmpi_group_range_excl_)
 
 void pmpi_group_free_(MPI_Group *group, MPI_Fint *ierror)
 {
@@ -3024,8 +3202,9 @@ void pmpi_group_free_(MPI_Group *group, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_free, GROUP_FREE)
-FMPL_F_ALIAS(mpi_group_free_f08_, pmpi_group_free_)
 FMPL_F_ALIAS(pmpi_group_free_f08_, pmpi_group_free_)
+FMPL_F_ALIAS(mpi_group_free_f08_, pmpi_group_free_)
+FMPL_F_ALIAS(pmpir_group_free_f08_, pmpi_group_free_)
 
 /* ---- Communicators ---- */
 
@@ -3035,8 +3214,9 @@ void pmpi_comm_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_size, COMM_SIZE)
-FMPL_F_ALIAS(mpi_comm_size_f08_, pmpi_comm_size_)
 FMPL_F_ALIAS(pmpi_comm_size_f08_, pmpi_comm_size_)
+FMPL_F_ALIAS(mpi_comm_size_f08_, pmpi_comm_size_)
+FMPL_F_ALIAS(pmpir_comm_size_f08_, pmpi_comm_size_)
 
 void pmpi_comm_rank_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
 {
@@ -3044,8 +3224,9 @@ void pmpi_comm_rank_(const MPI_Comm *comm, int *rank, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_rank, COMM_RANK)
-FMPL_F_ALIAS(mpi_comm_rank_f08_, pmpi_comm_rank_)
 FMPL_F_ALIAS(pmpi_comm_rank_f08_, pmpi_comm_rank_)
+FMPL_F_ALIAS(mpi_comm_rank_f08_, pmpi_comm_rank_)
+FMPL_F_ALIAS(pmpir_comm_rank_f08_, pmpi_comm_rank_)
 
 void pmpi_comm_compare_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *result, MPI_Fint *ierror)
 {
@@ -3053,8 +3234,9 @@ void pmpi_comm_compare_(const MPI_Comm *comm1, const MPI_Comm *comm2, int *resul
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_compare, COMM_COMPARE)
-FMPL_F_ALIAS(mpi_comm_compare_f08_, pmpi_comm_compare_)
 FMPL_F_ALIAS(pmpi_comm_compare_f08_, pmpi_comm_compare_)
+FMPL_F_ALIAS(mpi_comm_compare_f08_, pmpi_comm_compare_)
+FMPL_F_ALIAS(pmpir_comm_compare_f08_, pmpi_comm_compare_)
 
 void pmpi_comm_dup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
 {
@@ -3062,8 +3244,9 @@ void pmpi_comm_dup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_dup, COMM_DUP)
-FMPL_F_ALIAS(mpi_comm_dup_f08_, pmpi_comm_dup_)
 FMPL_F_ALIAS(pmpi_comm_dup_f08_, pmpi_comm_dup_)
+FMPL_F_ALIAS(mpi_comm_dup_f08_, pmpi_comm_dup_)
+FMPL_F_ALIAS(pmpir_comm_dup_f08_, pmpi_comm_dup_)
 
 void pmpi_comm_dup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm,
                               MPI_Fint *ierror)
@@ -3072,8 +3255,9 @@ void pmpi_comm_dup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_dup_with_info, COMM_DUP_WITH_INFO)
-FMPL_F_ALIAS(mpi_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
 FMPL_F_ALIAS(pmpi_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
+FMPL_F_ALIAS(mpi_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
+FMPL_F_ALIAS(pmpir_comm_dup_with_info_f08_, pmpi_comm_dup_with_info_)
 
 void pmpi_comm_idup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *request,
                      MPI_Fint *ierror)
@@ -3082,8 +3266,9 @@ void pmpi_comm_idup_(const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Request *reque
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_idup, COMM_IDUP)
-FMPL_F_ALIAS(mpi_comm_idup_f08_, pmpi_comm_idup_)
 FMPL_F_ALIAS(pmpi_comm_idup_f08_, pmpi_comm_idup_)
+FMPL_F_ALIAS(mpi_comm_idup_f08_, pmpi_comm_idup_)
+FMPL_F_ALIAS(pmpir_comm_idup_f08_, pmpi_comm_idup_)
 
 void pmpi_comm_idup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Comm *newcomm,
                                MPI_Request *request, MPI_Fint *ierror)
@@ -3092,8 +3277,9 @@ void pmpi_comm_idup_with_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_C
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_idup_with_info, COMM_IDUP_WITH_INFO)
-FMPL_F_ALIAS(mpi_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
 FMPL_F_ALIAS(pmpi_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
+FMPL_F_ALIAS(mpi_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
+FMPL_F_ALIAS(pmpir_comm_idup_with_info_f08_, pmpi_comm_idup_with_info_)
 
 void pmpi_comm_create_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *newcomm,
                        MPI_Fint *ierror)
@@ -3102,8 +3288,9 @@ void pmpi_comm_create_(const MPI_Comm *comm, const MPI_Group *group, MPI_Comm *n
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_create, COMM_CREATE)
-FMPL_F_ALIAS(mpi_comm_create_f08_, pmpi_comm_create_)
 FMPL_F_ALIAS(pmpi_comm_create_f08_, pmpi_comm_create_)
+FMPL_F_ALIAS(mpi_comm_create_f08_, pmpi_comm_create_)
+FMPL_F_ALIAS(pmpir_comm_create_f08_, pmpi_comm_create_)
 
 void pmpi_comm_create_group_(const MPI_Comm *comm, const MPI_Group *group, const int *tag,
                              MPI_Comm *newcomm, MPI_Fint *ierror)
@@ -3112,8 +3299,9 @@ void pmpi_comm_create_group_(const MPI_Comm *comm, const MPI_Group *group, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_create_group, COMM_CREATE_GROUP)
-FMPL_F_ALIAS(mpi_comm_create_group_f08_, pmpi_comm_create_group_)
 FMPL_F_ALIAS(pmpi_comm_create_group_f08_, pmpi_comm_create_group_)
+FMPL_F_ALIAS(mpi_comm_create_group_f08_, pmpi_comm_create_group_)
+FMPL_F_ALIAS(pmpir_comm_create_group_f08_, pmpi_comm_create_group_)
 
 void pmpi_comm_split_(const MPI_Comm *comm, const int *color, const int *key, MPI_Comm *newcomm,
                       MPI_Fint *ierror)
@@ -3122,8 +3310,9 @@ void pmpi_comm_split_(const MPI_Comm *comm, const int *color, const int *key, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_split, COMM_SPLIT)
-FMPL_F_ALIAS(mpi_comm_split_f08_, pmpi_comm_split_)
 FMPL_F_ALIAS(pmpi_comm_split_f08_, pmpi_comm_split_)
+FMPL_F_ALIAS(mpi_comm_split_f08_, pmpi_comm_split_)
+FMPL_F_ALIAS(pmpir_comm_split_f08_, pmpi_comm_split_)
 
 void pmpi_comm_split_type_(const MPI_Comm *comm, const int *split_type, const int *key,
                            const MPI_Info *info, MPI_Comm *newcomm, MPI_Fint *ierror)
@@ -3132,8 +3321,9 @@ void pmpi_comm_split_type_(const MPI_Comm *comm, const int *split_type, const in
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_split_type, COMM_SPLIT_TYPE)
-FMPL_F_ALIAS(mpi_comm_split_type_f08_, pmpi_comm_split_type_)
 FMPL_F_ALIAS(pmpi_comm_split_type_f08_, pmpi_comm_split_type_)
+FMPL_F_ALIAS(mpi_comm_split_type_f08_, pmpi_comm_split_type_)
+FMPL_F_ALIAS(pmpir_comm_split_type_f08_, pmpi_comm_split_type_)
 
 void pmpi_comm_free_(MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -3141,8 +3331,9 @@ void pmpi_comm_free_(MPI_Comm *comm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_free, COMM_FREE)
-FMPL_F_ALIAS(mpi_comm_free_f08_, pmpi_comm_free_)
 FMPL_F_ALIAS(pmpi_comm_free_f08_, pmpi_comm_free_)
+FMPL_F_ALIAS(mpi_comm_free_f08_, pmpi_comm_free_)
+FMPL_F_ALIAS(pmpir_comm_free_f08_, pmpi_comm_free_)
 
 void pmpi_comm_set_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *ierror)
 {
@@ -3150,8 +3341,9 @@ void pmpi_comm_set_info_(const MPI_Comm *comm, const MPI_Info *info, MPI_Fint *i
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_set_info, COMM_SET_INFO)
-FMPL_F_ALIAS(mpi_comm_set_info_f08_, pmpi_comm_set_info_)
 FMPL_F_ALIAS(pmpi_comm_set_info_f08_, pmpi_comm_set_info_)
+FMPL_F_ALIAS(mpi_comm_set_info_f08_, pmpi_comm_set_info_)
+FMPL_F_ALIAS(pmpir_comm_set_info_f08_, pmpi_comm_set_info_)
 
 void pmpi_comm_get_info_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -3159,8 +3351,9 @@ void pmpi_comm_get_info_(const MPI_Comm *comm, MPI_Info *info_used, MPI_Fint *ie
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_get_info, COMM_GET_INFO)
-FMPL_F_ALIAS(mpi_comm_get_info_f08_, pmpi_comm_get_info_)
 FMPL_F_ALIAS(pmpi_comm_get_info_f08_, pmpi_comm_get_info_)
+FMPL_F_ALIAS(mpi_comm_get_info_f08_, pmpi_comm_get_info_)
+FMPL_F_ALIAS(pmpir_comm_get_info_f08_, pmpi_comm_get_info_)
 
 void pmpi_comm_set_name_(const MPI_Comm *comm, char *comm_name, MPI_Fint *ierror,
                          size_t comm_name_len)
@@ -3171,8 +3364,9 @@ void pmpi_comm_set_name_(const MPI_Comm *comm, char *comm_name, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_set_name, COMM_SET_NAME)
-FMPL_F_ALIAS(mpi_comm_set_name_f08_, pmpi_comm_set_name_)
 FMPL_F_ALIAS(pmpi_comm_set_name_f08_, pmpi_comm_set_name_)
+FMPL_F_ALIAS(mpi_comm_set_name_f08_, pmpi_comm_set_name_)
+FMPL_F_ALIAS(pmpir_comm_set_name_f08_, pmpi_comm_set_name_)
 
 void pmpi_comm_get_name_(const MPI_Comm *comm, char *comm_name, int *resultlen, MPI_Fint *ierror,
                          size_t comm_name_len)
@@ -3185,8 +3379,9 @@ void pmpi_comm_get_name_(const MPI_Comm *comm, char *comm_name, int *resultlen, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_get_name, COMM_GET_NAME)
-FMPL_F_ALIAS(mpi_comm_get_name_f08_, pmpi_comm_get_name_)
 FMPL_F_ALIAS(pmpi_comm_get_name_f08_, pmpi_comm_get_name_)
+FMPL_F_ALIAS(mpi_comm_get_name_f08_, pmpi_comm_get_name_)
+FMPL_F_ALIAS(pmpir_comm_get_name_f08_, pmpi_comm_get_name_)
 
 /* ---- Intercommunicators ---- */
 
@@ -3196,8 +3391,9 @@ void pmpi_comm_test_inter_(const MPI_Comm *comm, int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_test_inter, COMM_TEST_INTER)
-FMPL_F_ALIAS(mpi_comm_test_inter_f08_, pmpi_comm_test_inter_)
 FMPL_F_ALIAS(pmpi_comm_test_inter_f08_, pmpi_comm_test_inter_)
+FMPL_F_ALIAS(mpi_comm_test_inter_f08_, pmpi_comm_test_inter_)
+FMPL_F_ALIAS(pmpir_comm_test_inter_f08_, pmpi_comm_test_inter_)
 
 void pmpi_comm_remote_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
 {
@@ -3205,8 +3401,9 @@ void pmpi_comm_remote_size_(const MPI_Comm *comm, int *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_remote_size, COMM_REMOTE_SIZE)
-FMPL_F_ALIAS(mpi_comm_remote_size_f08_, pmpi_comm_remote_size_)
 FMPL_F_ALIAS(pmpi_comm_remote_size_f08_, pmpi_comm_remote_size_)
+FMPL_F_ALIAS(mpi_comm_remote_size_f08_, pmpi_comm_remote_size_)
+FMPL_F_ALIAS(pmpir_comm_remote_size_f08_, pmpi_comm_remote_size_)
 
 void pmpi_comm_remote_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -3214,8 +3411,9 @@ void pmpi_comm_remote_group_(const MPI_Comm *comm, MPI_Group *group, MPI_Fint *i
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_remote_group, COMM_REMOTE_GROUP)
-FMPL_F_ALIAS(mpi_comm_remote_group_f08_, pmpi_comm_remote_group_)
 FMPL_F_ALIAS(pmpi_comm_remote_group_f08_, pmpi_comm_remote_group_)
+FMPL_F_ALIAS(mpi_comm_remote_group_f08_, pmpi_comm_remote_group_)
+FMPL_F_ALIAS(pmpir_comm_remote_group_f08_, pmpi_comm_remote_group_)
 
 void pmpi_intercomm_create_(const MPI_Comm *local_comm, const int *local_leader,
                             const MPI_Comm *peer_comm, const int *remote_leader, const int *tag,
@@ -3226,8 +3424,9 @@ void pmpi_intercomm_create_(const MPI_Comm *local_comm, const int *local_leader,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(intercomm_create, INTERCOMM_CREATE)
-FMPL_F_ALIAS(mpi_intercomm_create_f08_, pmpi_intercomm_create_)
 FMPL_F_ALIAS(pmpi_intercomm_create_f08_, pmpi_intercomm_create_)
+FMPL_F_ALIAS(mpi_intercomm_create_f08_, pmpi_intercomm_create_)
+FMPL_F_ALIAS(pmpir_intercomm_create_f08_, pmpi_intercomm_create_)
 
 void pmpi_intercomm_merge_(const MPI_Comm *intercomm, const MPI_Fint *high, MPI_Comm *newintracomm,
                            MPI_Fint *ierror)
@@ -3236,8 +3435,9 @@ void pmpi_intercomm_merge_(const MPI_Comm *intercomm, const MPI_Fint *high, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(intercomm_merge, INTERCOMM_MERGE)
-FMPL_F_ALIAS(mpi_intercomm_merge_f08_, pmpi_intercomm_merge_)
 FMPL_F_ALIAS(pmpi_intercomm_merge_f08_, pmpi_intercomm_merge_)
+FMPL_F_ALIAS(mpi_intercomm_merge_f08_, pmpi_intercomm_merge_)
+FMPL_F_ALIAS(pmpir_intercomm_merge_f08_, pmpi_intercomm_merge_)
 
 /* ---- Attribute caching (keyvals) ---- */
 
@@ -3247,8 +3447,9 @@ void pmpi_comm_free_keyval_(int *comm_keyval, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_free_keyval, COMM_FREE_KEYVAL)
-FMPL_F_ALIAS(mpi_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
 FMPL_F_ALIAS(pmpi_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
+FMPL_F_ALIAS(mpi_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
+FMPL_F_ALIAS(pmpir_comm_free_keyval_f08_, pmpi_comm_free_keyval_)
 
 void pmpi_comm_set_attr_(const MPI_Comm *comm, const int *comm_keyval,
                          const MPI_Aint *attribute_val, MPI_Fint *ierror)
@@ -3257,8 +3458,9 @@ void pmpi_comm_set_attr_(const MPI_Comm *comm, const int *comm_keyval,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_set_attr, COMM_SET_ATTR)
-FMPL_F_ALIAS(mpi_comm_set_attr_f08_, pmpi_comm_set_attr_)
 FMPL_F_ALIAS(pmpi_comm_set_attr_f08_, pmpi_comm_set_attr_)
+FMPL_F_ALIAS(mpi_comm_set_attr_f08_, pmpi_comm_set_attr_)
+FMPL_F_ALIAS(pmpir_comm_set_attr_f08_, pmpi_comm_set_attr_)
 
 void pmpi_comm_delete_attr_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fint *ierror)
 {
@@ -3266,8 +3468,9 @@ void pmpi_comm_delete_attr_(const MPI_Comm *comm, const int *comm_keyval, MPI_Fi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_delete_attr, COMM_DELETE_ATTR)
-FMPL_F_ALIAS(mpi_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
 FMPL_F_ALIAS(pmpi_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
+FMPL_F_ALIAS(mpi_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
+FMPL_F_ALIAS(pmpir_comm_delete_attr_f08_, pmpi_comm_delete_attr_)
 
 void pmpi_win_free_keyval_(int *win_keyval, MPI_Fint *ierror)
 {
@@ -3275,8 +3478,9 @@ void pmpi_win_free_keyval_(int *win_keyval, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_free_keyval, WIN_FREE_KEYVAL)
-FMPL_F_ALIAS(mpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
 FMPL_F_ALIAS(pmpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
+FMPL_F_ALIAS(mpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
+FMPL_F_ALIAS(pmpir_win_free_keyval_f08_, pmpi_win_free_keyval_)
 
 void pmpi_win_set_attr_(const MPI_Win *win, const int *win_keyval, const MPI_Aint *attribute_val,
                         MPI_Fint *ierror)
@@ -3285,8 +3489,9 @@ void pmpi_win_set_attr_(const MPI_Win *win, const int *win_keyval, const MPI_Ain
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_set_attr, WIN_SET_ATTR)
-FMPL_F_ALIAS(mpi_win_set_attr_f08_, pmpi_win_set_attr_)
 FMPL_F_ALIAS(pmpi_win_set_attr_f08_, pmpi_win_set_attr_)
+FMPL_F_ALIAS(mpi_win_set_attr_f08_, pmpi_win_set_attr_)
+FMPL_F_ALIAS(pmpir_win_set_attr_f08_, pmpi_win_set_attr_)
 
 void pmpi_win_delete_attr_(const MPI_Win *win, const int *win_keyval, MPI_Fint *ierror)
 {
@@ -3294,8 +3499,9 @@ void pmpi_win_delete_attr_(const MPI_Win *win, const int *win_keyval, MPI_Fint *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_delete_attr, WIN_DELETE_ATTR)
-FMPL_F_ALIAS(mpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
 FMPL_F_ALIAS(pmpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
+FMPL_F_ALIAS(mpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
+FMPL_F_ALIAS(pmpir_win_delete_attr_f08_, pmpi_win_delete_attr_)
 
 void pmpi_type_free_keyval_(int *type_keyval, MPI_Fint *ierror)
 {
@@ -3303,8 +3509,9 @@ void pmpi_type_free_keyval_(int *type_keyval, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_free_keyval, TYPE_FREE_KEYVAL)
-FMPL_F_ALIAS(mpi_type_free_keyval_f08_, pmpi_type_free_keyval_)
 FMPL_F_ALIAS(pmpi_type_free_keyval_f08_, pmpi_type_free_keyval_)
+FMPL_F_ALIAS(mpi_type_free_keyval_f08_, pmpi_type_free_keyval_)
+FMPL_F_ALIAS(pmpir_type_free_keyval_f08_, pmpi_type_free_keyval_)
 
 void pmpi_type_set_attr_(const MPI_Datatype *datatype, const int *type_keyval,
                          const MPI_Aint *attribute_val, MPI_Fint *ierror)
@@ -3313,8 +3520,9 @@ void pmpi_type_set_attr_(const MPI_Datatype *datatype, const int *type_keyval,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_set_attr, TYPE_SET_ATTR)
-FMPL_F_ALIAS(mpi_type_set_attr_f08_, pmpi_type_set_attr_)
 FMPL_F_ALIAS(pmpi_type_set_attr_f08_, pmpi_type_set_attr_)
+FMPL_F_ALIAS(mpi_type_set_attr_f08_, pmpi_type_set_attr_)
+FMPL_F_ALIAS(pmpir_type_set_attr_f08_, pmpi_type_set_attr_)
 
 void pmpi_type_delete_attr_(const MPI_Datatype *datatype, const int *type_keyval, MPI_Fint *ierror)
 {
@@ -3322,8 +3530,9 @@ void pmpi_type_delete_attr_(const MPI_Datatype *datatype, const int *type_keyval
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_delete_attr, TYPE_DELETE_ATTR)
-FMPL_F_ALIAS(mpi_type_delete_attr_f08_, pmpi_type_delete_attr_)
 FMPL_F_ALIAS(pmpi_type_delete_attr_f08_, pmpi_type_delete_attr_)
+FMPL_F_ALIAS(mpi_type_delete_attr_f08_, pmpi_type_delete_attr_)
+FMPL_F_ALIAS(pmpir_type_delete_attr_f08_, pmpi_type_delete_attr_)
 
 void pmpi_type_set_name_(const MPI_Datatype *datatype, char *type_name, MPI_Fint *ierror,
                          size_t type_name_len)
@@ -3334,8 +3543,9 @@ void pmpi_type_set_name_(const MPI_Datatype *datatype, char *type_name, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_set_name, TYPE_SET_NAME)
-FMPL_F_ALIAS(mpi_type_set_name_f08_, pmpi_type_set_name_)
 FMPL_F_ALIAS(pmpi_type_set_name_f08_, pmpi_type_set_name_)
+FMPL_F_ALIAS(mpi_type_set_name_f08_, pmpi_type_set_name_)
+FMPL_F_ALIAS(pmpir_type_set_name_f08_, pmpi_type_set_name_)
 
 void pmpi_type_get_name_(const MPI_Datatype *datatype, char *type_name, int *resultlen,
                          MPI_Fint *ierror, size_t type_name_len)
@@ -3348,8 +3558,9 @@ void pmpi_type_get_name_(const MPI_Datatype *datatype, char *type_name, int *res
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_get_name, TYPE_GET_NAME)
-FMPL_F_ALIAS(mpi_type_get_name_f08_, pmpi_type_get_name_)
 FMPL_F_ALIAS(pmpi_type_get_name_f08_, pmpi_type_get_name_)
+FMPL_F_ALIAS(mpi_type_get_name_f08_, pmpi_type_get_name_)
+FMPL_F_ALIAS(pmpir_type_get_name_f08_, pmpi_type_get_name_)
 
 /* ---- Process topologies ---- */
 
@@ -3361,8 +3572,9 @@ void pmpi_cart_create_(const MPI_Comm *comm_old, const int *ndims, const int *di
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_create, CART_CREATE)
-FMPL_F_ALIAS(mpi_cart_create_f08_, pmpi_cart_create_)
 FMPL_F_ALIAS(pmpi_cart_create_f08_, pmpi_cart_create_)
+FMPL_F_ALIAS(mpi_cart_create_f08_, pmpi_cart_create_)
+FMPL_F_ALIAS(pmpir_cart_create_f08_, pmpi_cart_create_)
 
 void pmpi_dims_create_(const int *nnodes, const int *ndims, int *dims, MPI_Fint *ierror)
 {
@@ -3370,8 +3582,9 @@ void pmpi_dims_create_(const int *nnodes, const int *ndims, int *dims, MPI_Fint 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(dims_create, DIMS_CREATE)
-FMPL_F_ALIAS(mpi_dims_create_f08_, pmpi_dims_create_)
 FMPL_F_ALIAS(pmpi_dims_create_f08_, pmpi_dims_create_)
+FMPL_F_ALIAS(mpi_dims_create_f08_, pmpi_dims_create_)
+FMPL_F_ALIAS(pmpir_dims_create_f08_, pmpi_dims_create_)
 
 void pmpi_graph_create_(const MPI_Comm *comm_old, const int *nnodes, const int *index,
                         const int *edges, const MPI_Fint *reorder, MPI_Comm *comm_graph,
@@ -3381,8 +3594,9 @@ void pmpi_graph_create_(const MPI_Comm *comm_old, const int *nnodes, const int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graph_create, GRAPH_CREATE)
-FMPL_F_ALIAS(mpi_graph_create_f08_, pmpi_graph_create_)
 FMPL_F_ALIAS(pmpi_graph_create_f08_, pmpi_graph_create_)
+FMPL_F_ALIAS(mpi_graph_create_f08_, pmpi_graph_create_)
+FMPL_F_ALIAS(pmpir_graph_create_f08_, pmpi_graph_create_)
 
 void pmpi_dist_graph_create_adjacent_(const MPI_Comm *comm_old, const int *indegree,
                                       const int *sources, const int *sourceweights,
@@ -3398,8 +3612,9 @@ void pmpi_dist_graph_create_adjacent_(const MPI_Comm *comm_old, const int *indeg
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
-FMPL_F_ALIAS(mpi_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
 FMPL_F_ALIAS(pmpi_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
+FMPL_F_ALIAS(mpi_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
+FMPL_F_ALIAS(pmpir_dist_graph_create_adjacent_f08_, pmpi_dist_graph_create_adjacent_)
 
 void pmpi_dist_graph_create_(const MPI_Comm *comm_old, const int *n, const int *sources,
                              const int *degrees, const int *destinations, const int *weights,
@@ -3411,8 +3626,9 @@ void pmpi_dist_graph_create_(const MPI_Comm *comm_old, const int *n, const int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(dist_graph_create, DIST_GRAPH_CREATE)
-FMPL_F_ALIAS(mpi_dist_graph_create_f08_, pmpi_dist_graph_create_)
 FMPL_F_ALIAS(pmpi_dist_graph_create_f08_, pmpi_dist_graph_create_)
+FMPL_F_ALIAS(mpi_dist_graph_create_f08_, pmpi_dist_graph_create_)
+FMPL_F_ALIAS(pmpir_dist_graph_create_f08_, pmpi_dist_graph_create_)
 
 void pmpi_topo_test_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
 {
@@ -3420,8 +3636,9 @@ void pmpi_topo_test_(const MPI_Comm *comm, int *status, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(topo_test, TOPO_TEST)
-FMPL_F_ALIAS(mpi_topo_test_f08_, pmpi_topo_test_)
 FMPL_F_ALIAS(pmpi_topo_test_f08_, pmpi_topo_test_)
+FMPL_F_ALIAS(mpi_topo_test_f08_, pmpi_topo_test_)
+FMPL_F_ALIAS(pmpir_topo_test_f08_, pmpi_topo_test_)
 
 void pmpi_graphdims_get_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fint *ierror)
 {
@@ -3429,8 +3646,9 @@ void pmpi_graphdims_get_(const MPI_Comm *comm, int *nnodes, int *nedges, MPI_Fin
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graphdims_get, GRAPHDIMS_GET)
-FMPL_F_ALIAS(mpi_graphdims_get_f08_, pmpi_graphdims_get_)
 FMPL_F_ALIAS(pmpi_graphdims_get_f08_, pmpi_graphdims_get_)
+FMPL_F_ALIAS(mpi_graphdims_get_f08_, pmpi_graphdims_get_)
+FMPL_F_ALIAS(pmpir_graphdims_get_f08_, pmpi_graphdims_get_)
 
 void pmpi_graph_get_(const MPI_Comm *comm, const int *maxindex, const int *maxedges, int *index,
                      int *edges, MPI_Fint *ierror)
@@ -3439,8 +3657,9 @@ void pmpi_graph_get_(const MPI_Comm *comm, const int *maxindex, const int *maxed
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graph_get, GRAPH_GET)
-FMPL_F_ALIAS(mpi_graph_get_f08_, pmpi_graph_get_)
 FMPL_F_ALIAS(pmpi_graph_get_f08_, pmpi_graph_get_)
+FMPL_F_ALIAS(mpi_graph_get_f08_, pmpi_graph_get_)
+FMPL_F_ALIAS(pmpir_graph_get_f08_, pmpi_graph_get_)
 
 void pmpi_cartdim_get_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
 {
@@ -3448,8 +3667,9 @@ void pmpi_cartdim_get_(const MPI_Comm *comm, int *ndims, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cartdim_get, CARTDIM_GET)
-FMPL_F_ALIAS(mpi_cartdim_get_f08_, pmpi_cartdim_get_)
 FMPL_F_ALIAS(pmpi_cartdim_get_f08_, pmpi_cartdim_get_)
+FMPL_F_ALIAS(mpi_cartdim_get_f08_, pmpi_cartdim_get_)
+FMPL_F_ALIAS(pmpir_cartdim_get_f08_, pmpi_cartdim_get_)
 
 void pmpi_cart_get_(const MPI_Comm *comm, const int *maxdims, int *dims, int *periods, int *coords,
                     MPI_Fint *ierror)
@@ -3458,8 +3678,9 @@ void pmpi_cart_get_(const MPI_Comm *comm, const int *maxdims, int *dims, int *pe
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_get, CART_GET)
-FMPL_F_ALIAS(mpi_cart_get_f08_, pmpi_cart_get_)
 FMPL_F_ALIAS(pmpi_cart_get_f08_, pmpi_cart_get_)
+FMPL_F_ALIAS(mpi_cart_get_f08_, pmpi_cart_get_)
+FMPL_F_ALIAS(pmpir_cart_get_f08_, pmpi_cart_get_)
 
 void pmpi_cart_rank_(const MPI_Comm *comm, const int *coords, int *rank, MPI_Fint *ierror)
 {
@@ -3467,8 +3688,9 @@ void pmpi_cart_rank_(const MPI_Comm *comm, const int *coords, int *rank, MPI_Fin
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_rank, CART_RANK)
-FMPL_F_ALIAS(mpi_cart_rank_f08_, pmpi_cart_rank_)
 FMPL_F_ALIAS(pmpi_cart_rank_f08_, pmpi_cart_rank_)
+FMPL_F_ALIAS(mpi_cart_rank_f08_, pmpi_cart_rank_)
+FMPL_F_ALIAS(pmpir_cart_rank_f08_, pmpi_cart_rank_)
 
 void pmpi_cart_coords_(const MPI_Comm *comm, const int *rank, const int *maxdims, int *coords,
                        MPI_Fint *ierror)
@@ -3477,8 +3699,9 @@ void pmpi_cart_coords_(const MPI_Comm *comm, const int *rank, const int *maxdims
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_coords, CART_COORDS)
-FMPL_F_ALIAS(mpi_cart_coords_f08_, pmpi_cart_coords_)
 FMPL_F_ALIAS(pmpi_cart_coords_f08_, pmpi_cart_coords_)
+FMPL_F_ALIAS(mpi_cart_coords_f08_, pmpi_cart_coords_)
+FMPL_F_ALIAS(pmpir_cart_coords_f08_, pmpi_cart_coords_)
 
 void pmpi_graph_neighbors_count_(const MPI_Comm *comm, const int *rank, int *nneighbors,
                                  MPI_Fint *ierror)
@@ -3487,8 +3710,9 @@ void pmpi_graph_neighbors_count_(const MPI_Comm *comm, const int *rank, int *nne
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graph_neighbors_count, GRAPH_NEIGHBORS_COUNT)
-FMPL_F_ALIAS(mpi_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
 FMPL_F_ALIAS(pmpi_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
+FMPL_F_ALIAS(mpi_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
+FMPL_F_ALIAS(pmpir_graph_neighbors_count_f08_, pmpi_graph_neighbors_count_)
 
 void pmpi_graph_neighbors_(const MPI_Comm *comm, const int *rank, const int *maxneighbors,
                            int *neighbors, MPI_Fint *ierror)
@@ -3497,8 +3721,9 @@ void pmpi_graph_neighbors_(const MPI_Comm *comm, const int *rank, const int *max
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graph_neighbors, GRAPH_NEIGHBORS)
-FMPL_F_ALIAS(mpi_graph_neighbors_f08_, pmpi_graph_neighbors_)
 FMPL_F_ALIAS(pmpi_graph_neighbors_f08_, pmpi_graph_neighbors_)
+FMPL_F_ALIAS(mpi_graph_neighbors_f08_, pmpi_graph_neighbors_)
+FMPL_F_ALIAS(pmpir_graph_neighbors_f08_, pmpi_graph_neighbors_)
 
 void pmpi_dist_graph_neighbors_count_(const MPI_Comm *comm, int *indegree, int *outdegree,
                                       int *weighted, MPI_Fint *ierror)
@@ -3507,8 +3732,9 @@ void pmpi_dist_graph_neighbors_count_(const MPI_Comm *comm, int *indegree, int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(dist_graph_neighbors_count, DIST_GRAPH_NEIGHBORS_COUNT)
-FMPL_F_ALIAS(mpi_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
 FMPL_F_ALIAS(pmpi_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
+FMPL_F_ALIAS(mpi_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
+FMPL_F_ALIAS(pmpir_dist_graph_neighbors_count_f08_, pmpi_dist_graph_neighbors_count_)
 
 void pmpi_dist_graph_neighbors_(const MPI_Comm *comm, const int *maxindegree, int *sources,
                                 int *sourceweights, const int *maxoutdegree, int *destinations,
@@ -3519,8 +3745,9 @@ void pmpi_dist_graph_neighbors_(const MPI_Comm *comm, const int *maxindegree, in
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(dist_graph_neighbors, DIST_GRAPH_NEIGHBORS)
-FMPL_F_ALIAS(mpi_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
 FMPL_F_ALIAS(pmpi_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
+FMPL_F_ALIAS(mpi_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
+FMPL_F_ALIAS(pmpir_dist_graph_neighbors_f08_, pmpi_dist_graph_neighbors_)
 
 void pmpi_cart_shift_(const MPI_Comm *comm, const int *direction, const int *disp, int *rank_source,
                       int *rank_dest, MPI_Fint *ierror)
@@ -3529,8 +3756,9 @@ void pmpi_cart_shift_(const MPI_Comm *comm, const int *direction, const int *dis
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_shift, CART_SHIFT)
-FMPL_F_ALIAS(mpi_cart_shift_f08_, pmpi_cart_shift_)
 FMPL_F_ALIAS(pmpi_cart_shift_f08_, pmpi_cart_shift_)
+FMPL_F_ALIAS(mpi_cart_shift_f08_, pmpi_cart_shift_)
+FMPL_F_ALIAS(pmpir_cart_shift_f08_, pmpi_cart_shift_)
 
 void pmpi_cart_sub_(const MPI_Comm *comm, const int *remain_dims, MPI_Comm *newcomm,
                     MPI_Fint *ierror)
@@ -3539,8 +3767,9 @@ void pmpi_cart_sub_(const MPI_Comm *comm, const int *remain_dims, MPI_Comm *newc
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_sub, CART_SUB)
-FMPL_F_ALIAS(mpi_cart_sub_f08_, pmpi_cart_sub_)
 FMPL_F_ALIAS(pmpi_cart_sub_f08_, pmpi_cart_sub_)
+FMPL_F_ALIAS(mpi_cart_sub_f08_, pmpi_cart_sub_)
+FMPL_F_ALIAS(pmpir_cart_sub_f08_, pmpi_cart_sub_)
 
 void pmpi_cart_map_(const MPI_Comm *comm, const int *ndims, const int *dims, const int *periods,
                     int *newrank, MPI_Fint *ierror)
@@ -3549,8 +3778,9 @@ void pmpi_cart_map_(const MPI_Comm *comm, const int *ndims, const int *dims, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(cart_map, CART_MAP)
-FMPL_F_ALIAS(mpi_cart_map_f08_, pmpi_cart_map_)
 FMPL_F_ALIAS(pmpi_cart_map_f08_, pmpi_cart_map_)
+FMPL_F_ALIAS(mpi_cart_map_f08_, pmpi_cart_map_)
+FMPL_F_ALIAS(pmpir_cart_map_f08_, pmpi_cart_map_)
 
 void pmpi_graph_map_(const MPI_Comm *comm, const int *nnodes, const int *index, const int *edges,
                      int *newrank, MPI_Fint *ierror)
@@ -3559,8 +3789,9 @@ void pmpi_graph_map_(const MPI_Comm *comm, const int *nnodes, const int *index, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(graph_map, GRAPH_MAP)
-FMPL_F_ALIAS(mpi_graph_map_f08_, pmpi_graph_map_)
 FMPL_F_ALIAS(pmpi_graph_map_f08_, pmpi_graph_map_)
+FMPL_F_ALIAS(mpi_graph_map_f08_, pmpi_graph_map_)
+FMPL_F_ALIAS(pmpir_graph_map_f08_, pmpi_graph_map_)
 
 /* ---- Neighborhood collectives ---- */
 
@@ -3573,8 +3804,8 @@ void pmpi_neighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_allgather, NEIGHBOR_ALLGATHER)
-FMPL_F_ALIAS(mpi_neighbor_allgather_f08_, pmpi_neighbor_allgather_)
 FMPL_F_ALIAS(pmpi_neighbor_allgather_f08_, pmpi_neighbor_allgather_)
+FMPL_F_ALIAS(mpi_neighbor_allgather_f08_, pmpi_neighbor_allgather_)
 
 void pmpi_neighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3586,8 +3817,8 @@ void pmpi_neighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_c_, pmpi_neighbor_allgather_c_)
-FMPL_F_ALIAS(mpi_neighbor_allgather_f08c_, pmpi_neighbor_allgather_c_)
 FMPL_F_ALIAS(pmpi_neighbor_allgather_f08c_, pmpi_neighbor_allgather_c_)
+FMPL_F_ALIAS(mpi_neighbor_allgather_f08c_, pmpi_neighbor_allgather_c_)
 
 void pmpi_neighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                void *recvbuf, const int *recvcounts, const int *displs,
@@ -3598,8 +3829,8 @@ void pmpi_neighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
-FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08_, pmpi_neighbor_allgatherv_)
 FMPL_F_ALIAS(pmpi_neighbor_allgatherv_f08_, pmpi_neighbor_allgatherv_)
+FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08_, pmpi_neighbor_allgatherv_)
 
 void pmpi_neighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
                                  const MPI_Datatype *sendtype, void *recvbuf,
@@ -3613,8 +3844,8 @@ void pmpi_neighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_c_, pmpi_neighbor_allgatherv_c_)
-FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08c_, pmpi_neighbor_allgatherv_c_)
 FMPL_F_ALIAS(pmpi_neighbor_allgatherv_f08c_, pmpi_neighbor_allgatherv_c_)
+FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08c_, pmpi_neighbor_allgatherv_c_)
 
 void pmpi_neighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                              void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3625,8 +3856,8 @@ void pmpi_neighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Data
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoall, NEIGHBOR_ALLTOALL)
-FMPL_F_ALIAS(mpi_neighbor_alltoall_f08_, pmpi_neighbor_alltoall_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoall_f08_, pmpi_neighbor_alltoall_)
+FMPL_F_ALIAS(mpi_neighbor_alltoall_f08_, pmpi_neighbor_alltoall_)
 
 void pmpi_neighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
                                const MPI_Datatype *sendtype, void *recvbuf,
@@ -3638,8 +3869,8 @@ void pmpi_neighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_c_, pmpi_neighbor_alltoall_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoall_f08c_, pmpi_neighbor_alltoall_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoall_f08c_, pmpi_neighbor_alltoall_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoall_f08c_, pmpi_neighbor_alltoall_c_)
 
 void pmpi_neighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                               const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -3651,8 +3882,8 @@ void pmpi_neighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *s
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
-FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08_, pmpi_neighbor_alltoallv_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallv_f08_, pmpi_neighbor_alltoallv_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08_, pmpi_neighbor_alltoallv_)
 
 void pmpi_neighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3666,8 +3897,8 @@ void pmpi_neighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_c_, pmpi_neighbor_alltoallv_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08c_, pmpi_neighbor_alltoallv_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallv_f08c_, pmpi_neighbor_alltoallv_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08c_, pmpi_neighbor_alltoallv_c_)
 
 void pmpi_neighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                               const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -3679,8 +3910,8 @@ void pmpi_neighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Ai
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
-FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08_, pmpi_neighbor_alltoallw_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallw_f08_, pmpi_neighbor_alltoallw_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08_, pmpi_neighbor_alltoallw_)
 
 void pmpi_neighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
                                 const MPI_Datatype *sendtypes, void *recvbuf,
@@ -3694,8 +3925,8 @@ void pmpi_neighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts, cons
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_c_, pmpi_neighbor_alltoallw_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08c_, pmpi_neighbor_alltoallw_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallw_f08c_, pmpi_neighbor_alltoallw_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08c_, pmpi_neighbor_alltoallw_c_)
 
 void pmpi_ineighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3707,8 +3938,8 @@ void pmpi_ineighbor_allgather_(void *sendbuf, const int *sendcount, const MPI_Da
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ineighbor_allgather, INEIGHBOR_ALLGATHER)
-FMPL_F_ALIAS(mpi_ineighbor_allgather_f08_, pmpi_ineighbor_allgather_)
 FMPL_F_ALIAS(pmpi_ineighbor_allgather_f08_, pmpi_ineighbor_allgather_)
+FMPL_F_ALIAS(mpi_ineighbor_allgather_f08_, pmpi_ineighbor_allgather_)
 
 void pmpi_ineighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
                                  const MPI_Datatype *sendtype, void *recvbuf,
@@ -3721,8 +3952,8 @@ void pmpi_ineighbor_allgather_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgather_c_, pmpi_ineighbor_allgather_c_)
-FMPL_F_ALIAS(mpi_ineighbor_allgather_f08c_, pmpi_ineighbor_allgather_c_)
 FMPL_F_ALIAS(pmpi_ineighbor_allgather_f08c_, pmpi_ineighbor_allgather_c_)
+FMPL_F_ALIAS(mpi_ineighbor_allgather_f08c_, pmpi_ineighbor_allgather_c_)
 
 void pmpi_ineighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                 void *recvbuf, const int *recvcounts, const int *displs,
@@ -3735,8 +3966,8 @@ void pmpi_ineighbor_allgatherv_(void *sendbuf, const int *sendcount, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV)
-FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08_, pmpi_ineighbor_allgatherv_)
 FMPL_F_ALIAS(pmpi_ineighbor_allgatherv_f08_, pmpi_ineighbor_allgatherv_)
+FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08_, pmpi_ineighbor_allgatherv_)
 
 void pmpi_ineighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
                                   const MPI_Datatype *sendtype, void *recvbuf,
@@ -3750,8 +3981,8 @@ void pmpi_ineighbor_allgatherv_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_c_, pmpi_ineighbor_allgatherv_c_)
-FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08c_, pmpi_ineighbor_allgatherv_c_)
 FMPL_F_ALIAS(pmpi_ineighbor_allgatherv_f08c_, pmpi_ineighbor_allgatherv_c_)
+FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08c_, pmpi_ineighbor_allgatherv_c_)
 
 void pmpi_ineighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                               void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3762,8 +3993,8 @@ void pmpi_ineighbor_alltoall_(void *sendbuf, const int *sendcount, const MPI_Dat
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ineighbor_alltoall, INEIGHBOR_ALLTOALL)
-FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08_, pmpi_ineighbor_alltoall_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoall_f08_, pmpi_ineighbor_alltoall_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08_, pmpi_ineighbor_alltoall_)
 
 void pmpi_ineighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
                                 const MPI_Datatype *sendtype, void *recvbuf,
@@ -3776,8 +4007,8 @@ void pmpi_ineighbor_alltoall_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_c_, pmpi_ineighbor_alltoall_c_)
-FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08c_, pmpi_ineighbor_alltoall_c_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoall_f08c_, pmpi_ineighbor_alltoall_c_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08c_, pmpi_ineighbor_alltoall_c_)
 
 void pmpi_ineighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *sdispls,
                                const MPI_Datatype *sendtype, void *recvbuf, const int *recvcounts,
@@ -3790,8 +4021,8 @@ void pmpi_ineighbor_alltoallv_(void *sendbuf, const int *sendcounts, const int *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV)
-FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08_, pmpi_ineighbor_alltoallv_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoallv_f08_, pmpi_ineighbor_alltoallv_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08_, pmpi_ineighbor_alltoallv_)
 
 void pmpi_ineighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts,
                                  const MPI_Aint *sdispls, const MPI_Datatype *sendtype,
@@ -3805,8 +4036,8 @@ void pmpi_ineighbor_alltoallv_c_(void *sendbuf, const MPI_Count *sendcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_c_, pmpi_ineighbor_alltoallv_c_)
-FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08c_, pmpi_ineighbor_alltoallv_c_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoallv_f08c_, pmpi_ineighbor_alltoallv_c_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08c_, pmpi_ineighbor_alltoallv_c_)
 
 void pmpi_ineighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                                const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
@@ -3819,8 +4050,8 @@ void pmpi_ineighbor_alltoallw_(void *sendbuf, const int *sendcounts, const MPI_A
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW)
-FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08_, pmpi_ineighbor_alltoallw_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoallw_f08_, pmpi_ineighbor_alltoallw_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08_, pmpi_ineighbor_alltoallw_)
 
 void pmpi_ineighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts,
                                  const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
@@ -3834,8 +4065,8 @@ void pmpi_ineighbor_alltoallw_c_(void *sendbuf, const MPI_Count *sendcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_c_, pmpi_ineighbor_alltoallw_c_)
-FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08c_, pmpi_ineighbor_alltoallw_c_)
 FMPL_F_ALIAS(pmpi_ineighbor_alltoallw_f08c_, pmpi_ineighbor_alltoallw_c_)
+FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08c_, pmpi_ineighbor_alltoallw_c_)
 
 void pmpi_neighbor_allgather_init_(void *sendbuf, const int *sendcount,
                                    const MPI_Datatype *sendtype, void *recvbuf,
@@ -3849,8 +4080,8 @@ void pmpi_neighbor_allgather_init_(void *sendbuf, const int *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT)
-FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08_, pmpi_neighbor_allgather_init_)
 FMPL_F_ALIAS(pmpi_neighbor_allgather_init_f08_, pmpi_neighbor_allgather_init_)
+FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08_, pmpi_neighbor_allgather_init_)
 
 void pmpi_neighbor_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                      const MPI_Datatype *sendtype, void *recvbuf,
@@ -3864,8 +4095,8 @@ void pmpi_neighbor_allgather_init_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_c_, pmpi_neighbor_allgather_init_c_)
-FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08c_, pmpi_neighbor_allgather_init_c_)
 FMPL_F_ALIAS(pmpi_neighbor_allgather_init_f08c_, pmpi_neighbor_allgather_init_c_)
+FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08c_, pmpi_neighbor_allgather_init_c_)
 
 void pmpi_neighbor_allgatherv_init_(void *sendbuf, const int *sendcount,
                                     const MPI_Datatype *sendtype, void *recvbuf,
@@ -3879,8 +4110,8 @@ void pmpi_neighbor_allgatherv_init_(void *sendbuf, const int *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT)
-FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08_, pmpi_neighbor_allgatherv_init_)
 FMPL_F_ALIAS(pmpi_neighbor_allgatherv_init_f08_, pmpi_neighbor_allgatherv_init_)
+FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08_, pmpi_neighbor_allgatherv_init_)
 
 void pmpi_neighbor_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                       const MPI_Datatype *sendtype, void *recvbuf,
@@ -3894,8 +4125,8 @@ void pmpi_neighbor_allgatherv_init_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_c_, pmpi_neighbor_allgatherv_init_c_)
-FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08c_, pmpi_neighbor_allgatherv_init_c_)
 FMPL_F_ALIAS(pmpi_neighbor_allgatherv_init_f08c_, pmpi_neighbor_allgatherv_init_c_)
+FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08c_, pmpi_neighbor_allgatherv_init_c_)
 
 void pmpi_neighbor_alltoall_init_(void *sendbuf, const int *sendcount, const MPI_Datatype *sendtype,
                                   void *recvbuf, const int *recvcount, const MPI_Datatype *recvtype,
@@ -3908,8 +4139,8 @@ void pmpi_neighbor_alltoall_init_(void *sendbuf, const int *sendcount, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT)
-FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08_, pmpi_neighbor_alltoall_init_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoall_init_f08_, pmpi_neighbor_alltoall_init_)
+FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08_, pmpi_neighbor_alltoall_init_)
 
 void pmpi_neighbor_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount,
                                     const MPI_Datatype *sendtype, void *recvbuf,
@@ -3923,8 +4154,8 @@ void pmpi_neighbor_alltoall_init_c_(void *sendbuf, const MPI_Count *sendcount,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_c_, pmpi_neighbor_alltoall_init_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08c_, pmpi_neighbor_alltoall_init_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoall_init_f08c_, pmpi_neighbor_alltoall_init_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08c_, pmpi_neighbor_alltoall_init_c_)
 
 void pmpi_neighbor_alltoallv_init_(void *sendbuf, const int *sendcounts, const int *sdispls,
                                    const MPI_Datatype *sendtype, void *recvbuf,
@@ -3938,8 +4169,8 @@ void pmpi_neighbor_alltoallv_init_(void *sendbuf, const int *sendcounts, const i
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT)
-FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08_, pmpi_neighbor_alltoallv_init_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallv_init_f08_, pmpi_neighbor_alltoallv_init_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08_, pmpi_neighbor_alltoallv_init_)
 
 void pmpi_neighbor_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts,
                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtype,
@@ -3954,8 +4185,8 @@ void pmpi_neighbor_alltoallv_init_c_(void *sendbuf, const MPI_Count *sendcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_c_, pmpi_neighbor_alltoallv_init_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08c_, pmpi_neighbor_alltoallv_init_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallv_init_f08c_, pmpi_neighbor_alltoallv_init_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08c_, pmpi_neighbor_alltoallv_init_c_)
 
 void pmpi_neighbor_alltoallw_init_(void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls,
                                    const MPI_Datatype *sendtypes, void *recvbuf,
@@ -3969,8 +4200,8 @@ void pmpi_neighbor_alltoallw_init_(void *sendbuf, const int *sendcounts, const M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT)
-FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08_, pmpi_neighbor_alltoallw_init_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallw_init_f08_, pmpi_neighbor_alltoallw_init_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08_, pmpi_neighbor_alltoallw_init_)
 
 void pmpi_neighbor_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts,
                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
@@ -3985,8 +4216,8 @@ void pmpi_neighbor_alltoallw_init_c_(void *sendbuf, const MPI_Count *sendcounts,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_c_, pmpi_neighbor_alltoallw_init_c_)
-FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08c_, pmpi_neighbor_alltoallw_init_c_)
 FMPL_F_ALIAS(pmpi_neighbor_alltoallw_init_f08c_, pmpi_neighbor_alltoallw_init_c_)
+FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08c_, pmpi_neighbor_alltoallw_init_c_)
 
 /* ---- Environment: version, processor, memory, timers ---- */
 
@@ -3996,8 +4227,9 @@ void pmpi_get_version_(int *version, int *subversion, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_version, GET_VERSION)
-FMPL_F_ALIAS(mpi_get_version_f08_, pmpi_get_version_)
 FMPL_F_ALIAS(pmpi_get_version_f08_, pmpi_get_version_)
+FMPL_F_ALIAS(mpi_get_version_f08_, pmpi_get_version_)
+FMPL_F_ALIAS(pmpir_get_version_f08_, pmpi_get_version_)
 
 void pmpi_get_library_version_(char *version, int *resultlen, MPI_Fint *ierror, size_t version_len)
 {
@@ -4009,8 +4241,9 @@ void pmpi_get_library_version_(char *version, int *resultlen, MPI_Fint *ierror, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_library_version, GET_LIBRARY_VERSION)
-FMPL_F_ALIAS(mpi_get_library_version_f08_, pmpi_get_library_version_)
 FMPL_F_ALIAS(pmpi_get_library_version_f08_, pmpi_get_library_version_)
+FMPL_F_ALIAS(mpi_get_library_version_f08_, pmpi_get_library_version_)
+FMPL_F_ALIAS(pmpir_get_library_version_f08_, pmpi_get_library_version_)
 
 void pmpi_get_processor_name_(char *name, int *resultlen, MPI_Fint *ierror, size_t name_len)
 {
@@ -4022,8 +4255,9 @@ void pmpi_get_processor_name_(char *name, int *resultlen, MPI_Fint *ierror, size
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_processor_name, GET_PROCESSOR_NAME)
-FMPL_F_ALIAS(mpi_get_processor_name_f08_, pmpi_get_processor_name_)
 FMPL_F_ALIAS(pmpi_get_processor_name_f08_, pmpi_get_processor_name_)
+FMPL_F_ALIAS(mpi_get_processor_name_f08_, pmpi_get_processor_name_)
+FMPL_F_ALIAS(pmpir_get_processor_name_f08_, pmpi_get_processor_name_)
 
 void pmpi_get_hw_resource_info_(MPI_Info *hw_info, MPI_Fint *ierror)
 {
@@ -4031,8 +4265,9 @@ void pmpi_get_hw_resource_info_(MPI_Info *hw_info, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_hw_resource_info, GET_HW_RESOURCE_INFO)
-FMPL_F_ALIAS(mpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
 FMPL_F_ALIAS(pmpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+FMPL_F_ALIAS(mpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+FMPL_F_ALIAS(pmpir_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
 
 void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Info *info, void *baseptr, MPI_Fint *ierror)
 {
@@ -4040,8 +4275,9 @@ void pmpi_alloc_mem_(const MPI_Aint *size, const MPI_Info *info, void *baseptr, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(alloc_mem, ALLOC_MEM)
-FMPL_F_ALIAS(mpi_alloc_mem_f08_, pmpi_alloc_mem_)
 FMPL_F_ALIAS(pmpi_alloc_mem_f08_, pmpi_alloc_mem_)
+FMPL_F_ALIAS(mpi_alloc_mem_f08_, pmpi_alloc_mem_)
+FMPL_F_ALIAS(pmpir_alloc_mem_f08_, pmpi_alloc_mem_)
 
 void pmpi_free_mem_(void *base, MPI_Fint *ierror)
 {
@@ -4049,20 +4285,24 @@ void pmpi_free_mem_(void *base, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(free_mem, FREE_MEM)
-FMPL_F_ALIAS(mpi_free_mem_f08_, pmpi_free_mem_)
 FMPL_F_ALIAS(pmpi_free_mem_f08_, pmpi_free_mem_)
+FMPL_F_ALIAS(mpi_free_mem_f08_, pmpi_free_mem_)
 
 double pmpi_wtime_(void)
 {
     return PMPI_Wtime();
 }
 FMPL_F_NAMES(wtime, WTIME)
+FMPL_F_ALIAS(mpi_wtime_f08_, pmpi_wtime_)
+FMPL_F_ALIAS(pmpir_wtime_f08_, pmpi_wtime_)
 
 double pmpi_wtick_(void)
 {
     return PMPI_Wtick();
 }
 FMPL_F_NAMES(wtick, WTICK)
+FMPL_F_ALIAS(mpi_wtick_f08_, pmpi_wtick_)
+FMPL_F_ALIAS(pmpir_wtick_f08_, pmpi_wtick_)
 
 /* ---- Error handlers, classes and strings ---- */
 
@@ -4073,8 +4313,9 @@ void pmpi_comm_create_errhandler_(MPI_Comm_errhandler_function *comm_errhandler_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_create_errhandler, COMM_CREATE_ERRHANDLER)
-FMPL_F_ALIAS(mpi_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
 FMPL_F_ALIAS(pmpi_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
+FMPL_F_ALIAS(mpi_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
+FMPL_F_ALIAS(pmpir_comm_create_errhandler_f08_, pmpi_comm_create_errhandler_)
 
 void pmpi_comm_set_errhandler_(const MPI_Comm *comm, const MPI_Errhandler *errhandler,
                                MPI_Fint *ierror)
@@ -4083,8 +4324,9 @@ void pmpi_comm_set_errhandler_(const MPI_Comm *comm, const MPI_Errhandler *errha
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_set_errhandler, COMM_SET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
 FMPL_F_ALIAS(pmpi_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
+FMPL_F_ALIAS(mpi_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
+FMPL_F_ALIAS(pmpir_comm_set_errhandler_f08_, pmpi_comm_set_errhandler_)
 
 void pmpi_comm_get_errhandler_(const MPI_Comm *comm, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -4092,8 +4334,9 @@ void pmpi_comm_get_errhandler_(const MPI_Comm *comm, MPI_Errhandler *errhandler,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_get_errhandler, COMM_GET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
 FMPL_F_ALIAS(pmpi_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
+FMPL_F_ALIAS(mpi_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
+FMPL_F_ALIAS(pmpir_comm_get_errhandler_f08_, pmpi_comm_get_errhandler_)
 
 void pmpi_win_create_errhandler_(MPI_Win_errhandler_function *win_errhandler_fn,
                                  MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -4102,8 +4345,9 @@ void pmpi_win_create_errhandler_(MPI_Win_errhandler_function *win_errhandler_fn,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_create_errhandler, WIN_CREATE_ERRHANDLER)
-FMPL_F_ALIAS(mpi_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
 FMPL_F_ALIAS(pmpi_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
+FMPL_F_ALIAS(mpi_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
+FMPL_F_ALIAS(pmpir_win_create_errhandler_f08_, pmpi_win_create_errhandler_)
 
 void pmpi_win_set_errhandler_(const MPI_Win *win, const MPI_Errhandler *errhandler,
                               MPI_Fint *ierror)
@@ -4112,8 +4356,9 @@ void pmpi_win_set_errhandler_(const MPI_Win *win, const MPI_Errhandler *errhandl
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_set_errhandler, WIN_SET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
 FMPL_F_ALIAS(pmpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
+FMPL_F_ALIAS(mpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
+FMPL_F_ALIAS(pmpir_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
 
 void pmpi_win_get_errhandler_(const MPI_Win *win, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -4121,8 +4366,9 @@ void pmpi_win_get_errhandler_(const MPI_Win *win, MPI_Errhandler *errhandler, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_get_errhandler, WIN_GET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
 FMPL_F_ALIAS(pmpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
+FMPL_F_ALIAS(mpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
+FMPL_F_ALIAS(pmpir_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
 
 void pmpi_session_create_errhandler_(MPI_Session_errhandler_function *session_errhandler_fn,
                                      MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -4131,8 +4377,9 @@ void pmpi_session_create_errhandler_(MPI_Session_errhandler_function *session_er
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_create_errhandler, SESSION_CREATE_ERRHANDLER)
-FMPL_F_ALIAS(mpi_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
 FMPL_F_ALIAS(pmpi_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
+FMPL_F_ALIAS(mpi_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
+FMPL_F_ALIAS(pmpir_session_create_errhandler_f08_, pmpi_session_create_errhandler_)
 
 void pmpi_session_set_errhandler_(const MPI_Session *session, const MPI_Errhandler *errhandler,
                                   MPI_Fint *ierror)
@@ -4141,8 +4388,9 @@ void pmpi_session_set_errhandler_(const MPI_Session *session, const MPI_Errhandl
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_set_errhandler, SESSION_SET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
 FMPL_F_ALIAS(pmpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
+FMPL_F_ALIAS(mpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
+FMPL_F_ALIAS(pmpir_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
 
 void pmpi_session_get_errhandler_(const MPI_Session *session, MPI_Errhandler *errhandler,
                                   MPI_Fint *ierror)
@@ -4151,8 +4399,9 @@ void pmpi_session_get_errhandler_(const MPI_Session *session, MPI_Errhandler *er
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_get_errhandler, SESSION_GET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
 FMPL_F_ALIAS(pmpi_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
+FMPL_F_ALIAS(mpi_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
+FMPL_F_ALIAS(pmpir_session_get_errhandler_f08_, pmpi_session_get_errhandler_)
 
 void pmpi_errhandler_free_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -4160,8 +4409,9 @@ void pmpi_errhandler_free_(MPI_Errhandler *errhandler, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(errhandler_free, ERRHANDLER_FREE)
-FMPL_F_ALIAS(mpi_errhandler_free_f08_, pmpi_errhandler_free_)
 FMPL_F_ALIAS(pmpi_errhandler_free_f08_, pmpi_errhandler_free_)
+FMPL_F_ALIAS(mpi_errhandler_free_f08_, pmpi_errhandler_free_)
+FMPL_F_ALIAS(pmpir_errhandler_free_f08_, pmpi_errhandler_free_)
 
 void pmpi_error_string_(const int *errorcode, char *string, int *resultlen, MPI_Fint *ierror,
                         size_t string_len)
@@ -4174,8 +4424,9 @@ void pmpi_error_string_(const int *errorcode, char *string, int *resultlen, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(error_string, ERROR_STRING)
-FMPL_F_ALIAS(mpi_error_string_f08_, pmpi_error_string_)
 FMPL_F_ALIAS(pmpi_error_string_f08_, pmpi_error_string_)
+FMPL_F_ALIAS(mpi_error_string_f08_, pmpi_error_string_)
+FMPL_F_ALIAS(pmpir_error_string_f08_, pmpi_error_string_)
 
 void pmpi_error_class_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
 {
@@ -4183,8 +4434,9 @@ void pmpi_error_class_(const int *errorcode, int *errorclass, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(error_class, ERROR_CLASS)
-FMPL_F_ALIAS(mpi_error_class_f08_, pmpi_error_class_)
 FMPL_F_ALIAS(pmpi_error_class_f08_, pmpi_error_class_)
+FMPL_F_ALIAS(mpi_error_class_f08_, pmpi_error_class_)
+FMPL_F_ALIAS(pmpir_error_class_f08_, pmpi_error_class_)
 
 void pmpi_add_error_class_(int *errorclass, MPI_Fint *ierror)
 {
@@ -4192,8 +4444,9 @@ void pmpi_add_error_class_(int *errorclass, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(add_error_class, ADD_ERROR_CLASS)
-FMPL_F_ALIAS(mpi_add_error_class_f08_, pmpi_add_error_class_)
 FMPL_F_ALIAS(pmpi_add_error_class_f08_, pmpi_add_error_class_)
+FMPL_F_ALIAS(mpi_add_error_class_f08_, pmpi_add_error_class_)
+FMPL_F_ALIAS(pmpir_add_error_class_f08_, pmpi_add_error_class_)
 
 void pmpi_add_error_code_(const int *errorclass, int *errorcode, MPI_Fint *ierror)
 {
@@ -4201,8 +4454,9 @@ void pmpi_add_error_code_(const int *errorclass, int *errorcode, MPI_Fint *ierro
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(add_error_code, ADD_ERROR_CODE)
-FMPL_F_ALIAS(mpi_add_error_code_f08_, pmpi_add_error_code_)
 FMPL_F_ALIAS(pmpi_add_error_code_f08_, pmpi_add_error_code_)
+FMPL_F_ALIAS(mpi_add_error_code_f08_, pmpi_add_error_code_)
+FMPL_F_ALIAS(pmpir_add_error_code_f08_, pmpi_add_error_code_)
 
 void pmpi_add_error_string_(const int *errorcode, char *string, MPI_Fint *ierror, size_t string_len)
 {
@@ -4212,8 +4466,9 @@ void pmpi_add_error_string_(const int *errorcode, char *string, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(add_error_string, ADD_ERROR_STRING)
-FMPL_F_ALIAS(mpi_add_error_string_f08_, pmpi_add_error_string_)
 FMPL_F_ALIAS(pmpi_add_error_string_f08_, pmpi_add_error_string_)
+FMPL_F_ALIAS(mpi_add_error_string_f08_, pmpi_add_error_string_)
+FMPL_F_ALIAS(pmpir_add_error_string_f08_, pmpi_add_error_string_)
 
 void pmpi_remove_error_class_(const int *errorclass, MPI_Fint *ierror)
 {
@@ -4221,8 +4476,9 @@ void pmpi_remove_error_class_(const int *errorclass, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(remove_error_class, REMOVE_ERROR_CLASS)
-FMPL_F_ALIAS(mpi_remove_error_class_f08_, pmpi_remove_error_class_)
 FMPL_F_ALIAS(pmpi_remove_error_class_f08_, pmpi_remove_error_class_)
+FMPL_F_ALIAS(mpi_remove_error_class_f08_, pmpi_remove_error_class_)
+FMPL_F_ALIAS(pmpir_remove_error_class_f08_, pmpi_remove_error_class_)
 
 void pmpi_remove_error_code_(const int *errorcode, MPI_Fint *ierror)
 {
@@ -4230,8 +4486,9 @@ void pmpi_remove_error_code_(const int *errorcode, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(remove_error_code, REMOVE_ERROR_CODE)
-FMPL_F_ALIAS(mpi_remove_error_code_f08_, pmpi_remove_error_code_)
 FMPL_F_ALIAS(pmpi_remove_error_code_f08_, pmpi_remove_error_code_)
+FMPL_F_ALIAS(mpi_remove_error_code_f08_, pmpi_remove_error_code_)
+FMPL_F_ALIAS(pmpir_remove_error_code_f08_, pmpi_remove_error_code_)
 
 void pmpi_remove_error_string_(const int *errorcode, MPI_Fint *ierror)
 {
@@ -4239,8 +4496,9 @@ void pmpi_remove_error_string_(const int *errorcode, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(remove_error_string, REMOVE_ERROR_STRING)
-FMPL_F_ALIAS(mpi_remove_error_string_f08_, pmpi_remove_error_string_)
 FMPL_F_ALIAS(pmpi_remove_error_string_f08_, pmpi_remove_error_string_)
+FMPL_F_ALIAS(mpi_remove_error_string_f08_, pmpi_remove_error_string_)
+FMPL_F_ALIAS(pmpir_remove_error_string_f08_, pmpi_remove_error_string_)
 
 void pmpi_comm_call_errhandler_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
@@ -4248,8 +4506,9 @@ void pmpi_comm_call_errhandler_(const MPI_Comm *comm, const int *errorcode, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_call_errhandler, COMM_CALL_ERRHANDLER)
-FMPL_F_ALIAS(mpi_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
 FMPL_F_ALIAS(pmpi_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
+FMPL_F_ALIAS(mpi_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
+FMPL_F_ALIAS(pmpir_comm_call_errhandler_f08_, pmpi_comm_call_errhandler_)
 
 void pmpi_win_call_errhandler_(const MPI_Win *win, const int *errorcode, MPI_Fint *ierror)
 {
@@ -4257,8 +4516,9 @@ void pmpi_win_call_errhandler_(const MPI_Win *win, const int *errorcode, MPI_Fin
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_call_errhandler, WIN_CALL_ERRHANDLER)
-FMPL_F_ALIAS(mpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
 FMPL_F_ALIAS(pmpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
+FMPL_F_ALIAS(mpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
+FMPL_F_ALIAS(pmpir_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
 
 void pmpi_session_call_errhandler_(const MPI_Session *session, const int *errorcode,
                                    MPI_Fint *ierror)
@@ -4267,8 +4527,9 @@ void pmpi_session_call_errhandler_(const MPI_Session *session, const int *errorc
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_call_errhandler, SESSION_CALL_ERRHANDLER)
-FMPL_F_ALIAS(mpi_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
 FMPL_F_ALIAS(pmpi_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
+FMPL_F_ALIAS(mpi_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
+FMPL_F_ALIAS(pmpir_session_call_errhandler_f08_, pmpi_session_call_errhandler_)
 
 /* ---- Info objects ---- */
 
@@ -4278,8 +4539,9 @@ void pmpi_info_create_(MPI_Info *info, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_create, INFO_CREATE)
-FMPL_F_ALIAS(mpi_info_create_f08_, pmpi_info_create_)
 FMPL_F_ALIAS(pmpi_info_create_f08_, pmpi_info_create_)
+FMPL_F_ALIAS(mpi_info_create_f08_, pmpi_info_create_)
+FMPL_F_ALIAS(pmpir_info_create_f08_, pmpi_info_create_)
 
 void pmpi_info_create_env_(MPI_Info *info, MPI_Fint *ierror)
 {
@@ -4287,8 +4549,9 @@ void pmpi_info_create_env_(MPI_Info *info, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_create_env, INFO_CREATE_ENV)
-FMPL_F_ALIAS(mpi_info_create_env_f08_, pmpi_info_create_env_)
 FMPL_F_ALIAS(pmpi_info_create_env_f08_, pmpi_info_create_env_)
+FMPL_F_ALIAS(mpi_info_create_env_f08_, pmpi_info_create_env_)
+FMPL_F_ALIAS(pmpir_info_create_env_f08_, pmpi_info_create_env_)
 
 void pmpi_info_set_(const MPI_Info *info, char *key, char *value, MPI_Fint *ierror, size_t key_len,
                     size_t value_len)
@@ -4300,8 +4563,9 @@ void pmpi_info_set_(const MPI_Info *info, char *key, char *value, MPI_Fint *ierr
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_set, INFO_SET)
-FMPL_F_ALIAS(mpi_info_set_f08_, pmpi_info_set_)
 FMPL_F_ALIAS(pmpi_info_set_f08_, pmpi_info_set_)
+FMPL_F_ALIAS(mpi_info_set_f08_, pmpi_info_set_)
+FMPL_F_ALIAS(pmpir_info_set_f08_, pmpi_info_set_)
 
 void pmpi_info_delete_(const MPI_Info *info, char *key, MPI_Fint *ierror, size_t key_len)
 {
@@ -4311,8 +4575,9 @@ void pmpi_info_delete_(const MPI_Info *info, char *key, MPI_Fint *ierror, size_t
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_delete, INFO_DELETE)
-FMPL_F_ALIAS(mpi_info_delete_f08_, pmpi_info_delete_)
 FMPL_F_ALIAS(pmpi_info_delete_f08_, pmpi_info_delete_)
+FMPL_F_ALIAS(mpi_info_delete_f08_, pmpi_info_delete_)
+FMPL_F_ALIAS(pmpir_info_delete_f08_, pmpi_info_delete_)
 
 void pmpi_info_get_(const MPI_Info *info, char *key, const int *valuelen, char *value, int *flag,
                     MPI_Fint *ierror, size_t key_len, size_t value_len)
@@ -4326,8 +4591,9 @@ void pmpi_info_get_(const MPI_Info *info, char *key, const int *valuelen, char *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_get, INFO_GET)
-FMPL_F_ALIAS(mpi_info_get_f08_, pmpi_info_get_)
 FMPL_F_ALIAS(pmpi_info_get_f08_, pmpi_info_get_)
+FMPL_F_ALIAS(mpi_info_get_f08_, pmpi_info_get_)
+FMPL_F_ALIAS(pmpir_info_get_f08_, pmpi_info_get_)
 
 void pmpi_info_get_string_(const MPI_Info *info, char *key, int *buflen, char *value, int *flag,
                            MPI_Fint *ierror, size_t key_len, size_t value_len)
@@ -4341,8 +4607,9 @@ void pmpi_info_get_string_(const MPI_Info *info, char *key, int *buflen, char *v
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_get_string, INFO_GET_STRING)
-FMPL_F_ALIAS(mpi_info_get_string_f08_, pmpi_info_get_string_)
 FMPL_F_ALIAS(pmpi_info_get_string_f08_, pmpi_info_get_string_)
+FMPL_F_ALIAS(mpi_info_get_string_f08_, pmpi_info_get_string_)
+FMPL_F_ALIAS(pmpir_info_get_string_f08_, pmpi_info_get_string_)
 
 void pmpi_info_get_valuelen_(const MPI_Info *info, char *key, int *valuelen, int *flag,
                              MPI_Fint *ierror, size_t key_len)
@@ -4354,8 +4621,9 @@ void pmpi_info_get_valuelen_(const MPI_Info *info, char *key, int *valuelen, int
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_get_valuelen, INFO_GET_VALUELEN)
-FMPL_F_ALIAS(mpi_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
 FMPL_F_ALIAS(pmpi_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
+FMPL_F_ALIAS(mpi_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
+FMPL_F_ALIAS(pmpir_info_get_valuelen_f08_, pmpi_info_get_valuelen_)
 
 void pmpi_info_get_nkeys_(const MPI_Info *info, int *nkeys, MPI_Fint *ierror)
 {
@@ -4363,8 +4631,9 @@ void pmpi_info_get_nkeys_(const MPI_Info *info, int *nkeys, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_get_nkeys, INFO_GET_NKEYS)
-FMPL_F_ALIAS(mpi_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
 FMPL_F_ALIAS(pmpi_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
+FMPL_F_ALIAS(mpi_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
+FMPL_F_ALIAS(pmpir_info_get_nkeys_f08_, pmpi_info_get_nkeys_)
 
 void pmpi_info_get_nthkey_(const MPI_Info *info, const int *n, char *key, MPI_Fint *ierror,
                            size_t key_len)
@@ -4377,8 +4646,9 @@ void pmpi_info_get_nthkey_(const MPI_Info *info, const int *n, char *key, MPI_Fi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_get_nthkey, INFO_GET_NTHKEY)
-FMPL_F_ALIAS(mpi_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
 FMPL_F_ALIAS(pmpi_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
+FMPL_F_ALIAS(mpi_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
+FMPL_F_ALIAS(pmpir_info_get_nthkey_f08_, pmpi_info_get_nthkey_)
 
 void pmpi_info_dup_(const MPI_Info *info, MPI_Info *newinfo, MPI_Fint *ierror)
 {
@@ -4386,8 +4656,9 @@ void pmpi_info_dup_(const MPI_Info *info, MPI_Info *newinfo, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_dup, INFO_DUP)
-FMPL_F_ALIAS(mpi_info_dup_f08_, pmpi_info_dup_)
 FMPL_F_ALIAS(pmpi_info_dup_f08_, pmpi_info_dup_)
+FMPL_F_ALIAS(mpi_info_dup_f08_, pmpi_info_dup_)
+FMPL_F_ALIAS(pmpir_info_dup_f08_, pmpi_info_dup_)
 
 void pmpi_info_free_(MPI_Info *info, MPI_Fint *ierror)
 {
@@ -4395,8 +4666,9 @@ void pmpi_info_free_(MPI_Info *info, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(info_free, INFO_FREE)
-FMPL_F_ALIAS(mpi_info_free_f08_, pmpi_info_free_)
 FMPL_F_ALIAS(pmpi_info_free_f08_, pmpi_info_free_)
+FMPL_F_ALIAS(mpi_info_free_f08_, pmpi_info_free_)
+FMPL_F_ALIAS(pmpir_info_free_f08_, pmpi_info_free_)
 
 /* ---- Initialization, finalization, threads, abort ---- */
 
@@ -4406,8 +4678,9 @@ void pmpi_init_(MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(init, INIT)
-FMPL_F_ALIAS(mpi_init_f08_, pmpi_init_)
 FMPL_F_ALIAS(pmpi_init_f08_, pmpi_init_)
+FMPL_F_ALIAS(mpi_init_f08_, pmpi_init_)
+FMPL_F_ALIAS(pmpir_init_f08_, pmpi_init_)
 
 void pmpi_init_thread_(const int *required, int *provided, MPI_Fint *ierror)
 {
@@ -4415,8 +4688,9 @@ void pmpi_init_thread_(const int *required, int *provided, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(init_thread, INIT_THREAD)
-FMPL_F_ALIAS(mpi_init_thread_f08_, pmpi_init_thread_)
 FMPL_F_ALIAS(pmpi_init_thread_f08_, pmpi_init_thread_)
+FMPL_F_ALIAS(mpi_init_thread_f08_, pmpi_init_thread_)
+FMPL_F_ALIAS(pmpir_init_thread_f08_, pmpi_init_thread_)
 
 void pmpi_query_thread_(int *provided, MPI_Fint *ierror)
 {
@@ -4424,8 +4698,9 @@ void pmpi_query_thread_(int *provided, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(query_thread, QUERY_THREAD)
-FMPL_F_ALIAS(mpi_query_thread_f08_, pmpi_query_thread_)
 FMPL_F_ALIAS(pmpi_query_thread_f08_, pmpi_query_thread_)
+FMPL_F_ALIAS(mpi_query_thread_f08_, pmpi_query_thread_)
+FMPL_F_ALIAS(pmpir_query_thread_f08_, pmpi_query_thread_)
 
 void pmpi_is_thread_main_(int *flag, MPI_Fint *ierror)
 {
@@ -4433,8 +4708,9 @@ void pmpi_is_thread_main_(int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(is_thread_main, IS_THREAD_MAIN)
-FMPL_F_ALIAS(mpi_is_thread_main_f08_, pmpi_is_thread_main_)
 FMPL_F_ALIAS(pmpi_is_thread_main_f08_, pmpi_is_thread_main_)
+FMPL_F_ALIAS(mpi_is_thread_main_f08_, pmpi_is_thread_main_)
+FMPL_F_ALIAS(pmpir_is_thread_main_f08_, pmpi_is_thread_main_)
 
 void pmpi_finalize_(MPI_Fint *ierror)
 {
@@ -4442,8 +4718,9 @@ void pmpi_finalize_(MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(finalize, FINALIZE)
-FMPL_F_ALIAS(mpi_finalize_f08_, pmpi_finalize_)
 FMPL_F_ALIAS(pmpi_finalize_f08_, pmpi_finalize_)
+FMPL_F_ALIAS(mpi_finalize_f08_, pmpi_finalize_)
+FMPL_F_ALIAS(pmpir_finalize_f08_, pmpi_finalize_)
 
 void pmpi_initialized_(int *flag, MPI_Fint *ierror)
 {
@@ -4451,8 +4728,9 @@ void pmpi_initialized_(int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(initialized, INITIALIZED)
-FMPL_F_ALIAS(mpi_initialized_f08_, pmpi_initialized_)
 FMPL_F_ALIAS(pmpi_initialized_f08_, pmpi_initialized_)
+FMPL_F_ALIAS(mpi_initialized_f08_, pmpi_initialized_)
+FMPL_F_ALIAS(pmpir_initialized_f08_, pmpi_initialized_)
 
 void pmpi_finalized_(int *flag, MPI_Fint *ierror)
 {
@@ -4460,8 +4738,9 @@ void pmpi_finalized_(int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(finalized, FINALIZED)
-FMPL_F_ALIAS(mpi_finalized_f08_, pmpi_finalized_)
 FMPL_F_ALIAS(pmpi_finalized_f08_, pmpi_finalized_)
+FMPL_F_ALIAS(mpi_finalized_f08_, pmpi_finalized_)
+FMPL_F_ALIAS(pmpir_finalized_f08_, pmpi_finalized_)
 
 void pmpi_abort_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
 {
@@ -4469,8 +4748,9 @@ void pmpi_abort_(const MPI_Comm *comm, const int *errorcode, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(abort, ABORT)
-FMPL_F_ALIAS(mpi_abort_f08_, pmpi_abort_)
 FMPL_F_ALIAS(pmpi_abort_f08_, pmpi_abort_)
+FMPL_F_ALIAS(mpi_abort_f08_, pmpi_abort_)
+FMPL_F_ALIAS(pmpir_abort_f08_, pmpi_abort_)
 
 /* ---- Sessions ---- */
 
@@ -4481,8 +4761,9 @@ void pmpi_session_init_(const MPI_Info *info, const MPI_Errhandler *errhandler,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_init, SESSION_INIT)
-FMPL_F_ALIAS(mpi_session_init_f08_, pmpi_session_init_)
 FMPL_F_ALIAS(pmpi_session_init_f08_, pmpi_session_init_)
+FMPL_F_ALIAS(mpi_session_init_f08_, pmpi_session_init_)
+FMPL_F_ALIAS(pmpir_session_init_f08_, pmpi_session_init_)
 
 void pmpi_session_finalize_(MPI_Session *session, MPI_Fint *ierror)
 {
@@ -4490,8 +4771,9 @@ void pmpi_session_finalize_(MPI_Session *session, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_finalize, SESSION_FINALIZE)
-FMPL_F_ALIAS(mpi_session_finalize_f08_, pmpi_session_finalize_)
 FMPL_F_ALIAS(pmpi_session_finalize_f08_, pmpi_session_finalize_)
+FMPL_F_ALIAS(mpi_session_finalize_f08_, pmpi_session_finalize_)
+FMPL_F_ALIAS(pmpir_session_finalize_f08_, pmpi_session_finalize_)
 
 void pmpi_session_get_num_psets_(const MPI_Session *session, const MPI_Info *info, int *npset_names,
                                  MPI_Fint *ierror)
@@ -4500,8 +4782,9 @@ void pmpi_session_get_num_psets_(const MPI_Session *session, const MPI_Info *inf
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_get_num_psets, SESSION_GET_NUM_PSETS)
-FMPL_F_ALIAS(mpi_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
 FMPL_F_ALIAS(pmpi_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
+FMPL_F_ALIAS(mpi_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
+FMPL_F_ALIAS(pmpir_session_get_num_psets_f08_, pmpi_session_get_num_psets_)
 
 void pmpi_session_get_nth_pset_(const MPI_Session *session, const MPI_Info *info, const int *n,
                                 int *pset_len, char *pset_name, MPI_Fint *ierror,
@@ -4515,8 +4798,9 @@ void pmpi_session_get_nth_pset_(const MPI_Session *session, const MPI_Info *info
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_get_nth_pset, SESSION_GET_NTH_PSET)
-FMPL_F_ALIAS(mpi_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
 FMPL_F_ALIAS(pmpi_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
+FMPL_F_ALIAS(mpi_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
+FMPL_F_ALIAS(pmpir_session_get_nth_pset_f08_, pmpi_session_get_nth_pset_)
 
 void pmpi_session_get_info_(const MPI_Session *session, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -4524,8 +4808,9 @@ void pmpi_session_get_info_(const MPI_Session *session, MPI_Info *info_used, MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_get_info, SESSION_GET_INFO)
-FMPL_F_ALIAS(mpi_session_get_info_f08_, pmpi_session_get_info_)
 FMPL_F_ALIAS(pmpi_session_get_info_f08_, pmpi_session_get_info_)
+FMPL_F_ALIAS(mpi_session_get_info_f08_, pmpi_session_get_info_)
+FMPL_F_ALIAS(pmpir_session_get_info_f08_, pmpi_session_get_info_)
 
 void pmpi_session_get_pset_info_(const MPI_Session *session, char *pset_name, MPI_Info *info,
                                  MPI_Fint *ierror, size_t pset_name_len)
@@ -4537,8 +4822,9 @@ void pmpi_session_get_pset_info_(const MPI_Session *session, char *pset_name, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(session_get_pset_info, SESSION_GET_PSET_INFO)
-FMPL_F_ALIAS(mpi_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
 FMPL_F_ALIAS(pmpi_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
+FMPL_F_ALIAS(mpi_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
+FMPL_F_ALIAS(pmpir_session_get_pset_info_f08_, pmpi_session_get_pset_info_)
 
 void pmpi_group_from_session_pset_(const MPI_Session *session, char *pset_name, MPI_Group *newgroup,
                                    MPI_Fint *ierror, size_t pset_name_len)
@@ -4550,8 +4836,9 @@ void pmpi_group_from_session_pset_(const MPI_Session *session, char *pset_name, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(group_from_session_pset, GROUP_FROM_SESSION_PSET)
-FMPL_F_ALIAS(mpi_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
 FMPL_F_ALIAS(pmpi_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
+FMPL_F_ALIAS(mpi_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
+FMPL_F_ALIAS(pmpir_group_from_session_pset_f08_, pmpi_group_from_session_pset_)
 
 void pmpi_comm_create_from_group_(const MPI_Group *group, char *stringtag, const MPI_Info *info,
                                   const MPI_Errhandler *errhandler, MPI_Comm *newcomm,
@@ -4564,8 +4851,9 @@ void pmpi_comm_create_from_group_(const MPI_Group *group, char *stringtag, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_create_from_group, COMM_CREATE_FROM_GROUP)
-FMPL_F_ALIAS(mpi_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
 FMPL_F_ALIAS(pmpi_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
+FMPL_F_ALIAS(mpi_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
+FMPL_F_ALIAS(pmpir_comm_create_from_group_f08_, pmpi_comm_create_from_group_)
 
 void pmpi_intercomm_create_from_groups_(const MPI_Group *local_group, const int *local_leader,
                                         const MPI_Group *remote_group, const int *remote_leader,
@@ -4581,8 +4869,9 @@ void pmpi_intercomm_create_from_groups_(const MPI_Group *local_group, const int 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(intercomm_create_from_groups, INTERCOMM_CREATE_FROM_GROUPS)
-FMPL_F_ALIAS(mpi_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
 FMPL_F_ALIAS(pmpi_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
+FMPL_F_ALIAS(mpi_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
+FMPL_F_ALIAS(pmpir_intercomm_create_from_groups_f08_, pmpi_intercomm_create_from_groups_)
 
 /* ---- Dynamic processes: spawn, connect, name service ---- */
 
@@ -4604,8 +4893,9 @@ void pmpi_comm_spawn_(char *command, char *argv, const int *maxprocs, const MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_spawn, COMM_SPAWN)
-FMPL_F_ALIAS(mpi_comm_spawn_f08_, pmpi_comm_spawn_)
 FMPL_F_ALIAS(pmpi_comm_spawn_f08_, pmpi_comm_spawn_)
+FMPL_F_ALIAS(mpi_comm_spawn_f08_, pmpi_comm_spawn_)
+FMPL_F_ALIAS(pmpir_comm_spawn_f08_, pmpi_comm_spawn_)
 
 void pmpi_comm_spawn_multiple_(const int *count, char *array_of_commands, char *array_of_argv,
                                const int *array_of_maxprocs, const MPI_Info *array_of_info,
@@ -4628,8 +4918,9 @@ void pmpi_comm_spawn_multiple_(const int *count, char *array_of_commands, char *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_spawn_multiple, COMM_SPAWN_MULTIPLE)
-FMPL_F_ALIAS(mpi_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
 FMPL_F_ALIAS(pmpi_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
+FMPL_F_ALIAS(mpi_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
+FMPL_F_ALIAS(pmpir_comm_spawn_multiple_f08_, pmpi_comm_spawn_multiple_)
 
 void pmpi_comm_get_parent_(MPI_Comm *parent, MPI_Fint *ierror)
 {
@@ -4637,8 +4928,9 @@ void pmpi_comm_get_parent_(MPI_Comm *parent, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_get_parent, COMM_GET_PARENT)
-FMPL_F_ALIAS(mpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
 FMPL_F_ALIAS(pmpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
+FMPL_F_ALIAS(mpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
+FMPL_F_ALIAS(pmpir_comm_get_parent_f08_, pmpi_comm_get_parent_)
 
 void pmpi_open_port_(const MPI_Info *info, char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -4650,8 +4942,9 @@ void pmpi_open_port_(const MPI_Info *info, char *port_name, MPI_Fint *ierror, si
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(open_port, OPEN_PORT)
-FMPL_F_ALIAS(mpi_open_port_f08_, pmpi_open_port_)
 FMPL_F_ALIAS(pmpi_open_port_f08_, pmpi_open_port_)
+FMPL_F_ALIAS(mpi_open_port_f08_, pmpi_open_port_)
+FMPL_F_ALIAS(pmpir_open_port_f08_, pmpi_open_port_)
 
 void pmpi_close_port_(char *port_name, MPI_Fint *ierror, size_t port_name_len)
 {
@@ -4661,8 +4954,9 @@ void pmpi_close_port_(char *port_name, MPI_Fint *ierror, size_t port_name_len)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(close_port, CLOSE_PORT)
-FMPL_F_ALIAS(mpi_close_port_f08_, pmpi_close_port_)
 FMPL_F_ALIAS(pmpi_close_port_f08_, pmpi_close_port_)
+FMPL_F_ALIAS(mpi_close_port_f08_, pmpi_close_port_)
+FMPL_F_ALIAS(pmpir_close_port_f08_, pmpi_close_port_)
 
 void pmpi_comm_accept_(char *port_name, const MPI_Info *info, const int *root, const MPI_Comm *comm,
                        MPI_Comm *newcomm, MPI_Fint *ierror, size_t port_name_len)
@@ -4674,8 +4968,9 @@ void pmpi_comm_accept_(char *port_name, const MPI_Info *info, const int *root, c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_accept, COMM_ACCEPT)
-FMPL_F_ALIAS(mpi_comm_accept_f08_, pmpi_comm_accept_)
 FMPL_F_ALIAS(pmpi_comm_accept_f08_, pmpi_comm_accept_)
+FMPL_F_ALIAS(mpi_comm_accept_f08_, pmpi_comm_accept_)
+FMPL_F_ALIAS(pmpir_comm_accept_f08_, pmpi_comm_accept_)
 
 void pmpi_comm_connect_(char *port_name, const MPI_Info *info, const int *root,
                         const MPI_Comm *comm, MPI_Comm *newcomm, MPI_Fint *ierror,
@@ -4688,8 +4983,9 @@ void pmpi_comm_connect_(char *port_name, const MPI_Info *info, const int *root,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_connect, COMM_CONNECT)
-FMPL_F_ALIAS(mpi_comm_connect_f08_, pmpi_comm_connect_)
 FMPL_F_ALIAS(pmpi_comm_connect_f08_, pmpi_comm_connect_)
+FMPL_F_ALIAS(mpi_comm_connect_f08_, pmpi_comm_connect_)
+FMPL_F_ALIAS(pmpir_comm_connect_f08_, pmpi_comm_connect_)
 
 void pmpi_publish_name_(char *service_name, const MPI_Info *info, char *port_name, MPI_Fint *ierror,
                         size_t service_name_len, size_t port_name_len)
@@ -4701,8 +4997,9 @@ void pmpi_publish_name_(char *service_name, const MPI_Info *info, char *port_nam
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(publish_name, PUBLISH_NAME)
-FMPL_F_ALIAS(mpi_publish_name_f08_, pmpi_publish_name_)
 FMPL_F_ALIAS(pmpi_publish_name_f08_, pmpi_publish_name_)
+FMPL_F_ALIAS(mpi_publish_name_f08_, pmpi_publish_name_)
+FMPL_F_ALIAS(pmpir_publish_name_f08_, pmpi_publish_name_)
 
 void pmpi_unpublish_name_(char *service_name, const MPI_Info *info, char *port_name,
                           MPI_Fint *ierror, size_t service_name_len, size_t port_name_len)
@@ -4714,8 +5011,9 @@ void pmpi_unpublish_name_(char *service_name, const MPI_Info *info, char *port_n
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(unpublish_name, UNPUBLISH_NAME)
-FMPL_F_ALIAS(mpi_unpublish_name_f08_, pmpi_unpublish_name_)
 FMPL_F_ALIAS(pmpi_unpublish_name_f08_, pmpi_unpublish_name_)
+FMPL_F_ALIAS(mpi_unpublish_name_f08_, pmpi_unpublish_name_)
+FMPL_F_ALIAS(pmpir_unpublish_name_f08_, pmpi_unpublish_name_)
 
 void pmpi_lookup_name_(char *service_name, const MPI_Info *info, char *port_name, MPI_Fint *ierror,
                        size_t service_name_len, size_t port_name_len)
@@ -4729,8 +5027,9 @@ void pmpi_lookup_name_(char *service_name, const MPI_Info *info, char *port_name
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(lookup_name, LOOKUP_NAME)
-FMPL_F_ALIAS(mpi_lookup_name_f08_, pmpi_lookup_name_)
 FMPL_F_ALIAS(pmpi_lookup_name_f08_, pmpi_lookup_name_)
+FMPL_F_ALIAS(mpi_lookup_name_f08_, pmpi_lookup_name_)
+FMPL_F_ALIAS(pmpir_lookup_name_f08_, pmpi_lookup_name_)
 
 void pmpi_comm_join_(const int *fd, MPI_Comm *intercomm, MPI_Fint *ierror)
 {
@@ -4738,8 +5037,9 @@ void pmpi_comm_join_(const int *fd, MPI_Comm *intercomm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_join, COMM_JOIN)
-FMPL_F_ALIAS(mpi_comm_join_f08_, pmpi_comm_join_)
 FMPL_F_ALIAS(pmpi_comm_join_f08_, pmpi_comm_join_)
+FMPL_F_ALIAS(mpi_comm_join_f08_, pmpi_comm_join_)
+FMPL_F_ALIAS(pmpir_comm_join_f08_, pmpi_comm_join_)
 
 void pmpi_comm_disconnect_(MPI_Comm *comm, MPI_Fint *ierror)
 {
@@ -4747,8 +5047,9 @@ void pmpi_comm_disconnect_(MPI_Comm *comm, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(comm_disconnect, COMM_DISCONNECT)
-FMPL_F_ALIAS(mpi_comm_disconnect_f08_, pmpi_comm_disconnect_)
 FMPL_F_ALIAS(pmpi_comm_disconnect_f08_, pmpi_comm_disconnect_)
+FMPL_F_ALIAS(mpi_comm_disconnect_f08_, pmpi_comm_disconnect_)
+FMPL_F_ALIAS(pmpir_comm_disconnect_f08_, pmpi_comm_disconnect_)
 
 /* ---- One-sided: windows ---- */
 
@@ -4759,8 +5060,8 @@ void pmpi_win_create_(void *base, const MPI_Aint *size, const int *disp_unit, co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_create, WIN_CREATE)
-FMPL_F_ALIAS(mpi_win_create_f08_, pmpi_win_create_)
 FMPL_F_ALIAS(pmpi_win_create_f08_, pmpi_win_create_)
+FMPL_F_ALIAS(mpi_win_create_f08_, pmpi_win_create_)
 
 void pmpi_win_create_c_(void *base, const MPI_Aint *size, const MPI_Aint *disp_unit,
                         const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win, MPI_Fint *ierror)
@@ -4769,8 +5070,8 @@ void pmpi_win_create_c_(void *base, const MPI_Aint *size, const MPI_Aint *disp_u
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_create_c_, pmpi_win_create_c_)
-FMPL_F_ALIAS(mpi_win_create_f08c_, pmpi_win_create_c_)
 FMPL_F_ALIAS(pmpi_win_create_f08c_, pmpi_win_create_c_)
+FMPL_F_ALIAS(mpi_win_create_f08c_, pmpi_win_create_c_)
 
 void pmpi_win_allocate_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info,
                         const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4779,8 +5080,9 @@ void pmpi_win_allocate_(const MPI_Aint *size, const int *disp_unit, const MPI_In
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_allocate, WIN_ALLOCATE)
-FMPL_F_ALIAS(mpi_win_allocate_f08_, pmpi_win_allocate_)
 FMPL_F_ALIAS(pmpi_win_allocate_f08_, pmpi_win_allocate_)
+FMPL_F_ALIAS(mpi_win_allocate_f08_, pmpi_win_allocate_)
+FMPL_F_ALIAS(pmpir_win_allocate_f08_, pmpi_win_allocate_)
 
 void pmpi_win_allocate_c_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Info *info,
                           const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4789,8 +5091,10 @@ void pmpi_win_allocate_c_(const MPI_Aint *size, const MPI_Aint *disp_unit, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_allocate_c_, pmpi_win_allocate_c_)
-FMPL_F_ALIAS(mpi_win_allocate_f08c_, pmpi_win_allocate_c_)
 FMPL_F_ALIAS(pmpi_win_allocate_f08c_, pmpi_win_allocate_c_)
+FMPL_F_ALIAS(mpi_win_allocate_f08c_, pmpi_win_allocate_c_)
+FMPL_F_ALIAS(mpi_win_allocate_f08_large_, pmpi_win_allocate_c_)
+FMPL_F_ALIAS(pmpir_win_allocate_f08_large_, pmpi_win_allocate_c_)
 
 void pmpi_win_allocate_shared_(const MPI_Aint *size, const int *disp_unit, const MPI_Info *info,
                                const MPI_Comm *comm, void *baseptr, MPI_Win *win, MPI_Fint *ierror)
@@ -4799,8 +5103,9 @@ void pmpi_win_allocate_shared_(const MPI_Aint *size, const int *disp_unit, const
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_allocate_shared, WIN_ALLOCATE_SHARED)
-FMPL_F_ALIAS(mpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
 FMPL_F_ALIAS(pmpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
+FMPL_F_ALIAS(mpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
+FMPL_F_ALIAS(pmpir_win_allocate_shared_f08_, pmpi_win_allocate_shared_)
 
 void pmpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit,
                                  const MPI_Info *info, const MPI_Comm *comm, void *baseptr,
@@ -4810,8 +5115,10 @@ void pmpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_allocate_shared_c_, pmpi_win_allocate_shared_c_)
-FMPL_F_ALIAS(mpi_win_allocate_shared_f08c_, pmpi_win_allocate_shared_c_)
 FMPL_F_ALIAS(pmpi_win_allocate_shared_f08c_, pmpi_win_allocate_shared_c_)
+FMPL_F_ALIAS(mpi_win_allocate_shared_f08c_, pmpi_win_allocate_shared_c_)
+FMPL_F_ALIAS(mpi_win_allocate_shared_f08_large_, pmpi_win_allocate_shared_c_)
+FMPL_F_ALIAS(pmpir_win_allocate_shared_f08_large_, pmpi_win_allocate_shared_c_)
 
 void pmpi_win_shared_query_(const MPI_Win *win, const int *rank, MPI_Aint *size, int *disp_unit,
                             void *baseptr, MPI_Fint *ierror)
@@ -4820,8 +5127,9 @@ void pmpi_win_shared_query_(const MPI_Win *win, const int *rank, MPI_Aint *size,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_shared_query, WIN_SHARED_QUERY)
-FMPL_F_ALIAS(mpi_win_shared_query_f08_, pmpi_win_shared_query_)
 FMPL_F_ALIAS(pmpi_win_shared_query_f08_, pmpi_win_shared_query_)
+FMPL_F_ALIAS(mpi_win_shared_query_f08_, pmpi_win_shared_query_)
+FMPL_F_ALIAS(pmpir_win_shared_query_f08_, pmpi_win_shared_query_)
 
 void pmpi_win_shared_query_c_(const MPI_Win *win, const int *rank, MPI_Aint *size,
                               MPI_Aint *disp_unit, void *baseptr, MPI_Fint *ierror)
@@ -4830,8 +5138,10 @@ void pmpi_win_shared_query_c_(const MPI_Win *win, const int *rank, MPI_Aint *siz
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_shared_query_c_, pmpi_win_shared_query_c_)
-FMPL_F_ALIAS(mpi_win_shared_query_f08c_, pmpi_win_shared_query_c_)
 FMPL_F_ALIAS(pmpi_win_shared_query_f08c_, pmpi_win_shared_query_c_)
+FMPL_F_ALIAS(mpi_win_shared_query_f08c_, pmpi_win_shared_query_c_)
+FMPL_F_ALIAS(mpi_win_shared_query_f08_large_, pmpi_win_shared_query_c_)
+FMPL_F_ALIAS(pmpir_win_shared_query_f08_large_, pmpi_win_shared_query_c_)
 
 void pmpi_win_create_dynamic_(const MPI_Info *info, const MPI_Comm *comm, MPI_Win *win,
                               MPI_Fint *ierror)
@@ -4840,8 +5150,9 @@ void pmpi_win_create_dynamic_(const MPI_Info *info, const MPI_Comm *comm, MPI_Wi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_create_dynamic, WIN_CREATE_DYNAMIC)
-FMPL_F_ALIAS(mpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
 FMPL_F_ALIAS(pmpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
+FMPL_F_ALIAS(mpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
+FMPL_F_ALIAS(pmpir_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
 
 void pmpi_win_attach_(const MPI_Win *win, void *base, const MPI_Aint *size, MPI_Fint *ierror)
 {
@@ -4849,8 +5160,8 @@ void pmpi_win_attach_(const MPI_Win *win, void *base, const MPI_Aint *size, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_attach, WIN_ATTACH)
-FMPL_F_ALIAS(mpi_win_attach_f08_, pmpi_win_attach_)
 FMPL_F_ALIAS(pmpi_win_attach_f08_, pmpi_win_attach_)
+FMPL_F_ALIAS(mpi_win_attach_f08_, pmpi_win_attach_)
 
 void pmpi_win_detach_(const MPI_Win *win, void *base, MPI_Fint *ierror)
 {
@@ -4858,8 +5169,8 @@ void pmpi_win_detach_(const MPI_Win *win, void *base, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_detach, WIN_DETACH)
-FMPL_F_ALIAS(mpi_win_detach_f08_, pmpi_win_detach_)
 FMPL_F_ALIAS(pmpi_win_detach_f08_, pmpi_win_detach_)
+FMPL_F_ALIAS(mpi_win_detach_f08_, pmpi_win_detach_)
 
 void pmpi_win_free_(MPI_Win *win, MPI_Fint *ierror)
 {
@@ -4867,8 +5178,9 @@ void pmpi_win_free_(MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_free, WIN_FREE)
-FMPL_F_ALIAS(mpi_win_free_f08_, pmpi_win_free_)
 FMPL_F_ALIAS(pmpi_win_free_f08_, pmpi_win_free_)
+FMPL_F_ALIAS(mpi_win_free_f08_, pmpi_win_free_)
+FMPL_F_ALIAS(pmpir_win_free_f08_, pmpi_win_free_)
 
 void pmpi_win_get_group_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -4876,8 +5188,9 @@ void pmpi_win_get_group_(const MPI_Win *win, MPI_Group *group, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_get_group, WIN_GET_GROUP)
-FMPL_F_ALIAS(mpi_win_get_group_f08_, pmpi_win_get_group_)
 FMPL_F_ALIAS(pmpi_win_get_group_f08_, pmpi_win_get_group_)
+FMPL_F_ALIAS(mpi_win_get_group_f08_, pmpi_win_get_group_)
+FMPL_F_ALIAS(pmpir_win_get_group_f08_, pmpi_win_get_group_)
 
 void pmpi_win_set_info_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierror)
 {
@@ -4885,8 +5198,9 @@ void pmpi_win_set_info_(const MPI_Win *win, const MPI_Info *info, MPI_Fint *ierr
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_set_info, WIN_SET_INFO)
-FMPL_F_ALIAS(mpi_win_set_info_f08_, pmpi_win_set_info_)
 FMPL_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
+FMPL_F_ALIAS(mpi_win_set_info_f08_, pmpi_win_set_info_)
+FMPL_F_ALIAS(pmpir_win_set_info_f08_, pmpi_win_set_info_)
 
 void pmpi_win_get_info_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -4894,8 +5208,9 @@ void pmpi_win_get_info_(const MPI_Win *win, MPI_Info *info_used, MPI_Fint *ierro
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_get_info, WIN_GET_INFO)
-FMPL_F_ALIAS(mpi_win_get_info_f08_, pmpi_win_get_info_)
 FMPL_F_ALIAS(pmpi_win_get_info_f08_, pmpi_win_get_info_)
+FMPL_F_ALIAS(mpi_win_get_info_f08_, pmpi_win_get_info_)
+FMPL_F_ALIAS(pmpir_win_get_info_f08_, pmpi_win_get_info_)
 
 void pmpi_win_set_name_(const MPI_Win *win, char *win_name, MPI_Fint *ierror, size_t win_name_len)
 {
@@ -4905,8 +5220,9 @@ void pmpi_win_set_name_(const MPI_Win *win, char *win_name, MPI_Fint *ierror, si
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_set_name, WIN_SET_NAME)
-FMPL_F_ALIAS(mpi_win_set_name_f08_, pmpi_win_set_name_)
 FMPL_F_ALIAS(pmpi_win_set_name_f08_, pmpi_win_set_name_)
+FMPL_F_ALIAS(mpi_win_set_name_f08_, pmpi_win_set_name_)
+FMPL_F_ALIAS(pmpir_win_set_name_f08_, pmpi_win_set_name_)
 
 void pmpi_win_get_name_(const MPI_Win *win, char *win_name, int *resultlen, MPI_Fint *ierror,
                         size_t win_name_len)
@@ -4919,8 +5235,9 @@ void pmpi_win_get_name_(const MPI_Win *win, char *win_name, int *resultlen, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_get_name, WIN_GET_NAME)
-FMPL_F_ALIAS(mpi_win_get_name_f08_, pmpi_win_get_name_)
 FMPL_F_ALIAS(pmpi_win_get_name_f08_, pmpi_win_get_name_)
+FMPL_F_ALIAS(mpi_win_get_name_f08_, pmpi_win_get_name_)
+FMPL_F_ALIAS(pmpir_win_get_name_f08_, pmpi_win_get_name_)
 
 /* ---- One-sided: communication ---- */
 
@@ -4933,8 +5250,8 @@ void pmpi_put_(void *origin_addr, const int *origin_count, const MPI_Datatype *o
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(put, PUT)
-FMPL_F_ALIAS(mpi_put_f08_, pmpi_put_)
 FMPL_F_ALIAS(pmpi_put_f08_, pmpi_put_)
+FMPL_F_ALIAS(mpi_put_f08_, pmpi_put_)
 
 void pmpi_put_c_(void *origin_addr, const MPI_Count *origin_count,
                  const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4946,8 +5263,8 @@ void pmpi_put_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_put_c_, pmpi_put_c_)
-FMPL_F_ALIAS(mpi_put_f08c_, pmpi_put_c_)
 FMPL_F_ALIAS(pmpi_put_f08c_, pmpi_put_c_)
+FMPL_F_ALIAS(mpi_put_f08c_, pmpi_put_c_)
 
 void pmpi_get_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -4958,8 +5275,8 @@ void pmpi_get_(void *origin_addr, const int *origin_count, const MPI_Datatype *o
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get, GET)
-FMPL_F_ALIAS(mpi_get_f08_, pmpi_get_)
 FMPL_F_ALIAS(pmpi_get_f08_, pmpi_get_)
+FMPL_F_ALIAS(mpi_get_f08_, pmpi_get_)
 
 void pmpi_get_c_(void *origin_addr, const MPI_Count *origin_count,
                  const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4971,8 +5288,8 @@ void pmpi_get_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_c_, pmpi_get_c_)
-FMPL_F_ALIAS(mpi_get_f08c_, pmpi_get_c_)
 FMPL_F_ALIAS(pmpi_get_f08c_, pmpi_get_c_)
+FMPL_F_ALIAS(mpi_get_f08c_, pmpi_get_c_)
 
 void pmpi_accumulate_(void *origin_addr, const int *origin_count,
                       const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -4986,8 +5303,8 @@ void pmpi_accumulate_(void *origin_addr, const int *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(accumulate, ACCUMULATE)
-FMPL_F_ALIAS(mpi_accumulate_f08_, pmpi_accumulate_)
 FMPL_F_ALIAS(pmpi_accumulate_f08_, pmpi_accumulate_)
+FMPL_F_ALIAS(mpi_accumulate_f08_, pmpi_accumulate_)
 
 void pmpi_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                         const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -5001,8 +5318,8 @@ void pmpi_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_accumulate_c_, pmpi_accumulate_c_)
-FMPL_F_ALIAS(mpi_accumulate_f08c_, pmpi_accumulate_c_)
 FMPL_F_ALIAS(pmpi_accumulate_f08c_, pmpi_accumulate_c_)
+FMPL_F_ALIAS(mpi_accumulate_f08c_, pmpi_accumulate_c_)
 
 void pmpi_get_accumulate_(void *origin_addr, const int *origin_count,
                           const MPI_Datatype *origin_datatype, void *result_addr,
@@ -5018,8 +5335,8 @@ void pmpi_get_accumulate_(void *origin_addr, const int *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(get_accumulate, GET_ACCUMULATE)
-FMPL_F_ALIAS(mpi_get_accumulate_f08_, pmpi_get_accumulate_)
 FMPL_F_ALIAS(pmpi_get_accumulate_f08_, pmpi_get_accumulate_)
+FMPL_F_ALIAS(mpi_get_accumulate_f08_, pmpi_get_accumulate_)
 
 void pmpi_get_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                             const MPI_Datatype *origin_datatype, void *result_addr,
@@ -5035,8 +5352,8 @@ void pmpi_get_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_accumulate_c_, pmpi_get_accumulate_c_)
-FMPL_F_ALIAS(mpi_get_accumulate_f08c_, pmpi_get_accumulate_c_)
 FMPL_F_ALIAS(pmpi_get_accumulate_f08c_, pmpi_get_accumulate_c_)
+FMPL_F_ALIAS(mpi_get_accumulate_f08c_, pmpi_get_accumulate_c_)
 
 void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Datatype *datatype,
                         const int *target_rank, const MPI_Aint *target_disp, const MPI_Op *op,
@@ -5047,8 +5364,8 @@ void pmpi_fetch_and_op_(void *origin_addr, void *result_addr, const MPI_Datatype
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(fetch_and_op, FETCH_AND_OP)
-FMPL_F_ALIAS(mpi_fetch_and_op_f08_, pmpi_fetch_and_op_)
 FMPL_F_ALIAS(pmpi_fetch_and_op_f08_, pmpi_fetch_and_op_)
+FMPL_F_ALIAS(mpi_fetch_and_op_f08_, pmpi_fetch_and_op_)
 
 void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_addr,
                             const MPI_Datatype *datatype, const int *target_rank,
@@ -5060,8 +5377,8 @@ void pmpi_compare_and_swap_(void *origin_addr, void *compare_addr, void *result_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(compare_and_swap, COMPARE_AND_SWAP)
-FMPL_F_ALIAS(mpi_compare_and_swap_f08_, pmpi_compare_and_swap_)
 FMPL_F_ALIAS(pmpi_compare_and_swap_f08_, pmpi_compare_and_swap_)
+FMPL_F_ALIAS(mpi_compare_and_swap_f08_, pmpi_compare_and_swap_)
 
 void pmpi_rput_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                 const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -5073,8 +5390,8 @@ void pmpi_rput_(void *origin_addr, const int *origin_count, const MPI_Datatype *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(rput, RPUT)
-FMPL_F_ALIAS(mpi_rput_f08_, pmpi_rput_)
 FMPL_F_ALIAS(pmpi_rput_f08_, pmpi_rput_)
+FMPL_F_ALIAS(mpi_rput_f08_, pmpi_rput_)
 
 void pmpi_rput_c_(void *origin_addr, const MPI_Count *origin_count,
                   const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -5087,8 +5404,8 @@ void pmpi_rput_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rput_c_, pmpi_rput_c_)
-FMPL_F_ALIAS(mpi_rput_f08c_, pmpi_rput_c_)
 FMPL_F_ALIAS(pmpi_rput_f08c_, pmpi_rput_c_)
+FMPL_F_ALIAS(mpi_rput_f08c_, pmpi_rput_c_)
 
 void pmpi_rget_(void *origin_addr, const int *origin_count, const MPI_Datatype *origin_datatype,
                 const int *target_rank, const MPI_Aint *target_disp, const int *target_count,
@@ -5100,8 +5417,8 @@ void pmpi_rget_(void *origin_addr, const int *origin_count, const MPI_Datatype *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(rget, RGET)
-FMPL_F_ALIAS(mpi_rget_f08_, pmpi_rget_)
 FMPL_F_ALIAS(pmpi_rget_f08_, pmpi_rget_)
+FMPL_F_ALIAS(mpi_rget_f08_, pmpi_rget_)
 
 void pmpi_rget_c_(void *origin_addr, const MPI_Count *origin_count,
                   const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -5114,8 +5431,8 @@ void pmpi_rget_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_c_, pmpi_rget_c_)
-FMPL_F_ALIAS(mpi_rget_f08c_, pmpi_rget_c_)
 FMPL_F_ALIAS(pmpi_rget_f08c_, pmpi_rget_c_)
+FMPL_F_ALIAS(mpi_rget_f08c_, pmpi_rget_c_)
 
 void pmpi_raccumulate_(void *origin_addr, const int *origin_count,
                        const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -5129,8 +5446,8 @@ void pmpi_raccumulate_(void *origin_addr, const int *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(raccumulate, RACCUMULATE)
-FMPL_F_ALIAS(mpi_raccumulate_f08_, pmpi_raccumulate_)
 FMPL_F_ALIAS(pmpi_raccumulate_f08_, pmpi_raccumulate_)
+FMPL_F_ALIAS(mpi_raccumulate_f08_, pmpi_raccumulate_)
 
 void pmpi_raccumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                          const MPI_Datatype *origin_datatype, const int *target_rank,
@@ -5144,8 +5461,8 @@ void pmpi_raccumulate_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_raccumulate_c_, pmpi_raccumulate_c_)
-FMPL_F_ALIAS(mpi_raccumulate_f08c_, pmpi_raccumulate_c_)
 FMPL_F_ALIAS(pmpi_raccumulate_f08c_, pmpi_raccumulate_c_)
+FMPL_F_ALIAS(mpi_raccumulate_f08c_, pmpi_raccumulate_c_)
 
 void pmpi_rget_accumulate_(void *origin_addr, const int *origin_count,
                            const MPI_Datatype *origin_datatype, void *result_addr,
@@ -5162,8 +5479,8 @@ void pmpi_rget_accumulate_(void *origin_addr, const int *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(rget_accumulate, RGET_ACCUMULATE)
-FMPL_F_ALIAS(mpi_rget_accumulate_f08_, pmpi_rget_accumulate_)
 FMPL_F_ALIAS(pmpi_rget_accumulate_f08_, pmpi_rget_accumulate_)
+FMPL_F_ALIAS(mpi_rget_accumulate_f08_, pmpi_rget_accumulate_)
 
 void pmpi_rget_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
                              const MPI_Datatype *origin_datatype, void *result_addr,
@@ -5180,8 +5497,8 @@ void pmpi_rget_accumulate_c_(void *origin_addr, const MPI_Count *origin_count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_accumulate_c_, pmpi_rget_accumulate_c_)
-FMPL_F_ALIAS(mpi_rget_accumulate_f08c_, pmpi_rget_accumulate_c_)
 FMPL_F_ALIAS(pmpi_rget_accumulate_f08c_, pmpi_rget_accumulate_c_)
+FMPL_F_ALIAS(mpi_rget_accumulate_f08c_, pmpi_rget_accumulate_c_)
 
 /* ---- One-sided: synchronization ---- */
 
@@ -5191,8 +5508,9 @@ void pmpi_win_fence_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_fence, WIN_FENCE)
-FMPL_F_ALIAS(mpi_win_fence_f08_, pmpi_win_fence_)
 FMPL_F_ALIAS(pmpi_win_fence_f08_, pmpi_win_fence_)
+FMPL_F_ALIAS(mpi_win_fence_f08_, pmpi_win_fence_)
+FMPL_F_ALIAS(pmpir_win_fence_f08_, pmpi_win_fence_)
 
 void pmpi_win_start_(const MPI_Group *group, const int *assert, const MPI_Win *win,
                      MPI_Fint *ierror)
@@ -5201,8 +5519,9 @@ void pmpi_win_start_(const MPI_Group *group, const int *assert, const MPI_Win *w
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_start, WIN_START)
-FMPL_F_ALIAS(mpi_win_start_f08_, pmpi_win_start_)
 FMPL_F_ALIAS(pmpi_win_start_f08_, pmpi_win_start_)
+FMPL_F_ALIAS(mpi_win_start_f08_, pmpi_win_start_)
+FMPL_F_ALIAS(pmpir_win_start_f08_, pmpi_win_start_)
 
 void pmpi_win_complete_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5210,8 +5529,9 @@ void pmpi_win_complete_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_complete, WIN_COMPLETE)
-FMPL_F_ALIAS(mpi_win_complete_f08_, pmpi_win_complete_)
 FMPL_F_ALIAS(pmpi_win_complete_f08_, pmpi_win_complete_)
+FMPL_F_ALIAS(mpi_win_complete_f08_, pmpi_win_complete_)
+FMPL_F_ALIAS(pmpir_win_complete_f08_, pmpi_win_complete_)
 
 void pmpi_win_post_(const MPI_Group *group, const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5219,8 +5539,9 @@ void pmpi_win_post_(const MPI_Group *group, const int *assert, const MPI_Win *wi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_post, WIN_POST)
-FMPL_F_ALIAS(mpi_win_post_f08_, pmpi_win_post_)
 FMPL_F_ALIAS(pmpi_win_post_f08_, pmpi_win_post_)
+FMPL_F_ALIAS(mpi_win_post_f08_, pmpi_win_post_)
+FMPL_F_ALIAS(pmpir_win_post_f08_, pmpi_win_post_)
 
 void pmpi_win_wait_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5228,8 +5549,9 @@ void pmpi_win_wait_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_wait, WIN_WAIT)
-FMPL_F_ALIAS(mpi_win_wait_f08_, pmpi_win_wait_)
 FMPL_F_ALIAS(pmpi_win_wait_f08_, pmpi_win_wait_)
+FMPL_F_ALIAS(mpi_win_wait_f08_, pmpi_win_wait_)
+FMPL_F_ALIAS(pmpir_win_wait_f08_, pmpi_win_wait_)
 
 void pmpi_win_test_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
 {
@@ -5237,8 +5559,9 @@ void pmpi_win_test_(const MPI_Win *win, int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_test, WIN_TEST)
-FMPL_F_ALIAS(mpi_win_test_f08_, pmpi_win_test_)
 FMPL_F_ALIAS(pmpi_win_test_f08_, pmpi_win_test_)
+FMPL_F_ALIAS(mpi_win_test_f08_, pmpi_win_test_)
+FMPL_F_ALIAS(pmpir_win_test_f08_, pmpi_win_test_)
 
 void pmpi_win_lock_(const int *lock_type, const int *rank, const int *assert, const MPI_Win *win,
                     MPI_Fint *ierror)
@@ -5247,8 +5570,9 @@ void pmpi_win_lock_(const int *lock_type, const int *rank, const int *assert, co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_lock, WIN_LOCK)
-FMPL_F_ALIAS(mpi_win_lock_f08_, pmpi_win_lock_)
 FMPL_F_ALIAS(pmpi_win_lock_f08_, pmpi_win_lock_)
+FMPL_F_ALIAS(mpi_win_lock_f08_, pmpi_win_lock_)
+FMPL_F_ALIAS(pmpir_win_lock_f08_, pmpi_win_lock_)
 
 void pmpi_win_lock_all_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5256,8 +5580,9 @@ void pmpi_win_lock_all_(const int *assert, const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_lock_all, WIN_LOCK_ALL)
-FMPL_F_ALIAS(mpi_win_lock_all_f08_, pmpi_win_lock_all_)
 FMPL_F_ALIAS(pmpi_win_lock_all_f08_, pmpi_win_lock_all_)
+FMPL_F_ALIAS(mpi_win_lock_all_f08_, pmpi_win_lock_all_)
+FMPL_F_ALIAS(pmpir_win_lock_all_f08_, pmpi_win_lock_all_)
 
 void pmpi_win_unlock_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5265,8 +5590,9 @@ void pmpi_win_unlock_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_unlock, WIN_UNLOCK)
-FMPL_F_ALIAS(mpi_win_unlock_f08_, pmpi_win_unlock_)
 FMPL_F_ALIAS(pmpi_win_unlock_f08_, pmpi_win_unlock_)
+FMPL_F_ALIAS(mpi_win_unlock_f08_, pmpi_win_unlock_)
+FMPL_F_ALIAS(pmpir_win_unlock_f08_, pmpi_win_unlock_)
 
 void pmpi_win_unlock_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5274,8 +5600,9 @@ void pmpi_win_unlock_all_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_unlock_all, WIN_UNLOCK_ALL)
-FMPL_F_ALIAS(mpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
 FMPL_F_ALIAS(pmpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+FMPL_F_ALIAS(mpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+FMPL_F_ALIAS(pmpir_win_unlock_all_f08_, pmpi_win_unlock_all_)
 
 void pmpi_win_flush_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5283,8 +5610,9 @@ void pmpi_win_flush_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_flush, WIN_FLUSH)
-FMPL_F_ALIAS(mpi_win_flush_f08_, pmpi_win_flush_)
 FMPL_F_ALIAS(pmpi_win_flush_f08_, pmpi_win_flush_)
+FMPL_F_ALIAS(mpi_win_flush_f08_, pmpi_win_flush_)
+FMPL_F_ALIAS(pmpir_win_flush_f08_, pmpi_win_flush_)
 
 void pmpi_win_flush_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5292,8 +5620,9 @@ void pmpi_win_flush_all_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_flush_all, WIN_FLUSH_ALL)
-FMPL_F_ALIAS(mpi_win_flush_all_f08_, pmpi_win_flush_all_)
 FMPL_F_ALIAS(pmpi_win_flush_all_f08_, pmpi_win_flush_all_)
+FMPL_F_ALIAS(mpi_win_flush_all_f08_, pmpi_win_flush_all_)
+FMPL_F_ALIAS(pmpir_win_flush_all_f08_, pmpi_win_flush_all_)
 
 void pmpi_win_flush_local_(const int *rank, const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5301,8 +5630,9 @@ void pmpi_win_flush_local_(const int *rank, const MPI_Win *win, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_flush_local, WIN_FLUSH_LOCAL)
-FMPL_F_ALIAS(mpi_win_flush_local_f08_, pmpi_win_flush_local_)
 FMPL_F_ALIAS(pmpi_win_flush_local_f08_, pmpi_win_flush_local_)
+FMPL_F_ALIAS(mpi_win_flush_local_f08_, pmpi_win_flush_local_)
+FMPL_F_ALIAS(pmpir_win_flush_local_f08_, pmpi_win_flush_local_)
 
 void pmpi_win_flush_local_all_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5310,8 +5640,9 @@ void pmpi_win_flush_local_all_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_flush_local_all, WIN_FLUSH_LOCAL_ALL)
-FMPL_F_ALIAS(mpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
 FMPL_F_ALIAS(pmpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
+FMPL_F_ALIAS(mpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
+FMPL_F_ALIAS(pmpir_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
 
 void pmpi_win_sync_(const MPI_Win *win, MPI_Fint *ierror)
 {
@@ -5319,8 +5650,9 @@ void pmpi_win_sync_(const MPI_Win *win, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(win_sync, WIN_SYNC)
-FMPL_F_ALIAS(mpi_win_sync_f08_, pmpi_win_sync_)
 FMPL_F_ALIAS(pmpi_win_sync_f08_, pmpi_win_sync_)
+FMPL_F_ALIAS(mpi_win_sync_f08_, pmpi_win_sync_)
+FMPL_F_ALIAS(pmpir_win_sync_f08_, pmpi_win_sync_)
 
 /* ---- Generalized requests and status setters ---- */
 
@@ -5330,8 +5662,9 @@ void pmpi_grequest_complete_(const MPI_Request *request, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(grequest_complete, GREQUEST_COMPLETE)
-FMPL_F_ALIAS(mpi_grequest_complete_f08_, pmpi_grequest_complete_)
 FMPL_F_ALIAS(pmpi_grequest_complete_f08_, pmpi_grequest_complete_)
+FMPL_F_ALIAS(mpi_grequest_complete_f08_, pmpi_grequest_complete_)
+FMPL_F_ALIAS(pmpir_grequest_complete_f08_, pmpi_grequest_complete_)
 
 void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Datatype *datatype, const int *count,
                                MPI_Fint *ierror)
@@ -5340,8 +5673,9 @@ void pmpi_status_set_elements_(MPI_Fint *status, const MPI_Datatype *datatype, c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_elements, STATUS_SET_ELEMENTS)
-FMPL_F_ALIAS(mpi_status_set_elements_f08_, pmpi_status_set_elements_)
 FMPL_F_ALIAS(pmpi_status_set_elements_f08_, pmpi_status_set_elements_)
+FMPL_F_ALIAS(mpi_status_set_elements_f08_, pmpi_status_set_elements_)
+FMPL_F_ALIAS(pmpir_status_set_elements_f08_, pmpi_status_set_elements_)
 
 void pmpi_status_set_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype,
                                  const MPI_Count *count, MPI_Fint *ierror)
@@ -5350,8 +5684,10 @@ void pmpi_status_set_elements_c_(MPI_Fint *status, const MPI_Datatype *datatype,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_status_set_elements_c_, pmpi_status_set_elements_c_)
-FMPL_F_ALIAS(mpi_status_set_elements_f08c_, pmpi_status_set_elements_c_)
 FMPL_F_ALIAS(pmpi_status_set_elements_f08c_, pmpi_status_set_elements_c_)
+FMPL_F_ALIAS(mpi_status_set_elements_f08c_, pmpi_status_set_elements_c_)
+FMPL_F_ALIAS(mpi_status_set_elements_f08_large_, pmpi_status_set_elements_c_)
+FMPL_F_ALIAS(pmpir_status_set_elements_f08_large_, pmpi_status_set_elements_c_)
 
 void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype,
                                  const MPI_Count *count, MPI_Fint *ierror)
@@ -5360,8 +5696,9 @@ void pmpi_status_set_elements_x_(MPI_Fint *status, const MPI_Datatype *datatype,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_elements_x, STATUS_SET_ELEMENTS_X)
-FMPL_F_ALIAS(mpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
 FMPL_F_ALIAS(pmpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
+FMPL_F_ALIAS(mpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
+FMPL_F_ALIAS(pmpir_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
 
 void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -5369,8 +5706,9 @@ void pmpi_status_set_cancelled_(MPI_Fint *status, const MPI_Fint *flag, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_cancelled, STATUS_SET_CANCELLED)
-FMPL_F_ALIAS(mpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
 FMPL_F_ALIAS(pmpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
+FMPL_F_ALIAS(mpi_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
+FMPL_F_ALIAS(pmpir_status_set_cancelled_f08_, pmpi_status_set_cancelled_)
 
 void pmpi_status_get_source_(MPI_Fint *status, int *source, MPI_Fint *ierror)
 {
@@ -5378,8 +5716,9 @@ void pmpi_status_get_source_(MPI_Fint *status, int *source, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_get_source, STATUS_GET_SOURCE)
-FMPL_F_ALIAS(mpi_status_get_source_f08_, pmpi_status_get_source_)
 FMPL_F_ALIAS(pmpi_status_get_source_f08_, pmpi_status_get_source_)
+FMPL_F_ALIAS(mpi_status_get_source_f08_, pmpi_status_get_source_)
+FMPL_F_ALIAS(pmpir_status_get_source_f08_, pmpi_status_get_source_)
 
 void pmpi_status_set_source_(MPI_Fint *status, const int *source, MPI_Fint *ierror)
 {
@@ -5387,8 +5726,9 @@ void pmpi_status_set_source_(MPI_Fint *status, const int *source, MPI_Fint *ierr
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_source, STATUS_SET_SOURCE)
-FMPL_F_ALIAS(mpi_status_set_source_f08_, pmpi_status_set_source_)
 FMPL_F_ALIAS(pmpi_status_set_source_f08_, pmpi_status_set_source_)
+FMPL_F_ALIAS(mpi_status_set_source_f08_, pmpi_status_set_source_)
+FMPL_F_ALIAS(pmpir_status_set_source_f08_, pmpi_status_set_source_)
 
 void pmpi_status_get_tag_(MPI_Fint *status, int *tag, MPI_Fint *ierror)
 {
@@ -5396,8 +5736,9 @@ void pmpi_status_get_tag_(MPI_Fint *status, int *tag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_get_tag, STATUS_GET_TAG)
-FMPL_F_ALIAS(mpi_status_get_tag_f08_, pmpi_status_get_tag_)
 FMPL_F_ALIAS(pmpi_status_get_tag_f08_, pmpi_status_get_tag_)
+FMPL_F_ALIAS(mpi_status_get_tag_f08_, pmpi_status_get_tag_)
+FMPL_F_ALIAS(pmpir_status_get_tag_f08_, pmpi_status_get_tag_)
 
 void pmpi_status_set_tag_(MPI_Fint *status, const int *tag, MPI_Fint *ierror)
 {
@@ -5405,8 +5746,9 @@ void pmpi_status_set_tag_(MPI_Fint *status, const int *tag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_tag, STATUS_SET_TAG)
-FMPL_F_ALIAS(mpi_status_set_tag_f08_, pmpi_status_set_tag_)
 FMPL_F_ALIAS(pmpi_status_set_tag_f08_, pmpi_status_set_tag_)
+FMPL_F_ALIAS(mpi_status_set_tag_f08_, pmpi_status_set_tag_)
+FMPL_F_ALIAS(pmpir_status_set_tag_f08_, pmpi_status_set_tag_)
 
 void pmpi_status_get_error_(MPI_Fint *status, int *err, MPI_Fint *ierror)
 {
@@ -5414,8 +5756,9 @@ void pmpi_status_get_error_(MPI_Fint *status, int *err, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_get_error, STATUS_GET_ERROR)
-FMPL_F_ALIAS(mpi_status_get_error_f08_, pmpi_status_get_error_)
 FMPL_F_ALIAS(pmpi_status_get_error_f08_, pmpi_status_get_error_)
+FMPL_F_ALIAS(mpi_status_get_error_f08_, pmpi_status_get_error_)
+FMPL_F_ALIAS(pmpir_status_get_error_f08_, pmpi_status_get_error_)
 
 void pmpi_status_set_error_(MPI_Fint *status, const int *err, MPI_Fint *ierror)
 {
@@ -5423,8 +5766,9 @@ void pmpi_status_set_error_(MPI_Fint *status, const int *err, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_set_error, STATUS_SET_ERROR)
-FMPL_F_ALIAS(mpi_status_set_error_f08_, pmpi_status_set_error_)
 FMPL_F_ALIAS(pmpi_status_set_error_f08_, pmpi_status_set_error_)
+FMPL_F_ALIAS(mpi_status_set_error_f08_, pmpi_status_set_error_)
+FMPL_F_ALIAS(pmpir_status_set_error_f08_, pmpi_status_set_error_)
 
 /* ---- Profiling control ---- */
 
@@ -5434,8 +5778,9 @@ void pmpi_pcontrol_(const int *level, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(pcontrol, PCONTROL)
-FMPL_F_ALIAS(mpi_pcontrol_f08_, pmpi_pcontrol_)
 FMPL_F_ALIAS(pmpi_pcontrol_f08_, pmpi_pcontrol_)
+FMPL_F_ALIAS(mpi_pcontrol_f08_, pmpi_pcontrol_)
+FMPL_F_ALIAS(pmpir_pcontrol_f08_, pmpi_pcontrol_)
 
 /* ---- Fortran interoperability: statuses and Fortran types ---- */
 
@@ -5445,8 +5790,9 @@ void pmpi_status_f2f08_(const MPI_Fint *f_status, MPI_F08_status *f08_status, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_f2f08, STATUS_F2F08)
-FMPL_F_ALIAS(mpi_status_f2f08_f08_, pmpi_status_f2f08_)
 FMPL_F_ALIAS(pmpi_status_f2f08_f08_, pmpi_status_f2f08_)
+FMPL_F_ALIAS(mpi_status_f2f08_f08_, pmpi_status_f2f08_)
+FMPL_F_ALIAS(pmpir_status_f2f08_f08_, pmpi_status_f2f08_)
 
 void pmpi_status_f082f_(const MPI_F08_status *f08_status, MPI_Fint *f_status, MPI_Fint *ierror)
 {
@@ -5454,8 +5800,9 @@ void pmpi_status_f082f_(const MPI_F08_status *f08_status, MPI_Fint *f_status, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(status_f082f, STATUS_F082F)
-FMPL_F_ALIAS(mpi_status_f082f_f08_, pmpi_status_f082f_)
 FMPL_F_ALIAS(pmpi_status_f082f_f08_, pmpi_status_f082f_)
+FMPL_F_ALIAS(mpi_status_f082f_f08_, pmpi_status_f082f_)
+FMPL_F_ALIAS(pmpir_status_f082f_f08_, pmpi_status_f082f_)
 
 void pmpi_type_create_f90_real_(const int *p, const int *r, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -5463,8 +5810,9 @@ void pmpi_type_create_f90_real_(const int *p, const int *r, MPI_Datatype *newtyp
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_f90_real, TYPE_CREATE_F90_REAL)
-FMPL_F_ALIAS(mpi_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
 FMPL_F_ALIAS(pmpi_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
+FMPL_F_ALIAS(mpi_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
+FMPL_F_ALIAS(pmpir_type_create_f90_real_f08_, pmpi_type_create_f90_real_)
 
 void pmpi_type_create_f90_complex_(const int *p, const int *r, MPI_Datatype *newtype,
                                    MPI_Fint *ierror)
@@ -5473,8 +5821,9 @@ void pmpi_type_create_f90_complex_(const int *p, const int *r, MPI_Datatype *new
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_f90_complex, TYPE_CREATE_F90_COMPLEX)
-FMPL_F_ALIAS(mpi_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
 FMPL_F_ALIAS(pmpi_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
+FMPL_F_ALIAS(mpi_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
+FMPL_F_ALIAS(pmpir_type_create_f90_complex_f08_, pmpi_type_create_f90_complex_)
 
 void pmpi_type_create_f90_integer_(const int *r, MPI_Datatype *newtype, MPI_Fint *ierror)
 {
@@ -5482,8 +5831,9 @@ void pmpi_type_create_f90_integer_(const int *r, MPI_Datatype *newtype, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_create_f90_integer, TYPE_CREATE_F90_INTEGER)
-FMPL_F_ALIAS(mpi_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
 FMPL_F_ALIAS(pmpi_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
+FMPL_F_ALIAS(mpi_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
+FMPL_F_ALIAS(pmpir_type_create_f90_integer_f08_, pmpi_type_create_f90_integer_)
 
 void pmpi_type_match_size_(const int *typeclass, const int *size, MPI_Datatype *datatype,
                            MPI_Fint *ierror)
@@ -5492,8 +5842,9 @@ void pmpi_type_match_size_(const int *typeclass, const int *size, MPI_Datatype *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(type_match_size, TYPE_MATCH_SIZE)
-FMPL_F_ALIAS(mpi_type_match_size_f08_, pmpi_type_match_size_)
 FMPL_F_ALIAS(pmpi_type_match_size_f08_, pmpi_type_match_size_)
+FMPL_F_ALIAS(mpi_type_match_size_f08_, pmpi_type_match_size_)
+FMPL_F_ALIAS(pmpir_type_match_size_f08_, pmpi_type_match_size_)
 
 /* ---- MPI-IO: files (declared for the ABI; tools/mpi_header/unsupported.txt) ---- */
 
@@ -5503,8 +5854,9 @@ void pmpi_file_call_errhandler_(const MPI_Fint *fh, const int *errorcode, MPI_Fi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_call_errhandler, FILE_CALL_ERRHANDLER)
-FMPL_F_ALIAS(mpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
 FMPL_F_ALIAS(pmpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+FMPL_F_ALIAS(mpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+FMPL_F_ALIAS(pmpir_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
 
 void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 {
@@ -5514,8 +5866,9 @@ void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_close, FILE_CLOSE)
-FMPL_F_ALIAS(mpi_file_close_f08_, pmpi_file_close_)
 FMPL_F_ALIAS(pmpi_file_close_f08_, pmpi_file_close_)
+FMPL_F_ALIAS(mpi_file_close_f08_, pmpi_file_close_)
+FMPL_F_ALIAS(pmpir_file_close_f08_, pmpi_file_close_)
 
 void pmpi_file_create_errhandler_(MPI_File_errhandler_function *file_errhandler_fn,
                                   MPI_Errhandler *errhandler, MPI_Fint *ierror)
@@ -5524,8 +5877,9 @@ void pmpi_file_create_errhandler_(MPI_File_errhandler_function *file_errhandler_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_create_errhandler, FILE_CREATE_ERRHANDLER)
-FMPL_F_ALIAS(mpi_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
 FMPL_F_ALIAS(pmpi_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
+FMPL_F_ALIAS(mpi_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
+FMPL_F_ALIAS(pmpir_file_create_errhandler_f08_, pmpi_file_create_errhandler_)
 
 void pmpi_file_delete_(char *filename, const MPI_Info *info, MPI_Fint *ierror, size_t filename_len)
 {
@@ -5535,8 +5889,9 @@ void pmpi_file_delete_(char *filename, const MPI_Info *info, MPI_Fint *ierror, s
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_delete, FILE_DELETE)
-FMPL_F_ALIAS(mpi_file_delete_f08_, pmpi_file_delete_)
 FMPL_F_ALIAS(pmpi_file_delete_f08_, pmpi_file_delete_)
+FMPL_F_ALIAS(mpi_file_delete_f08_, pmpi_file_delete_)
+FMPL_F_ALIAS(pmpir_file_delete_f08_, pmpi_file_delete_)
 
 void pmpi_file_get_amode_(const MPI_Fint *fh, int *amode, MPI_Fint *ierror)
 {
@@ -5544,8 +5899,9 @@ void pmpi_file_get_amode_(const MPI_Fint *fh, int *amode, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_amode, FILE_GET_AMODE)
-FMPL_F_ALIAS(mpi_file_get_amode_f08_, pmpi_file_get_amode_)
 FMPL_F_ALIAS(pmpi_file_get_amode_f08_, pmpi_file_get_amode_)
+FMPL_F_ALIAS(mpi_file_get_amode_f08_, pmpi_file_get_amode_)
+FMPL_F_ALIAS(pmpir_file_get_amode_f08_, pmpi_file_get_amode_)
 
 void pmpi_file_get_atomicity_(const MPI_Fint *fh, int *flag, MPI_Fint *ierror)
 {
@@ -5553,8 +5909,9 @@ void pmpi_file_get_atomicity_(const MPI_Fint *fh, int *flag, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_atomicity, FILE_GET_ATOMICITY)
-FMPL_F_ALIAS(mpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
 FMPL_F_ALIAS(pmpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+FMPL_F_ALIAS(mpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+FMPL_F_ALIAS(pmpir_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
 
 void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp,
                                 MPI_Fint *ierror)
@@ -5563,8 +5920,9 @@ void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_byte_offset, FILE_GET_BYTE_OFFSET)
-FMPL_F_ALIAS(mpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
 FMPL_F_ALIAS(pmpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+FMPL_F_ALIAS(mpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+FMPL_F_ALIAS(pmpir_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
 
 void pmpi_file_get_errhandler_(const MPI_Fint *file, MPI_Errhandler *errhandler, MPI_Fint *ierror)
 {
@@ -5572,8 +5930,9 @@ void pmpi_file_get_errhandler_(const MPI_Fint *file, MPI_Errhandler *errhandler,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_errhandler, FILE_GET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
 FMPL_F_ALIAS(pmpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+FMPL_F_ALIAS(mpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+FMPL_F_ALIAS(pmpir_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
 
 void pmpi_file_get_group_(const MPI_Fint *fh, MPI_Group *group, MPI_Fint *ierror)
 {
@@ -5581,8 +5940,9 @@ void pmpi_file_get_group_(const MPI_Fint *fh, MPI_Group *group, MPI_Fint *ierror
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_group, FILE_GET_GROUP)
-FMPL_F_ALIAS(mpi_file_get_group_f08_, pmpi_file_get_group_)
 FMPL_F_ALIAS(pmpi_file_get_group_f08_, pmpi_file_get_group_)
+FMPL_F_ALIAS(mpi_file_get_group_f08_, pmpi_file_get_group_)
+FMPL_F_ALIAS(pmpir_file_get_group_f08_, pmpi_file_get_group_)
 
 void pmpi_file_get_info_(const MPI_Fint *fh, MPI_Info *info_used, MPI_Fint *ierror)
 {
@@ -5590,8 +5950,9 @@ void pmpi_file_get_info_(const MPI_Fint *fh, MPI_Info *info_used, MPI_Fint *ierr
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_info, FILE_GET_INFO)
-FMPL_F_ALIAS(mpi_file_get_info_f08_, pmpi_file_get_info_)
 FMPL_F_ALIAS(pmpi_file_get_info_f08_, pmpi_file_get_info_)
+FMPL_F_ALIAS(mpi_file_get_info_f08_, pmpi_file_get_info_)
+FMPL_F_ALIAS(pmpir_file_get_info_f08_, pmpi_file_get_info_)
 
 void pmpi_file_get_position_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
@@ -5599,8 +5960,9 @@ void pmpi_file_get_position_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *i
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_position, FILE_GET_POSITION)
-FMPL_F_ALIAS(mpi_file_get_position_f08_, pmpi_file_get_position_)
 FMPL_F_ALIAS(pmpi_file_get_position_f08_, pmpi_file_get_position_)
+FMPL_F_ALIAS(mpi_file_get_position_f08_, pmpi_file_get_position_)
+FMPL_F_ALIAS(pmpir_file_get_position_f08_, pmpi_file_get_position_)
 
 void pmpi_file_get_position_shared_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
 {
@@ -5608,8 +5970,9 @@ void pmpi_file_get_position_shared_(const MPI_Fint *fh, MPI_Offset *offset, MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_position_shared, FILE_GET_POSITION_SHARED)
-FMPL_F_ALIAS(mpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
 FMPL_F_ALIAS(pmpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+FMPL_F_ALIAS(mpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+FMPL_F_ALIAS(pmpir_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
 
 void pmpi_file_get_size_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -5617,8 +5980,9 @@ void pmpi_file_get_size_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_size, FILE_GET_SIZE)
-FMPL_F_ALIAS(mpi_file_get_size_f08_, pmpi_file_get_size_)
 FMPL_F_ALIAS(pmpi_file_get_size_f08_, pmpi_file_get_size_)
+FMPL_F_ALIAS(mpi_file_get_size_f08_, pmpi_file_get_size_)
+FMPL_F_ALIAS(pmpir_file_get_size_f08_, pmpi_file_get_size_)
 
 void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Datatype *datatype, MPI_Aint *extent,
                                 MPI_Fint *ierror)
@@ -5627,8 +5991,9 @@ void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Datatype *datatype
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_type_extent, FILE_GET_TYPE_EXTENT)
-FMPL_F_ALIAS(mpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
 FMPL_F_ALIAS(pmpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+FMPL_F_ALIAS(mpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+FMPL_F_ALIAS(pmpir_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
 
 void pmpi_file_get_type_extent_c_(const MPI_Fint *fh, const MPI_Datatype *datatype,
                                   MPI_Count *extent, MPI_Fint *ierror)
@@ -5637,8 +6002,10 @@ void pmpi_file_get_type_extent_c_(const MPI_Fint *fh, const MPI_Datatype *dataty
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_get_type_extent_c_, pmpi_file_get_type_extent_c_)
-FMPL_F_ALIAS(mpi_file_get_type_extent_f08c_, pmpi_file_get_type_extent_c_)
 FMPL_F_ALIAS(pmpi_file_get_type_extent_f08c_, pmpi_file_get_type_extent_c_)
+FMPL_F_ALIAS(mpi_file_get_type_extent_f08c_, pmpi_file_get_type_extent_c_)
+FMPL_F_ALIAS(mpi_file_get_type_extent_f08_large_, pmpi_file_get_type_extent_c_)
+FMPL_F_ALIAS(pmpir_file_get_type_extent_f08_large_, pmpi_file_get_type_extent_c_)
 
 void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Datatype *etype,
                          MPI_Datatype *filetype, char *datarep, MPI_Fint *ierror,
@@ -5652,8 +6019,9 @@ void pmpi_file_get_view_(const MPI_Fint *fh, MPI_Offset *disp, MPI_Datatype *ety
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_get_view, FILE_GET_VIEW)
-FMPL_F_ALIAS(mpi_file_get_view_f08_, pmpi_file_get_view_)
 FMPL_F_ALIAS(pmpi_file_get_view_f08_, pmpi_file_get_view_)
+FMPL_F_ALIAS(mpi_file_get_view_f08_, pmpi_file_get_view_)
+FMPL_F_ALIAS(pmpir_file_get_view_f08_, pmpi_file_get_view_)
 
 void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
                       MPI_Request *request, MPI_Fint *ierror)
@@ -5662,8 +6030,8 @@ void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const int *count, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iread, FILE_IREAD)
-FMPL_F_ALIAS(mpi_file_iread_f08_, pmpi_file_iread_)
 FMPL_F_ALIAS(pmpi_file_iread_f08_, pmpi_file_iread_)
+FMPL_F_ALIAS(mpi_file_iread_f08_, pmpi_file_iread_)
 
 void pmpi_file_iread_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                         const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5672,8 +6040,8 @@ void pmpi_file_iread_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_c_, pmpi_file_iread_c_)
-FMPL_F_ALIAS(mpi_file_iread_f08c_, pmpi_file_iread_c_)
 FMPL_F_ALIAS(pmpi_file_iread_f08c_, pmpi_file_iread_c_)
+FMPL_F_ALIAS(mpi_file_iread_f08c_, pmpi_file_iread_c_)
 
 void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const int *count,
                           const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5683,8 +6051,8 @@ void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iread_all, FILE_IREAD_ALL)
-FMPL_F_ALIAS(mpi_file_iread_all_f08_, pmpi_file_iread_all_)
 FMPL_F_ALIAS(pmpi_file_iread_all_f08_, pmpi_file_iread_all_)
+FMPL_F_ALIAS(mpi_file_iread_all_f08_, pmpi_file_iread_all_)
 
 void pmpi_file_iread_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                             const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5694,8 +6062,8 @@ void pmpi_file_iread_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *coun
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_all_c_, pmpi_file_iread_all_c_)
-FMPL_F_ALIAS(mpi_file_iread_all_f08c_, pmpi_file_iread_all_c_)
 FMPL_F_ALIAS(pmpi_file_iread_all_f08c_, pmpi_file_iread_all_c_)
+FMPL_F_ALIAS(mpi_file_iread_all_f08c_, pmpi_file_iread_all_c_)
 
 void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
                          const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5705,8 +6073,8 @@ void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iread_at, FILE_IREAD_AT)
-FMPL_F_ALIAS(mpi_file_iread_at_f08_, pmpi_file_iread_at_)
 FMPL_F_ALIAS(pmpi_file_iread_at_f08_, pmpi_file_iread_at_)
+FMPL_F_ALIAS(mpi_file_iread_at_f08_, pmpi_file_iread_at_)
 
 void pmpi_file_iread_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                            const MPI_Count *count, const MPI_Datatype *datatype,
@@ -5717,8 +6085,8 @@ void pmpi_file_iread_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *b
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_c_, pmpi_file_iread_at_c_)
-FMPL_F_ALIAS(mpi_file_iread_at_f08c_, pmpi_file_iread_at_c_)
 FMPL_F_ALIAS(pmpi_file_iread_at_f08c_, pmpi_file_iread_at_c_)
+FMPL_F_ALIAS(mpi_file_iread_at_f08c_, pmpi_file_iread_at_c_)
 
 void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                              const int *count, const MPI_Datatype *datatype, MPI_Request *request,
@@ -5729,8 +6097,8 @@ void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iread_at_all, FILE_IREAD_AT_ALL)
-FMPL_F_ALIAS(mpi_file_iread_at_all_f08_, pmpi_file_iread_at_all_)
 FMPL_F_ALIAS(pmpi_file_iread_at_all_f08_, pmpi_file_iread_at_all_)
+FMPL_F_ALIAS(mpi_file_iread_at_all_f08_, pmpi_file_iread_at_all_)
 
 void pmpi_file_iread_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                const MPI_Count *count, const MPI_Datatype *datatype,
@@ -5741,8 +6109,8 @@ void pmpi_file_iread_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, voi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_all_c_, pmpi_file_iread_at_all_c_)
-FMPL_F_ALIAS(mpi_file_iread_at_all_f08c_, pmpi_file_iread_at_all_c_)
 FMPL_F_ALIAS(pmpi_file_iread_at_all_f08c_, pmpi_file_iread_at_all_c_)
+FMPL_F_ALIAS(mpi_file_iread_at_all_f08c_, pmpi_file_iread_at_all_c_)
 
 void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const int *count,
                              const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5752,8 +6120,8 @@ void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iread_shared, FILE_IREAD_SHARED)
-FMPL_F_ALIAS(mpi_file_iread_shared_f08_, pmpi_file_iread_shared_)
 FMPL_F_ALIAS(pmpi_file_iread_shared_f08_, pmpi_file_iread_shared_)
+FMPL_F_ALIAS(mpi_file_iread_shared_f08_, pmpi_file_iread_shared_)
 
 void pmpi_file_iread_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5763,8 +6131,8 @@ void pmpi_file_iread_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_shared_c_, pmpi_file_iread_shared_c_)
-FMPL_F_ALIAS(mpi_file_iread_shared_f08c_, pmpi_file_iread_shared_c_)
 FMPL_F_ALIAS(pmpi_file_iread_shared_f08c_, pmpi_file_iread_shared_c_)
+FMPL_F_ALIAS(mpi_file_iread_shared_f08c_, pmpi_file_iread_shared_c_)
 
 void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const int *count,
                        const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5773,8 +6141,8 @@ void pmpi_file_iwrite_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iwrite, FILE_IWRITE)
-FMPL_F_ALIAS(mpi_file_iwrite_f08_, pmpi_file_iwrite_)
 FMPL_F_ALIAS(pmpi_file_iwrite_f08_, pmpi_file_iwrite_)
+FMPL_F_ALIAS(mpi_file_iwrite_f08_, pmpi_file_iwrite_)
 
 void pmpi_file_iwrite_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                          const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5783,8 +6151,8 @@ void pmpi_file_iwrite_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_c_, pmpi_file_iwrite_c_)
-FMPL_F_ALIAS(mpi_file_iwrite_f08c_, pmpi_file_iwrite_c_)
 FMPL_F_ALIAS(pmpi_file_iwrite_f08c_, pmpi_file_iwrite_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_f08c_, pmpi_file_iwrite_c_)
 
 void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const int *count,
                            const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5794,8 +6162,8 @@ void pmpi_file_iwrite_all_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iwrite_all, FILE_IWRITE_ALL)
-FMPL_F_ALIAS(mpi_file_iwrite_all_f08_, pmpi_file_iwrite_all_)
 FMPL_F_ALIAS(pmpi_file_iwrite_all_f08_, pmpi_file_iwrite_all_)
+FMPL_F_ALIAS(mpi_file_iwrite_all_f08_, pmpi_file_iwrite_all_)
 
 void pmpi_file_iwrite_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                              const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5805,8 +6173,8 @@ void pmpi_file_iwrite_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *cou
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_all_c_, pmpi_file_iwrite_all_c_)
-FMPL_F_ALIAS(mpi_file_iwrite_all_f08c_, pmpi_file_iwrite_all_c_)
 FMPL_F_ALIAS(pmpi_file_iwrite_all_f08c_, pmpi_file_iwrite_all_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_all_f08c_, pmpi_file_iwrite_all_c_)
 
 void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
                           const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5816,8 +6184,8 @@ void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *bu
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iwrite_at, FILE_IWRITE_AT)
-FMPL_F_ALIAS(mpi_file_iwrite_at_f08_, pmpi_file_iwrite_at_)
 FMPL_F_ALIAS(pmpi_file_iwrite_at_f08_, pmpi_file_iwrite_at_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_f08_, pmpi_file_iwrite_at_)
 
 void pmpi_file_iwrite_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                             const MPI_Count *count, const MPI_Datatype *datatype,
@@ -5828,8 +6196,8 @@ void pmpi_file_iwrite_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_c_, pmpi_file_iwrite_at_c_)
-FMPL_F_ALIAS(mpi_file_iwrite_at_f08c_, pmpi_file_iwrite_at_c_)
 FMPL_F_ALIAS(pmpi_file_iwrite_at_f08c_, pmpi_file_iwrite_at_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_f08c_, pmpi_file_iwrite_at_c_)
 
 void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                               const int *count, const MPI_Datatype *datatype, MPI_Request *request,
@@ -5840,8 +6208,8 @@ void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iwrite_at_all, FILE_IWRITE_AT_ALL)
-FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08_, pmpi_file_iwrite_at_all_)
 FMPL_F_ALIAS(pmpi_file_iwrite_at_all_f08_, pmpi_file_iwrite_at_all_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08_, pmpi_file_iwrite_at_all_)
 
 void pmpi_file_iwrite_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                 const MPI_Count *count, const MPI_Datatype *datatype,
@@ -5852,8 +6220,8 @@ void pmpi_file_iwrite_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, vo
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_all_c_, pmpi_file_iwrite_at_all_c_)
-FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08c_, pmpi_file_iwrite_at_all_c_)
 FMPL_F_ALIAS(pmpi_file_iwrite_at_all_f08c_, pmpi_file_iwrite_at_all_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08c_, pmpi_file_iwrite_at_all_c_)
 
 void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const int *count,
                               const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
@@ -5863,8 +6231,8 @@ void pmpi_file_iwrite_shared_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_iwrite_shared, FILE_IWRITE_SHARED)
-FMPL_F_ALIAS(mpi_file_iwrite_shared_f08_, pmpi_file_iwrite_shared_)
 FMPL_F_ALIAS(pmpi_file_iwrite_shared_f08_, pmpi_file_iwrite_shared_)
+FMPL_F_ALIAS(mpi_file_iwrite_shared_f08_, pmpi_file_iwrite_shared_)
 
 void pmpi_file_iwrite_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                 const MPI_Datatype *datatype, MPI_Request *request,
@@ -5875,8 +6243,8 @@ void pmpi_file_iwrite_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_shared_c_, pmpi_file_iwrite_shared_c_)
-FMPL_F_ALIAS(mpi_file_iwrite_shared_f08c_, pmpi_file_iwrite_shared_c_)
 FMPL_F_ALIAS(pmpi_file_iwrite_shared_f08c_, pmpi_file_iwrite_shared_c_)
+FMPL_F_ALIAS(mpi_file_iwrite_shared_f08c_, pmpi_file_iwrite_shared_c_)
 
 void pmpi_file_open_(const MPI_Comm *comm, char *filename, const int *amode, const MPI_Info *info,
                      MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
@@ -5890,8 +6258,9 @@ void pmpi_file_open_(const MPI_Comm *comm, char *filename, const int *amode, con
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_open, FILE_OPEN)
-FMPL_F_ALIAS(mpi_file_open_f08_, pmpi_file_open_)
 FMPL_F_ALIAS(pmpi_file_open_f08_, pmpi_file_open_)
+FMPL_F_ALIAS(mpi_file_open_f08_, pmpi_file_open_)
+FMPL_F_ALIAS(pmpir_file_open_f08_, pmpi_file_open_)
 
 void pmpi_file_preallocate_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -5899,8 +6268,9 @@ void pmpi_file_preallocate_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_preallocate, FILE_PREALLOCATE)
-FMPL_F_ALIAS(mpi_file_preallocate_f08_, pmpi_file_preallocate_)
 FMPL_F_ALIAS(pmpi_file_preallocate_f08_, pmpi_file_preallocate_)
+FMPL_F_ALIAS(mpi_file_preallocate_f08_, pmpi_file_preallocate_)
+FMPL_F_ALIAS(pmpir_file_preallocate_f08_, pmpi_file_preallocate_)
 
 void pmpi_file_read_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
                      MPI_Fint *status, MPI_Fint *ierror)
@@ -5910,8 +6280,8 @@ void pmpi_file_read_(const MPI_Fint *fh, void *buf, const int *count, const MPI_
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read, FILE_READ)
-FMPL_F_ALIAS(mpi_file_read_f08_, pmpi_file_read_)
 FMPL_F_ALIAS(pmpi_file_read_f08_, pmpi_file_read_)
+FMPL_F_ALIAS(mpi_file_read_f08_, pmpi_file_read_)
 
 void pmpi_file_read_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                        const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -5921,8 +6291,8 @@ void pmpi_file_read_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_c_, pmpi_file_read_c_)
-FMPL_F_ALIAS(mpi_file_read_f08c_, pmpi_file_read_c_)
 FMPL_F_ALIAS(pmpi_file_read_f08c_, pmpi_file_read_c_)
+FMPL_F_ALIAS(mpi_file_read_f08c_, pmpi_file_read_c_)
 
 void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const int *count,
                          const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -5932,8 +6302,8 @@ void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_all, FILE_READ_ALL)
-FMPL_F_ALIAS(mpi_file_read_all_f08_, pmpi_file_read_all_)
 FMPL_F_ALIAS(pmpi_file_read_all_f08_, pmpi_file_read_all_)
+FMPL_F_ALIAS(mpi_file_read_all_f08_, pmpi_file_read_all_)
 
 void pmpi_file_read_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                            const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -5943,8 +6313,8 @@ void pmpi_file_read_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_c_, pmpi_file_read_all_c_)
-FMPL_F_ALIAS(mpi_file_read_all_f08c_, pmpi_file_read_all_c_)
 FMPL_F_ALIAS(pmpi_file_read_all_f08c_, pmpi_file_read_all_c_)
+FMPL_F_ALIAS(mpi_file_read_all_f08c_, pmpi_file_read_all_c_)
 
 void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
                                const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -5953,8 +6323,8 @@ void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_all_begin, FILE_READ_ALL_BEGIN)
-FMPL_F_ALIAS(mpi_file_read_all_begin_f08_, pmpi_file_read_all_begin_)
 FMPL_F_ALIAS(pmpi_file_read_all_begin_f08_, pmpi_file_read_all_begin_)
+FMPL_F_ALIAS(mpi_file_read_all_begin_f08_, pmpi_file_read_all_begin_)
 
 void pmpi_file_read_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                  const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -5963,8 +6333,8 @@ void pmpi_file_read_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_begin_c_, pmpi_file_read_all_begin_c_)
-FMPL_F_ALIAS(mpi_file_read_all_begin_f08c_, pmpi_file_read_all_begin_c_)
 FMPL_F_ALIAS(pmpi_file_read_all_begin_f08c_, pmpi_file_read_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_all_begin_f08c_, pmpi_file_read_all_begin_c_)
 
 void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -5972,8 +6342,8 @@ void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MP
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_all_end, FILE_READ_ALL_END)
-FMPL_F_ALIAS(mpi_file_read_all_end_f08_, pmpi_file_read_all_end_)
 FMPL_F_ALIAS(pmpi_file_read_all_end_f08_, pmpi_file_read_all_end_)
+FMPL_F_ALIAS(mpi_file_read_all_end_f08_, pmpi_file_read_all_end_)
 
 void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
                         const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -5983,8 +6353,8 @@ void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_at, FILE_READ_AT)
-FMPL_F_ALIAS(mpi_file_read_at_f08_, pmpi_file_read_at_)
 FMPL_F_ALIAS(pmpi_file_read_at_f08_, pmpi_file_read_at_)
+FMPL_F_ALIAS(mpi_file_read_at_f08_, pmpi_file_read_at_)
 
 void pmpi_file_read_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                           const MPI_Count *count, const MPI_Datatype *datatype, MPI_Fint *status,
@@ -5995,8 +6365,8 @@ void pmpi_file_read_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *bu
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_c_, pmpi_file_read_at_c_)
-FMPL_F_ALIAS(mpi_file_read_at_f08c_, pmpi_file_read_at_c_)
 FMPL_F_ALIAS(pmpi_file_read_at_f08c_, pmpi_file_read_at_c_)
+FMPL_F_ALIAS(mpi_file_read_at_f08c_, pmpi_file_read_at_c_)
 
 void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                             const int *count, const MPI_Datatype *datatype, MPI_Fint *status,
@@ -6007,8 +6377,8 @@ void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_at_all, FILE_READ_AT_ALL)
-FMPL_F_ALIAS(mpi_file_read_at_all_f08_, pmpi_file_read_at_all_)
 FMPL_F_ALIAS(pmpi_file_read_at_all_f08_, pmpi_file_read_at_all_)
+FMPL_F_ALIAS(mpi_file_read_at_all_f08_, pmpi_file_read_at_all_)
 
 void pmpi_file_read_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                               const MPI_Count *count, const MPI_Datatype *datatype,
@@ -6019,8 +6389,8 @@ void pmpi_file_read_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_c_, pmpi_file_read_at_all_c_)
-FMPL_F_ALIAS(mpi_file_read_at_all_f08c_, pmpi_file_read_at_all_c_)
 FMPL_F_ALIAS(pmpi_file_read_at_all_f08c_, pmpi_file_read_at_all_c_)
+FMPL_F_ALIAS(mpi_file_read_at_all_f08c_, pmpi_file_read_at_all_c_)
 
 void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                   const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6030,8 +6400,8 @@ void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN)
-FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08_, pmpi_file_read_at_all_begin_)
 FMPL_F_ALIAS(pmpi_file_read_at_all_begin_f08_, pmpi_file_read_at_all_begin_)
+FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08_, pmpi_file_read_at_all_begin_)
 
 void pmpi_file_read_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                     const MPI_Count *count, const MPI_Datatype *datatype,
@@ -6042,8 +6412,8 @@ void pmpi_file_read_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offset
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_begin_c_, pmpi_file_read_at_all_begin_c_)
-FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08c_, pmpi_file_read_at_all_begin_c_)
 FMPL_F_ALIAS(pmpi_file_read_at_all_begin_f08c_, pmpi_file_read_at_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08c_, pmpi_file_read_at_all_begin_c_)
 
 void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6052,8 +6422,8 @@ void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_at_all_end, FILE_READ_AT_ALL_END)
-FMPL_F_ALIAS(mpi_file_read_at_all_end_f08_, pmpi_file_read_at_all_end_)
 FMPL_F_ALIAS(pmpi_file_read_at_all_end_f08_, pmpi_file_read_at_all_end_)
+FMPL_F_ALIAS(mpi_file_read_at_all_end_f08_, pmpi_file_read_at_all_end_)
 
 void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const int *count,
                              const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6063,8 +6433,8 @@ void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_ordered, FILE_READ_ORDERED)
-FMPL_F_ALIAS(mpi_file_read_ordered_f08_, pmpi_file_read_ordered_)
 FMPL_F_ALIAS(pmpi_file_read_ordered_f08_, pmpi_file_read_ordered_)
+FMPL_F_ALIAS(mpi_file_read_ordered_f08_, pmpi_file_read_ordered_)
 
 void pmpi_file_read_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6074,8 +6444,8 @@ void pmpi_file_read_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_c_, pmpi_file_read_ordered_c_)
-FMPL_F_ALIAS(mpi_file_read_ordered_f08c_, pmpi_file_read_ordered_c_)
 FMPL_F_ALIAS(pmpi_file_read_ordered_f08c_, pmpi_file_read_ordered_c_)
+FMPL_F_ALIAS(mpi_file_read_ordered_f08c_, pmpi_file_read_ordered_c_)
 
 void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const int *count,
                                    const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6085,8 +6455,8 @@ void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const int *cou
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_ordered_begin, FILE_READ_ORDERED_BEGIN)
-FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08_, pmpi_file_read_ordered_begin_)
 FMPL_F_ALIAS(pmpi_file_read_ordered_begin_f08_, pmpi_file_read_ordered_begin_)
+FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08_, pmpi_file_read_ordered_begin_)
 
 void pmpi_file_read_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                      const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6096,8 +6466,8 @@ void pmpi_file_read_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_begin_c_, pmpi_file_read_ordered_begin_c_)
-FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08c_, pmpi_file_read_ordered_begin_c_)
 FMPL_F_ALIAS(pmpi_file_read_ordered_begin_f08c_, pmpi_file_read_ordered_begin_c_)
+FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08c_, pmpi_file_read_ordered_begin_c_)
 
 void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6106,8 +6476,8 @@ void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_ordered_end, FILE_READ_ORDERED_END)
-FMPL_F_ALIAS(mpi_file_read_ordered_end_f08_, pmpi_file_read_ordered_end_)
 FMPL_F_ALIAS(pmpi_file_read_ordered_end_f08_, pmpi_file_read_ordered_end_)
+FMPL_F_ALIAS(mpi_file_read_ordered_end_f08_, pmpi_file_read_ordered_end_)
 
 void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const int *count,
                             const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6117,8 +6487,8 @@ void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_read_shared, FILE_READ_SHARED)
-FMPL_F_ALIAS(mpi_file_read_shared_f08_, pmpi_file_read_shared_)
 FMPL_F_ALIAS(pmpi_file_read_shared_f08_, pmpi_file_read_shared_)
+FMPL_F_ALIAS(mpi_file_read_shared_f08_, pmpi_file_read_shared_)
 
 void pmpi_file_read_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                               const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6128,8 +6498,8 @@ void pmpi_file_read_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_shared_c_, pmpi_file_read_shared_c_)
-FMPL_F_ALIAS(mpi_file_read_shared_f08c_, pmpi_file_read_shared_c_)
 FMPL_F_ALIAS(pmpi_file_read_shared_f08c_, pmpi_file_read_shared_c_)
+FMPL_F_ALIAS(mpi_file_read_shared_f08c_, pmpi_file_read_shared_c_)
 
 void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const int *whence,
                      MPI_Fint *ierror)
@@ -6138,8 +6508,9 @@ void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const int *wh
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_seek, FILE_SEEK)
-FMPL_F_ALIAS(mpi_file_seek_f08_, pmpi_file_seek_)
 FMPL_F_ALIAS(pmpi_file_seek_f08_, pmpi_file_seek_)
+FMPL_F_ALIAS(mpi_file_seek_f08_, pmpi_file_seek_)
+FMPL_F_ALIAS(pmpir_file_seek_f08_, pmpi_file_seek_)
 
 void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const int *whence,
                             MPI_Fint *ierror)
@@ -6148,8 +6519,9 @@ void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_seek_shared, FILE_SEEK_SHARED)
-FMPL_F_ALIAS(mpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
 FMPL_F_ALIAS(pmpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+FMPL_F_ALIAS(mpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+FMPL_F_ALIAS(pmpir_file_seek_shared_f08_, pmpi_file_seek_shared_)
 
 void pmpi_file_set_atomicity_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_Fint *ierror)
 {
@@ -6157,8 +6529,9 @@ void pmpi_file_set_atomicity_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_Fint
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_set_atomicity, FILE_SET_ATOMICITY)
-FMPL_F_ALIAS(mpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
 FMPL_F_ALIAS(pmpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+FMPL_F_ALIAS(mpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+FMPL_F_ALIAS(pmpir_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
 
 void pmpi_file_set_errhandler_(const MPI_Fint *file, const MPI_Errhandler *errhandler,
                                MPI_Fint *ierror)
@@ -6167,8 +6540,9 @@ void pmpi_file_set_errhandler_(const MPI_Fint *file, const MPI_Errhandler *errha
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_set_errhandler, FILE_SET_ERRHANDLER)
-FMPL_F_ALIAS(mpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
 FMPL_F_ALIAS(pmpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+FMPL_F_ALIAS(mpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+FMPL_F_ALIAS(pmpir_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
 
 void pmpi_file_set_info_(const MPI_Fint *fh, const MPI_Info *info, MPI_Fint *ierror)
 {
@@ -6176,8 +6550,9 @@ void pmpi_file_set_info_(const MPI_Fint *fh, const MPI_Info *info, MPI_Fint *ier
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_set_info, FILE_SET_INFO)
-FMPL_F_ALIAS(mpi_file_set_info_f08_, pmpi_file_set_info_)
 FMPL_F_ALIAS(pmpi_file_set_info_f08_, pmpi_file_set_info_)
+FMPL_F_ALIAS(mpi_file_set_info_f08_, pmpi_file_set_info_)
+FMPL_F_ALIAS(pmpir_file_set_info_f08_, pmpi_file_set_info_)
 
 void pmpi_file_set_size_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
 {
@@ -6185,8 +6560,9 @@ void pmpi_file_set_size_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *i
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_set_size, FILE_SET_SIZE)
-FMPL_F_ALIAS(mpi_file_set_size_f08_, pmpi_file_set_size_)
 FMPL_F_ALIAS(pmpi_file_set_size_f08_, pmpi_file_set_size_)
+FMPL_F_ALIAS(mpi_file_set_size_f08_, pmpi_file_set_size_)
+FMPL_F_ALIAS(pmpir_file_set_size_f08_, pmpi_file_set_size_)
 
 void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Datatype *etype,
                          const MPI_Datatype *filetype, char *datarep, const MPI_Info *info,
@@ -6199,8 +6575,9 @@ void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_D
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_set_view, FILE_SET_VIEW)
-FMPL_F_ALIAS(mpi_file_set_view_f08_, pmpi_file_set_view_)
 FMPL_F_ALIAS(pmpi_file_set_view_f08_, pmpi_file_set_view_)
+FMPL_F_ALIAS(mpi_file_set_view_f08_, pmpi_file_set_view_)
+FMPL_F_ALIAS(pmpir_file_set_view_f08_, pmpi_file_set_view_)
 
 void pmpi_file_sync_(const MPI_Fint *fh, MPI_Fint *ierror)
 {
@@ -6208,8 +6585,9 @@ void pmpi_file_sync_(const MPI_Fint *fh, MPI_Fint *ierror)
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_sync, FILE_SYNC)
-FMPL_F_ALIAS(mpi_file_sync_f08_, pmpi_file_sync_)
 FMPL_F_ALIAS(pmpi_file_sync_f08_, pmpi_file_sync_)
+FMPL_F_ALIAS(mpi_file_sync_f08_, pmpi_file_sync_)
+FMPL_F_ALIAS(pmpir_file_sync_f08_, pmpi_file_sync_)
 
 void pmpi_file_write_(const MPI_Fint *fh, void *buf, const int *count, const MPI_Datatype *datatype,
                       MPI_Fint *status, MPI_Fint *ierror)
@@ -6219,8 +6597,8 @@ void pmpi_file_write_(const MPI_Fint *fh, void *buf, const int *count, const MPI
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write, FILE_WRITE)
-FMPL_F_ALIAS(mpi_file_write_f08_, pmpi_file_write_)
 FMPL_F_ALIAS(pmpi_file_write_f08_, pmpi_file_write_)
+FMPL_F_ALIAS(mpi_file_write_f08_, pmpi_file_write_)
 
 void pmpi_file_write_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                         const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6230,8 +6608,8 @@ void pmpi_file_write_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_c_, pmpi_file_write_c_)
-FMPL_F_ALIAS(mpi_file_write_f08c_, pmpi_file_write_c_)
 FMPL_F_ALIAS(pmpi_file_write_f08c_, pmpi_file_write_c_)
+FMPL_F_ALIAS(mpi_file_write_f08c_, pmpi_file_write_c_)
 
 void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const int *count,
                           const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6241,8 +6619,8 @@ void pmpi_file_write_all_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_all, FILE_WRITE_ALL)
-FMPL_F_ALIAS(mpi_file_write_all_f08_, pmpi_file_write_all_)
 FMPL_F_ALIAS(pmpi_file_write_all_f08_, pmpi_file_write_all_)
+FMPL_F_ALIAS(mpi_file_write_all_f08_, pmpi_file_write_all_)
 
 void pmpi_file_write_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                             const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6252,8 +6630,8 @@ void pmpi_file_write_all_c_(const MPI_Fint *fh, void *buf, const MPI_Count *coun
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_c_, pmpi_file_write_all_c_)
-FMPL_F_ALIAS(mpi_file_write_all_f08c_, pmpi_file_write_all_c_)
 FMPL_F_ALIAS(pmpi_file_write_all_f08c_, pmpi_file_write_all_c_)
+FMPL_F_ALIAS(mpi_file_write_all_f08c_, pmpi_file_write_all_c_)
 
 void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
                                 const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6262,8 +6640,8 @@ void pmpi_file_write_all_begin_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_all_begin, FILE_WRITE_ALL_BEGIN)
-FMPL_F_ALIAS(mpi_file_write_all_begin_f08_, pmpi_file_write_all_begin_)
 FMPL_F_ALIAS(pmpi_file_write_all_begin_f08_, pmpi_file_write_all_begin_)
+FMPL_F_ALIAS(mpi_file_write_all_begin_f08_, pmpi_file_write_all_begin_)
 
 void pmpi_file_write_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                   const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6272,8 +6650,8 @@ void pmpi_file_write_all_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_begin_c_, pmpi_file_write_all_begin_c_)
-FMPL_F_ALIAS(mpi_file_write_all_begin_f08c_, pmpi_file_write_all_begin_c_)
 FMPL_F_ALIAS(pmpi_file_write_all_begin_f08c_, pmpi_file_write_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_all_begin_f08c_, pmpi_file_write_all_begin_c_)
 
 void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6281,8 +6659,8 @@ void pmpi_file_write_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, M
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_all_end, FILE_WRITE_ALL_END)
-FMPL_F_ALIAS(mpi_file_write_all_end_f08_, pmpi_file_write_all_end_)
 FMPL_F_ALIAS(pmpi_file_write_all_end_f08_, pmpi_file_write_all_end_)
+FMPL_F_ALIAS(mpi_file_write_all_end_f08_, pmpi_file_write_all_end_)
 
 void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const int *count,
                          const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6292,8 +6670,8 @@ void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_at, FILE_WRITE_AT)
-FMPL_F_ALIAS(mpi_file_write_at_f08_, pmpi_file_write_at_)
 FMPL_F_ALIAS(pmpi_file_write_at_f08_, pmpi_file_write_at_)
+FMPL_F_ALIAS(mpi_file_write_at_f08_, pmpi_file_write_at_)
 
 void pmpi_file_write_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                            const MPI_Count *count, const MPI_Datatype *datatype, MPI_Fint *status,
@@ -6304,8 +6682,8 @@ void pmpi_file_write_at_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *b
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_c_, pmpi_file_write_at_c_)
-FMPL_F_ALIAS(mpi_file_write_at_f08c_, pmpi_file_write_at_c_)
 FMPL_F_ALIAS(pmpi_file_write_at_f08c_, pmpi_file_write_at_c_)
+FMPL_F_ALIAS(mpi_file_write_at_f08c_, pmpi_file_write_at_c_)
 
 void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                              const int *count, const MPI_Datatype *datatype, MPI_Fint *status,
@@ -6316,8 +6694,8 @@ void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void 
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_at_all, FILE_WRITE_AT_ALL)
-FMPL_F_ALIAS(mpi_file_write_at_all_f08_, pmpi_file_write_at_all_)
 FMPL_F_ALIAS(pmpi_file_write_at_all_f08_, pmpi_file_write_at_all_)
+FMPL_F_ALIAS(mpi_file_write_at_all_f08_, pmpi_file_write_at_all_)
 
 void pmpi_file_write_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                const MPI_Count *count, const MPI_Datatype *datatype,
@@ -6328,8 +6706,8 @@ void pmpi_file_write_at_all_c_(const MPI_Fint *fh, const MPI_Offset *offset, voi
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_c_, pmpi_file_write_at_all_c_)
-FMPL_F_ALIAS(mpi_file_write_at_all_f08c_, pmpi_file_write_at_all_c_)
 FMPL_F_ALIAS(pmpi_file_write_at_all_f08c_, pmpi_file_write_at_all_c_)
+FMPL_F_ALIAS(mpi_file_write_at_all_f08c_, pmpi_file_write_at_all_c_)
 
 void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                    const int *count, const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6339,8 +6717,8 @@ void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN)
-FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08_, pmpi_file_write_at_all_begin_)
 FMPL_F_ALIAS(pmpi_file_write_at_all_begin_f08_, pmpi_file_write_at_all_begin_)
+FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08_, pmpi_file_write_at_all_begin_)
 
 void pmpi_file_write_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf,
                                      const MPI_Count *count, const MPI_Datatype *datatype,
@@ -6351,8 +6729,8 @@ void pmpi_file_write_at_all_begin_c_(const MPI_Fint *fh, const MPI_Offset *offse
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_begin_c_, pmpi_file_write_at_all_begin_c_)
-FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08c_, pmpi_file_write_at_all_begin_c_)
 FMPL_F_ALIAS(pmpi_file_write_at_all_begin_f08c_, pmpi_file_write_at_all_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08c_, pmpi_file_write_at_all_begin_c_)
 
 void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6361,8 +6739,8 @@ void pmpi_file_write_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_at_all_end, FILE_WRITE_AT_ALL_END)
-FMPL_F_ALIAS(mpi_file_write_at_all_end_f08_, pmpi_file_write_at_all_end_)
 FMPL_F_ALIAS(pmpi_file_write_at_all_end_f08_, pmpi_file_write_at_all_end_)
+FMPL_F_ALIAS(mpi_file_write_at_all_end_f08_, pmpi_file_write_at_all_end_)
 
 void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const int *count,
                               const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6372,8 +6750,8 @@ void pmpi_file_write_ordered_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_ordered, FILE_WRITE_ORDERED)
-FMPL_F_ALIAS(mpi_file_write_ordered_f08_, pmpi_file_write_ordered_)
 FMPL_F_ALIAS(pmpi_file_write_ordered_f08_, pmpi_file_write_ordered_)
+FMPL_F_ALIAS(mpi_file_write_ordered_f08_, pmpi_file_write_ordered_)
 
 void pmpi_file_write_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                 const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6383,8 +6761,8 @@ void pmpi_file_write_ordered_c_(const MPI_Fint *fh, void *buf, const MPI_Count *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_c_, pmpi_file_write_ordered_c_)
-FMPL_F_ALIAS(mpi_file_write_ordered_f08c_, pmpi_file_write_ordered_c_)
 FMPL_F_ALIAS(pmpi_file_write_ordered_f08c_, pmpi_file_write_ordered_c_)
+FMPL_F_ALIAS(mpi_file_write_ordered_f08c_, pmpi_file_write_ordered_c_)
 
 void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const int *count,
                                     const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6394,8 +6772,8 @@ void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, void *buf, const int *co
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN)
-FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08_, pmpi_file_write_ordered_begin_)
 FMPL_F_ALIAS(pmpi_file_write_ordered_begin_f08_, pmpi_file_write_ordered_begin_)
+FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08_, pmpi_file_write_ordered_begin_)
 
 void pmpi_file_write_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                       const MPI_Datatype *datatype, MPI_Fint *ierror)
@@ -6405,8 +6783,8 @@ void pmpi_file_write_ordered_begin_c_(const MPI_Fint *fh, void *buf, const MPI_C
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_begin_c_, pmpi_file_write_ordered_begin_c_)
-FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08c_, pmpi_file_write_ordered_begin_c_)
 FMPL_F_ALIAS(pmpi_file_write_ordered_begin_f08c_, pmpi_file_write_ordered_begin_c_)
+FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08c_, pmpi_file_write_ordered_begin_c_)
 
 void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
 {
@@ -6415,8 +6793,8 @@ void pmpi_file_write_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *statu
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_ordered_end, FILE_WRITE_ORDERED_END)
-FMPL_F_ALIAS(mpi_file_write_ordered_end_f08_, pmpi_file_write_ordered_end_)
 FMPL_F_ALIAS(pmpi_file_write_ordered_end_f08_, pmpi_file_write_ordered_end_)
+FMPL_F_ALIAS(mpi_file_write_ordered_end_f08_, pmpi_file_write_ordered_end_)
 
 void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const int *count,
                              const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6426,8 +6804,8 @@ void pmpi_file_write_shared_(const MPI_Fint *fh, void *buf, const int *count,
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(file_write_shared, FILE_WRITE_SHARED)
-FMPL_F_ALIAS(mpi_file_write_shared_f08_, pmpi_file_write_shared_)
 FMPL_F_ALIAS(pmpi_file_write_shared_f08_, pmpi_file_write_shared_)
+FMPL_F_ALIAS(mpi_file_write_shared_f08_, pmpi_file_write_shared_)
 
 void pmpi_file_write_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *count,
                                const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
@@ -6437,8 +6815,8 @@ void pmpi_file_write_shared_c_(const MPI_Fint *fh, void *buf, const MPI_Count *c
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_shared_c_, pmpi_file_write_shared_c_)
-FMPL_F_ALIAS(mpi_file_write_shared_f08c_, pmpi_file_write_shared_c_)
 FMPL_F_ALIAS(pmpi_file_write_shared_f08c_, pmpi_file_write_shared_c_)
+FMPL_F_ALIAS(mpi_file_write_shared_f08c_, pmpi_file_write_shared_c_)
 
 void pmpi_register_datarep_(char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                             MPI_Datarep_conversion_function *write_conversion_fn,
@@ -6453,8 +6831,9 @@ void pmpi_register_datarep_(char *datarep, MPI_Datarep_conversion_function *read
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_NAMES(register_datarep, REGISTER_DATAREP)
-FMPL_F_ALIAS(mpi_register_datarep_f08_, pmpi_register_datarep_)
 FMPL_F_ALIAS(pmpi_register_datarep_f08_, pmpi_register_datarep_)
+FMPL_F_ALIAS(mpi_register_datarep_f08_, pmpi_register_datarep_)
+FMPL_F_ALIAS(pmpir_register_datarep_f08_, pmpi_register_datarep_)
 
 void pmpi_register_datarep_c_(char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
                               MPI_Datarep_conversion_function_c *write_conversion_fn,
@@ -6469,8 +6848,10 @@ void pmpi_register_datarep_c_(char *datarep, MPI_Datarep_conversion_function_c *
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_register_datarep_c_, pmpi_register_datarep_c_)
-FMPL_F_ALIAS(mpi_register_datarep_f08c_, pmpi_register_datarep_c_)
 FMPL_F_ALIAS(pmpi_register_datarep_f08c_, pmpi_register_datarep_c_)
+FMPL_F_ALIAS(mpi_register_datarep_f08c_, pmpi_register_datarep_c_)
+FMPL_F_ALIAS(mpi_register_datarep_f08_large_, pmpi_register_datarep_c_)
+FMPL_F_ALIAS(pmpir_register_datarep_f08_large_, pmpi_register_datarep_c_)
 
 /* ---- Deprecated since MPI-2.0 (still in MPI-4.0): old attribute interface ---- */
 
