@@ -419,5 +419,136 @@ class NpbReport(unittest.TestCase):
         self.assertEqual(om["launch"][0][om["launch"][0].index("LD_PRELOAD=/p.so") - 1], "-x")
 
 
+
+# ---- --scalapack (bench/scalapack_report.py) ----
+
+srep = compare.scalapack_report
+
+
+def srun(config, ranks, rep, gemm, gesv, ok=True, why=None, n=2000):
+    """A scalapack-bench run record with PDGEMM and PDGESV at order n."""
+    grid = [1, 2] if ranks == 2 else [2, 2]
+    return dict(config=config, ranks=ranks, rep=rep, ok=ok, why=why, busy_before=0.02,
+                loadavg_before=[0.1, 0.2, 0.3], seconds=5.0,
+                results=[dict(bench="pdgemm", size=n, status="ok", value=gemm, seconds=1.0,
+                              grid=grid),
+                         dict(bench="pdgesv", size=n, status="ok", value=gesv, seconds=0.5,
+                              grid=grid)])
+
+
+class ScalapackReport(unittest.TestCase):
+    def runs(self):
+        figures = {"fmpl-blacs": [(10, 5), (12, 6), (11, 7)],
+                   "fmpl-mpiblacs": [(9, 4), (9, 4), (9, 4)],
+                   "mpich": [(8, 2), (8, 3), (8, 4)],
+                   "openmpi": [(10, 5), (9, 5), (11, 5)]}
+        return [srun(c, 2, rep, *figures[c][rep]) for rep in range(3) for c in srep.CONFIG_NAMES]
+
+    def test_rows_medians_best_peer_and_ratios(self):
+        rows = srep.build_rows(self.runs())
+        gemm = rows[("pdgemm", 2000, 2)]
+        self.assertEqual(gemm["medians"], {"fmpl-blacs": 11, "fmpl-mpiblacs": 9, "mpich": 8,
+                                           "openmpi": 10})
+        self.assertEqual((gemm["best_peer"], gemm["best_value"]), ("openmpi", 10))
+        self.assertAlmostEqual(gemm["ratios"]["fmpl-blacs"], 1.1)
+        self.assertAlmostEqual(gemm["ratios"]["fmpl-mpiblacs"], 0.9)
+        self.assertNotIn("mpich", gemm["ratios"])                 # peers have no ratio
+        gesv = rows[("pdgesv", 2000, 2)]
+        self.assertEqual(gesv["best_peer"], "openmpi")             # 5 against MPICH's 3
+        self.assertAlmostEqual(gesv["ratios"]["fmpl-blacs"], 6 / 5)
+        self.assertEqual(gesv["grid"], [1, 2])
+
+    def test_failed_checks_and_runs_have_no_figure(self):
+        runs = self.runs()
+        runs[0]["results"][1] = dict(bench="pdgesv", size=2000, status="error",
+                                     error="scaled residual 40 is not below 16")
+        # A run whose calls reached MPI's BLACS: none of its figures count,
+        # not even the ones whose check passed.
+        runs[4] = srun("fmpl-blacs", 2, 1, 99, 99, ok=False,
+                       why="BLACS from libscalapack-mpich.so.2.2.1, not libblacs-fmpl")
+        runs[8] = dict(config="fmpl-blacs", ranks=2, rep=2, ok=False, why="exit 1", results=[])
+        rows = srep.build_rows(runs)
+        gesv = rows[("pdgesv", 2000, 2)]
+        self.assertNotIn("fmpl-blacs", gesv["medians"])
+        self.assertNotIn("fmpl-blacs", gesv["ratios"])
+        self.assertEqual(gesv["failed"]["fmpl-blacs"][0], "scaled residual 40 is not below 16")
+        self.assertEqual(len(gesv["failed"]["fmpl-blacs"]), 3)
+        gemm = rows[("pdgemm", 2000, 2)]
+        self.assertEqual(gemm["medians"]["fmpl-blacs"], 10)       # the first run's only
+        self.assertEqual(gemm["failed"]["fmpl-blacs"],
+                         ["BLACS from libscalapack-mpich.so.2.2.1, not libblacs-fmpl",
+                          "exit 1"])
+        self.assertIn("color:red", srep.cell(gesv, "fmpl-blacs"))
+        self.assertEqual(srep.cell(gemm, "fmpl-blacs"), "10.0 (1.00 s) (2 failed)")
+
+    def test_blacs_mismatch(self):
+        self.assertIsNone(srep.blacs_mismatch("fmpl-blacs", {"blacs": "libblacs-fmpl.so.0.1.0"}))
+        self.assertIn("not libblacs-fmpl",
+                      srep.blacs_mismatch("fmpl-blacs", {"blacs": "libscalapack-mpich.so.2.2.1"}))
+        self.assertIsNone(srep.blacs_mismatch("fmpl-mpiblacs",
+                                              {"blacs": "libscalapack-mpich.so.2.2.1"}))
+        self.assertIsNotNone(srep.blacs_mismatch("fmpl-mpiblacs",
+                                                 {"blacs": "libblacs-fmpl.so.0.1.0"}))
+        self.assertIsNotNone(srep.blacs_mismatch("openmpi",
+                                                 {"blacs": "libscalapack-mpich.so.2.2.1"}))
+        self.assertEqual(srep.blacs_mismatch("mpich", {}), "no header naming the BLACS")
+
+    def test_markdown(self):
+        runs = self.runs()
+        runs[1]["busy_before"] = 0.6
+        rows = srep.build_rows(runs)
+        meta = dict(configs={c: dict(version="v-" + c, blacs="b", scalapack="s", blas="o",
+                                     command="run " + c) for c in srep.CONFIG_NAMES},
+                    date="d", host="h", cpu="c", cores=2, kernel="k", sizes=[2000], nb=64,
+                    iters=3, ranks=[2], reps=3, duration="1:00", command="bench/compare x",
+                    compile=["mpicc.mpich -O2 ..."], failures=["Open MPI, 2 ranks: exit 1"],
+                    busy_before=srep.busy_by_config(runs), load_before=[1.0, 2.0, 3.0],
+                    load_after=[0.5, 0.5, 0.5], idle=0.1)
+        md = srep.markdown(meta, rows, {"pdgemm": "plots/scalapack-pdgemm.png"}, runs)
+        self.assertIn("| 2 | 1 x 2 | 2000 | 11.0 (1.00 s) | 9.00 (1.00 s) | 8.00 (1.00 s) | "
+                      "10.0 (1.00 s) | 1.10 | 0.90 |", md)
+        self.assertIn("![pdgemm](plots/scalapack-pdgemm.png)", md)
+        self.assertIn("run fmpl-blacs", md)
+        self.assertIn("`mpicc.mpich -O2 ...`", md)
+        self.assertIn("exit 1", md)
+        self.assertIn("rerun with --wait-idle", md)                 # one run began 60% busy
+        self.assertIn("load average 1.00/2.00/3.00 before", md)
+        self.assertIn("| 2 | FMPL, MPI BLACS | 2 | 1 | 60% | 0.10 | 5.0 | ok |", md)
+        # Geometric mean of BLACS-FMPL's ratios: 1.1 (PDGEMM) and 1.2 (PDGESV).
+        self.assertIn("**FMPL, BLACS-FMPL** / best peer: geometric mean 1.15 over 2 rows "
+                      "(1.10 to 1.20)", md)
+
+    def test_jobs_interleaved_with_each_configuration_environment(self):
+        exes = {"mpich": "/o/bin/scalapack-bench-mpich",
+                "openmpi": "/o/bin/scalapack-bench-openmpi"}
+        jobs = compare.scalapack_jobs(srep.CONFIG_NAMES, exes, [2, 4], 2, ["--sizes", "100"],
+                                      "/b", 2)
+        self.assertEqual(len(jobs), 2 * 2 * 4)
+        self.assertEqual([(j["ranks"], j["rep"], j["config"]) for j in jobs[:5]],
+                         [(2, 0, c) for c in srep.CONFIG_NAMES] + [(2, 1, "fmpl-blacs")])
+        env = {j["config"]: j["env"] for j in jobs}
+        for c in srep.CONFIG_NAMES:
+            self.assertEqual(env[c]["OPENBLAS_NUM_THREADS"], "1")
+            self.assertEqual(env[c]["OMP_NUM_THREADS"], "1")
+        self.assertEqual(env["fmpl-blacs"]["LD_PRELOAD"], "/b/libblacs-fmpl.so")
+        self.assertEqual(env["fmpl-blacs"]["LD_LIBRARY_PATH"], "/b")
+        self.assertNotIn("LD_PRELOAD", env["fmpl-mpiblacs"])
+        self.assertEqual(env["fmpl-mpiblacs"]["LD_LIBRARY_PATH"], "/b")
+        for c in ("mpich", "openmpi"):
+            self.assertNotIn("LD_LIBRARY_PATH", env[c])
+            self.assertNotIn("LD_PRELOAD", env[c])
+        exe = {j["config"]: j["cmd"][j["cmd"].index("--sizes") - 1] for j in jobs}
+        self.assertEqual(exe["fmpl-blacs"], exes["mpich"])        # one binary for FMPL, MPICH
+        self.assertEqual(exe["openmpi"], exes["openmpi"])
+        self.assertIn("--oversubscribe", jobs[-1]["cmd"])          # 4 ranks on 2 cores
+        text = compare.scalapack_command_text(jobs[0], "/o")
+        self.assertEqual(text, "LD_LIBRARY_PATH=<build> LD_PRELOAD=<build>/libblacs-fmpl.so "
+                               "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 fmplrun -n 2 --bind core "
+                               "bin/scalapack-bench-mpich --sizes 100 --json FILE")
+        # No ScaLAPACK for Open MPI: its configuration has no runs.
+        jobs = compare.scalapack_jobs(srep.CONFIG_NAMES, {"mpich": "x"}, [2], 1, [], "/b", 2)
+        self.assertEqual([j["config"] for j in jobs], ["fmpl-blacs", "fmpl-mpiblacs", "mpich"])
+
+
 if __name__ == "__main__":
     unittest.main()
