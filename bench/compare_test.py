@@ -384,6 +384,27 @@ class NpbReport(unittest.TestCase):
         self.assertIn("## Errors", md)
         self.assertIn(nrep.red("FMPL, 4 ranks, repetition 1: verification not SUCCESSFUL"), md)
 
+    def test_ceiling_explains_a_miss(self):
+        # FT at 4 ranks misses 1.15 (1.10 x Open MPI).  Open MPI's profiled run
+        # spends 0.1 s of 1 s per rank in MPI: no library can be more than
+        # 1 / 0.9 = 1.11 x ahead of it on that run.
+        rows = nrep.build_rows(self.runs())
+        checks = nrep.check_targets(rows)
+        prof = {("ft", "A", 4): {"openmpi": nrep.summarize_profile(
+            profile_json({"MPI_Alltoallv": 4}, {"MPI_Alltoallv": 0.1}, ranks=4))}}
+        limit = nrep.ceiling(rows[("ft", "A", 4)], prof[("ft", "A", 4)])
+        self.assertAlmostEqual(limit[0], 1 / 0.9)
+        self.assertAlmostEqual(limit[1], 0.1)
+        self.assertEqual(limit[2], "openmpi")
+        self.assertIsNone(nrep.ceiling(rows[("cg", "A", 2)], prof.get(("cg", "A", 2))))
+        meta = dict(libraries={lib: dict(version="v", launcher="run", compile="fc")
+                               for lib in ("fmpl", "mpich", "openmpi")},
+                    date="d", host="h", cpu="c", cores=2, kernel="k", classes=["A"],
+                    kernels=["ft"], ranks=[4], reps=3, duration="1:00")
+        md = nrep.markdown(meta, rows, checks, {}, prof)
+        self.assertIn("ft.A, 4 ranks: FMPL / best peer 1.10; at most 1.11 x with no time in "
+                      "MPI (Open MPI spends 10% of its wall time in MPI)", md)
+
     def test_summarize_profile(self):
         rep = profile_json({"MPI_Send": 3}, {"MPI_Send": 0.5}, wall=2.0, ranks=4)
         rep["per_rank"][2]["seconds"][0] = 1.5
