@@ -214,7 +214,10 @@ int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *
  * receive is not posted yet (buffered mode); FMPL_TIMEOUT_NONE (the default,
  * also before any call): never spool (synchronous mode).  Spooled messages go
  * out when their receive is posted, inside fmpl_sendbuf_check and every other
- * FMPL call.  If a timed-out message does not fit in the free part of the
+ * FMPL call; a spool obtained from fmpl_alloc (or a large malloc, which FMPL
+ * places in the shared heap) also lets a receiver on the same host copy the
+ * message itself while it waits, so a sender that computes after a spooled
+ * send does not hold its receiver up (FMPL_TAG_ANY receives excepted).  If a timed-out message does not fit in the free part of the
  * spool, the send returns FMPL_ERR_SPOOL_FULL having sent nothing: post the
  * receives or call fmpl_sendbuf_check, and send again.  Each message takes
  * its size rounded up to 64 bytes plus a 64-byte record header; space is
@@ -224,7 +227,9 @@ int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *
 int fmpl_sendbuf_set(void *buf, long size, int timeout_ms);
 
 /* Send every spooled message whose receive is now posted.  *nsend: messages
- * sent by this call; *nspool: messages still waiting.  Either may be NULL. */
+ * this call found delivered: sent by it, or copied by their receivers since
+ * this rank's previous FMPL call; *nspool: messages still waiting.  Either
+ * may be NULL. */
 int fmpl_sendbuf_check(int *nsend, int *nspool);
 
 /* Any-source domain: separate from the indexed domain above (a message sent

@@ -36,13 +36,48 @@
  * 32-bit sequence word last: fmpl_fab_put_flagged); step 4 is a put straight into the
  * receive buffer (zero copy; no staging ring).  The waits poll only local
  * lines, as on one host.
- * Neither side ever writes a line the other side writes (no resets): each
- * cache line makes one trip per message, and a receiver may post on i again
- * as soon as it sees the completion.
+ * Neither side ever writes a line the other side writes (no resets; the
+ * spool's offer below is the one exception): each cache line makes one
+ * trip per message, and a receiver may post on i again as soon as it sees
+ * the completion.
  * A send whose header has not come is "pending": every FMPL call progresses
  * pending sends (an intrusive list, no allocation).  A blocking send with a
  * spool (fmpl_sendbuf_set) copies the message into the spool after the
- * timeout and returns; the spooled copy is delivered by the same progress. */
+ * timeout and returns; the spooled copy is delivered by the same progress.
+ *
+ * Spool: whoever arrives copies.  A spooled copy waits for the SENDER's
+ * progress, which a sender computing outside FMPL does not make; so where
+ * the receiver can reach it (spool and slot area in S's shared heap, R on
+ * this host), S also offers it in the rest of the slot line, which is S's
+ * (R writes only its first 40 bytes, and the offer word by CAS below):
+ *   S1. S writes {offer_addr: the copy's offset in S's segment, offer_size}
+ *       into its own S.slots[R][i], then release-stores
+ *       offer = OFFERED(m), m = seen + 1: R's next post on i, since no
+ *       header was unconsumed there (or the send would have matched it)
+ *   R1. R posts as in steps 1-2 (its post count n); while waiting or
+ *       testing that receive (not a FMPL_TAG_ANY one), R loads the offer
+ *       and, when it is OFFERED(n), CASes it to PULLING(n)         (claim)
+ *   R2. R copies min(size, capacity) bytes from S's segment into its own
+ *       buffer (any kind: it is R's memory), completes the receive itself
+ *       (size, status, truncation as in step 5) and release-stores
+ *       offer = PULLED(n): S may reuse the spool record from here on
+ *   S2. S's progress, for an offered send, loads the offer first: PULLED
+ *       -> it consumes header n (seen = n) and frees the record, counted
+ *       as delivered; PULLING -> it waits (fmpl_sendbuf_check waits for the
+ *       copy to end); OFFERED -> step 3 as usual, and before consuming a
+ *       header (on i, or the ANY slot) S CASes OFFERED(m) -> 0 (claim);
+ *       losing that CAS, it leaves the header alone: R has the message.
+ * Exactly one CAS wins, so the message is delivered once; m ties the
+ * offer to one receive, so an R whose receive n was already filled by S
+ * (step 4) never takes a later message offered for n + 1.  R never writes
+ * S's half of the line otherwise, and S no other byte of R's; a message
+ * that is never spooled never touches the offer.  Order per (S, R, i) is
+ * kept: one send per (S, R, i) at a time, offered to exactly the next
+ * receive.  A FMPL_TAG_ANY receive does not pull: S's progress delivers to
+ * it as before (matching it there needs S's choice among its indices).
+ * No search, allocation or system call on either side; R's wait adds one
+ * load per poll, from the line it has just written its header into.
+ * FMPL_SPOOL_PULL=0 makes no offers (sender delivery only, as before). */
 #include "protocols/sender_match.h"
 #include "protocols/staging.h"
 #include "base/error.h"
@@ -60,10 +95,15 @@ FMPL_TUNABLE(tunable_cma_min, "FMPL_CMA_MIN", "16k",
              "private receive buffers: messages from this size use one CMA system call; "
              "smaller ones are staged through shared memory (0: always CMA)");
 
+FMPL_TUNABLE(tunable_spool_pull, "FMPL_SPOOL_PULL", "1",
+             "spooled messages in the shared heap: a receiver on this host may copy them "
+             "itself (0: only the sender delivers them)");
+
 fmpl_team *fmpl_teams[FMPL_MAX_TEAMS];
 
 static int64_t inline_max = FMPL_SM_INLINE_CAP;
 static int64_t cma_min = 16384;
+static int spool_pull = 1;
 
 /* Pending sends (waiting for a header, or streaming through a ring). */
 static fmpl_sm_sendop pending = {.next = &pending, .prev = &pending};
@@ -80,10 +120,14 @@ static struct {
     char *buf;
     uint64_t size;
     int timeout_ms;        /* < 0: none */
+    int shared;            /* in this rank's shared heap: receivers may copy out of it */
     uint64_t head, tail;   /* ring positions (monotonic) */
     int count;             /* spooled messages not yet delivered */
     int delivered;         /* spooled messages delivered since start */
+    int pulling;           /* of them, being copied by their receivers (last progress pass) */
 } spool = {.timeout_ms = -1};
+
+_Static_assert(sizeof(fmpl_sm_slot) == 64, "a matching slot is one cache line");
 
 /* ------------------------------------------------------------ set-up */
 
@@ -95,6 +139,7 @@ int fmpl_sm_init(void)
     inline_max = v < 0 ? 0 : (v > FMPL_SM_INLINE_CAP ? FMPL_SM_INLINE_CAP : v);
     v = fmpl_tunable_long(&tunable_cma_min);
     cma_min = v < 0 ? 0 : v;
+    spool_pull = fmpl_tunable_long(&tunable_spool_pull) != 0;
     stage_expect = calloc((size_t)fmpl_fab.capacity, sizeof *stage_expect);
     stage_owner = calloc((size_t)fmpl_fab.capacity, sizeof *stage_owner);
     if (!stage_expect || !stage_owner)
@@ -310,8 +355,9 @@ static void send_finished(fmpl_sm_sendop *s, int error)
     s->state = FMPL_SEND_DONE;
     if (s->next)
         pending_remove(s);
-    if (s->spool_off != UINT64_MAX && spool.buf && s->buf >= (const void *)spool.buf &&
-        s->buf < (const void *)(spool.buf + spool.size))
+    /* By its record, not its data pointer: a 0-byte message in the last
+     * record of the ring points one past the spool's end. */
+    if (s->spool_off != UINT64_MAX)
         spool_release(s);
 }
 
@@ -397,10 +443,20 @@ static uint64_t header_seq(const fmpl_sm_slot *h, uint64_t seen)
     return seq == seen || (uint32_t)seq == h->seq_low ? seq : seen;
 }
 
-/* Step 3: look for the receiver's header on the index, then the ANY slot. */
+static int offer_settle(fmpl_sm_sendop *s);
+static int offer_take(fmpl_sm_sendop *s);
+
+/* Step 3: look for the receiver's header on the index, then the ANY slot.
+ * A spooled send offered to its receiver first asks whether the receiver
+ * has taken it, and claims the offer back before it consumes a header. */
 static int try_match(fmpl_sm_sendop *s)
 {
     fmpl_team *t = s->team;
+    if (s->offered) {
+        int settled = offer_settle(s);
+        if (settled >= 0)
+            return settled;
+    }
     size_t c = cell(t, s->peer, s->index);
     fmpl_sm_slot *h = &t->sm->slots[c];
     uint64_t seq = header_seq(h, t->sm->seen[c]);
@@ -415,6 +471,8 @@ static int try_match(fmpl_sm_sendop *s)
         if (seq == t->sm->seen[c])
             return 0;
     }
+    if (s->offered && !offer_take(s))
+        return 0; /* the receiver claimed it first: settled on a later pass */
     t->sm->seen[c] = seq;
     s->match_seq = (uint32_t)seq;
     /* Programs that pre-post walk the indices in order: start fetching the
@@ -451,6 +509,7 @@ static int drain(int w)
 int fmpl_sm_progress(void)
 {
     int n = 0;
+    spool.pulling = 0;
     if (npending) {
         fmpl_sm_sendop *s = pending.next;
         while (s != &pending) {
@@ -524,6 +583,39 @@ int fmpl_sm_irecv(fmpl_team *t, void *buf, int64_t size, int src, int index)
     return rc == FMPL_SUCCESS ? fmpl_fab_notify(r0, seq) : rc;
 }
 
+/* Spool, the receiver's side: the sender copied the message for this
+ * receive into its spool and offered it (the offer's sequence is this
+ * receive's).  Claim it, copy it out of the sender's shared heap, complete
+ * the receive here and say so: the sender may be computing, outside FMPL.
+ * Not for FMPL_TAG_ANY receives, whose messages the sender still matches. */
+static int try_pull(fmpl_team *t, int src, int index, int slot, size_t c)
+{
+    char *base = t->sm->peer_slots_ptr[src];
+    fmpl_sm_recvop *r = &t->sm->recvs[c];
+    if (!base || index == FMPL_TAG_ANY || r->state != FMPL_RECV_POSTED)
+        return 0;
+    fmpl_sm_slot *h = (fmpl_sm_slot *)(base + remote_cell_offset(t, slot));
+    uint64_t offered = FMPL_SM_OFFER_WORD(r->seq, FMPL_SM_OFFERED);
+    if (atomic_load_explicit(&h->offer, memory_order_relaxed) != offered ||
+        !atomic_compare_exchange_strong_explicit(&h->offer, &offered,
+                                                 FMPL_SM_OFFER_WORD(r->seq, FMPL_SM_PULLING),
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return 0;
+    fmpl_raddr from = {.addr = h->offer_addr, .rank = t->world[src], .kind = FMPL_MEM_SHARED};
+    int64_t size = h->offer_size;
+    int64_t n = size < r->capacity ? size : r->capacity;
+    if (n > 0)
+        memcpy(r->buf, fmpl_fab_ptr(from), (size_t)n);
+    r->msg_size = size;
+    r->status = size > r->capacity ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    r->msg_index = index;
+    r->state = FMPL_RECV_DONE;
+    /* Last: from here on the sender may reuse the spool record. */
+    atomic_store_explicit(&h->offer, FMPL_SM_OFFER_WORD(r->seq, FMPL_SM_PULLED),
+                          memory_order_release);
+    return 1;
+}
+
 static inline int recv_complete(fmpl_team *t, size_t c)
 {
     return atomic_load_explicit(&t->sm->done[c].seq, memory_order_acquire) ==
@@ -575,12 +667,15 @@ static int recv_finish(fmpl_team *t, int src, int index, size_t c, fmpl_status *
 
 int fmpl_sm_recv_wait(fmpl_team *t, int src, int index, fmpl_status *status)
 {
-    size_t c = cell(t, src, slot_of(t, index));
+    int slot = slot_of(t, index);
+    size_t c = cell(t, src, slot);
     if (t->sm->recvs[c].state == FMPL_RECV_FREE)
         return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no receive from rank %d on index %d", src,
                           index);
     fmpl_waiter w = FMPL_WAITER_INIT;
     while (!recv_complete(t, c)) {
+        if (try_pull(t, src, index, slot, c))
+            break;
         if (!fmpl_sm_progress())
             fmpl_wait_once(&w);
     }
@@ -589,12 +684,13 @@ int fmpl_sm_recv_wait(fmpl_team *t, int src, int index, fmpl_status *status)
 
 int fmpl_sm_recv_test(fmpl_team *t, int src, int index, int *flag, fmpl_status *status)
 {
-    size_t c = cell(t, src, slot_of(t, index));
+    int slot = slot_of(t, index);
+    size_t c = cell(t, src, slot);
     *flag = 0;
     if (t->sm->recvs[c].state == FMPL_RECV_FREE)
         return FMPL_ERROR(FMPL_ERR_NOT_PENDING, "no receive from rank %d on index %d", src,
                           index);
-    if (!recv_complete(t, c)) {
+    if (!recv_complete(t, c) && !try_pull(t, src, index, slot, c)) {
         fmpl_poll_remote();
         fmpl_sm_progress();
         if (!recv_complete(t, c))
@@ -609,6 +705,10 @@ int fmpl_sm_recv_test(fmpl_team *t, int src, int index, int *flag, fmpl_status *
 int fmpl_sm_isend(fmpl_team *t, const void *buf, int64_t size, int dst, int index)
 {
     fmpl_sm_sendop *s = &t->sm->sends[cell(t, dst, index)];
+    /* A spooled message holding the index may have gone meanwhile (its
+     * receiver copied it, or its header came): look before refusing. */
+    if (s->state == FMPL_SEND_WAITING && s->spool_off != UINT64_MAX)
+        try_match(s);
     if (s->state != FMPL_SEND_FREE)
         return FMPL_ERROR(FMPL_ERR_BUSY, "a send to rank %d on index %d is outstanding", dst,
                           index);
@@ -619,6 +719,7 @@ int fmpl_sm_isend(fmpl_team *t, const void *buf, int64_t size, int dst, int inde
     s->index = index;
     s->error = FMPL_SUCCESS;
     s->spool_off = UINT64_MAX;
+    s->offered = 0;
     s->state = FMPL_SEND_WAITING;
     if (!try_match(s))
         pending_add(s);
@@ -726,6 +827,66 @@ static void spool_release(fmpl_sm_sendop *s)
     spool.delivered++;
 }
 
+/* Publish a spooled send to its receiver, which may then copy it itself
+ * (try_pull).  Only where the receiver reaches the slot line and the copy
+ * with loads and stores: the spool and this team's slot area in this
+ * rank's shared heap, the receiver on this host.  Otherwise (a spool in
+ * private memory, caller-provided slot areas, a network peer) the sender
+ * delivers it, from its progress, as any pending send. */
+static void offer_publish(fmpl_sm_sendop *s)
+{
+    fmpl_team *t = s->team;
+    int w = t->world[s->peer];
+    if (!spool_pull || !spool.shared || !fmpl_fab_is_shared(t->sm->slots) ||
+        fmpl_fab.peers[w].net || !fmpl_fab.peers[w].base)
+        return;
+    size_t c = cell(t, s->peer, s->index);
+    fmpl_sm_slot *h = &t->sm->slots[c];
+    /* No header on the index is unconsumed (or this send would have
+     * matched it), so the receive it is for is the receiver's next post. */
+    s->offer_seq = (uint32_t)t->sm->seen[c] + 1;
+    s->offered = 1;
+    h->offer_addr = fmpl_fab_raddr(s->buf).addr;
+    h->offer_size = s->size;
+    atomic_store_explicit(&h->offer, FMPL_SM_OFFER_WORD(s->offer_seq, FMPL_SM_OFFERED),
+                          memory_order_release);
+}
+
+/* An offered send: 1 when its receiver has copied it (the send is then
+ * finished and its record free), 0 while the receiver is copying it, -1
+ * while it is still on offer. */
+static int offer_settle(fmpl_sm_sendop *s)
+{
+    fmpl_team *t = s->team;
+    size_t c = cell(t, s->peer, s->index);
+    uint64_t v = atomic_load_explicit(&t->sm->slots[c].offer, memory_order_acquire);
+    if (v == FMPL_SM_OFFER_WORD(s->offer_seq, FMPL_SM_OFFERED))
+        return -1;
+    if (v == FMPL_SM_OFFER_WORD(s->offer_seq, FMPL_SM_PULLING)) {
+        spool.pulling++;
+        return 0;
+    }
+    /* Pulled.  The receiver posted its header before copying: consume it,
+     * or the next send on the index would take that receive as its own. */
+    t->sm->seen[c] = s->offer_seq;
+    s->offered = 0;
+    send_finished(s, FMPL_SUCCESS);
+    return 1;
+}
+
+/* Claim an offered send back before delivering it: 0 when its receiver
+ * claimed it first. */
+static int offer_take(fmpl_sm_sendop *s)
+{
+    fmpl_sm_slot *h = &s->team->sm->slots[cell(s->team, s->peer, s->index)];
+    uint64_t offered = FMPL_SM_OFFER_WORD(s->offer_seq, FMPL_SM_OFFERED);
+    if (!atomic_compare_exchange_strong_explicit(&h->offer, &offered, 0, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return 0;
+    s->offered = 0;
+    return 1;
+}
+
 int fmpl_sm_spool_set(void *buf, int64_t size, int timeout_ms)
 {
     if (spool.count)
@@ -734,6 +895,8 @@ int fmpl_sm_spool_set(void *buf, int64_t size, int timeout_ms)
     spool.buf = buf;
     spool.size = buf ? (uint64_t)size & ~63ull : 0;
     spool.timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+    spool.shared = spool.size && fmpl_fab_is_shared(buf) &&
+                   fmpl_fab_is_shared((char *)buf + spool.size - 1);
     spool.head = spool.tail = 0;
     return FMPL_SUCCESS;
 }
@@ -741,8 +904,17 @@ int fmpl_sm_spool_set(void *buf, int64_t size, int timeout_ms)
 int fmpl_sm_spool_check(int *nsend, int *nspool)
 {
     int before = spool.delivered;
-    if (spool.count)
+    if (spool.count) {
         fmpl_sm_progress();
+        /* A receiver that claimed a message is copying it, inside its own
+         * call and needing nothing from this rank: wait for the copy, so that
+         * a message whose receive is posted counts as sent by this call. */
+        fmpl_waiter w = FMPL_WAITER_INIT;
+        while (spool.pulling) {
+            fmpl_wait_once(&w);
+            fmpl_sm_progress();
+        }
+    }
     if (nsend)
         *nsend = spool.delivered - before;
     if (nspool)
@@ -791,5 +963,6 @@ int fmpl_sm_send(fmpl_team *t, const void *buf, int64_t size, int dst, int index
     s->buf = copy;
     s->spool_off = pos;
     spool.count++;
+    offer_publish(s);
     return FMPL_SUCCESS;
 }

@@ -20,8 +20,22 @@ typedef struct fmpl_sm_slot {
                                  counts only when they agree, since over the
                                  network a flag may arrive in pieces (fabric.h) */
     uint64_t key;             /* network: the receive buffer's key (fmpl_raddr.key) */
-    char pad[24];
+    /* The rest is the SENDER's (the line's owner): a spooled message the
+     * receiver may copy itself (sender_match.c, "Spool: whoever arrives
+     * copies").  The receiver only ever changes `offer`, by compare-and-swap. */
+    _Atomic uint64_t offer;   /* FMPL_SM_OFFER_*(seq) or 0; published last */
+    uint64_t offer_addr;      /* the spooled copy: offset in the sender's segment */
+    int64_t offer_size;       /* its size in bytes */
 } __attribute__((aligned(64))) fmpl_sm_slot;
+
+/* The offer word: the receive sequence it is for (the receiver's next post
+ * on that slot when the message was spooled), and who holds the message. */
+enum {
+    FMPL_SM_OFFERED = 1, /* in the spool; either side may claim it */
+    FMPL_SM_PULLING = 2, /* claimed by the receiver, which is copying it */
+    FMPL_SM_PULLED = 3   /* copied: the sender may release the spool record */
+};
+#define FMPL_SM_OFFER_WORD(seq, state) (((uint64_t)(uint32_t)(seq) << 2) | (uint64_t)(state))
 
 #define FMPL_SM_INLINE_CAP 40
 
@@ -52,6 +66,9 @@ typedef struct fmpl_sm_sendop {
     int32_t index;
     int32_t slot;             /* slot matched (index or the ANY slot) */
     uint32_t match_seq;       /* sequence of the header it matched */
+    uint32_t offer_seq;       /* spooled and offered to the receiver: the receive
+                                 sequence it is for (offered != 0) */
+    uint32_t offered;
 } fmpl_sm_sendop;
 
 enum {

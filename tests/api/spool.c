@@ -18,7 +18,8 @@
  *         once the receive is posted; a partly filled spool refuses a message
  *         that does not fit in its free part and keeps the one it holds.
  *  g      a spooled message goes out while the sender is blocked in fmpl_recv
- *         (spool progress inside other calls).
+ *         (spool progress inside other calls; a spool in private memory,
+ *         which the receiver cannot copy from itself).
  *  f      long timeout (20 s), receive posted after 50 ms: the send goes
  *         directly, nothing is spooled.
  *  sync1  explicit FMPL_TIMEOUT_NONE with a spool set: synchronous again.
@@ -34,15 +35,6 @@ static int me, n;
 static tu_oob *oob;
 
 enum { SLOT_SYNC0, SLOT_B, SLOT_C1, SLOT_C2, SLOT_G, SLOT_F, SLOT_SYNC1 };
-
-static void check_counts(int exp_nsend, int exp_nspool, const char *why)
-{
-    int ns = -7, np = -7;
-    CALL(fmpl_sendbuf_check(&ns, &np));
-    if (ns != exp_nsend || np != exp_nspool)
-        TU_FAIL("fmpl_sendbuf_check gave nsend %d nspool %d, expected nsend %d nspool %d: %s",
-                ns, np, exp_nsend, exp_nspool, why);
-}
 
 static void drain(const char *why)
 {
@@ -159,7 +151,7 @@ static void sub_buffered(int peer, int snd)
         void *spool = malloc((size_t)spool_sz), *other = malloc(4096);
         CHECK(spool && other, "malloc spool");
         CALL(fmpl_sendbuf_set(spool, spool_sz, 0));
-        check_counts(0, 0, "fresh spool");
+        tu_check_spool_counts(0, 0, "fresh spool");
         tu_buf m[3];
         for (int k = 0; k < 3; k++) {
             tu_buf_get(&m[k], k == 1 ? TU_SHARED : TU_HEAP, sz[k], NULL);
@@ -167,7 +159,7 @@ static void sub_buffered(int peer, int snd)
             CALL(fmpl_send(m[k].p, sz[k], peer, idx[k], FMPL_COMM_WORLD));
             tu_fill(m[k].p, sz[k], 0xc10bbe5ull + (uint64_t)k); /* clobber */
         }
-        check_counts(0, 3, "three sends returned, receiver has posted nothing");
+        tu_check_spool_counts(0, 3, "three sends returned, receiver has posted nothing");
         CALL(fmpl_sendbuf_check(NULL, NULL));
 
         tu_sub = "d: replacing or removing a non-empty spool";
@@ -175,17 +167,17 @@ static void sub_buffered(int peer, int snd)
                  "replace a spool that holds 3 messages");
         CHECK_RC(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE), FMPL_ERR_BUSY,
                  "remove a spool that holds 3 messages");
-        check_counts(0, 3, "after the refused fmpl_sendbuf_set calls");
+        tu_check_spool_counts(0, 3, "after the refused fmpl_sendbuf_set calls");
 
         tu_sub = "b: timeout 0, three spooled messages, nsend/nspool (R14)";
         tu_oob_set(oob, SLOT_B, 1);
         tu_oob_wait(oob, SLOT_B, 2, "receiver posts receives for indices 40 and 41");
-        check_counts(2, 1, "receiver posted 2 of the 3 receives");
-        check_counts(0, 1, "nothing new posted");
+        tu_check_spool_counts(2, 1, "receiver posted 2 of the 3 receives");
+        tu_check_spool_counts(0, 1, "nothing new posted");
         tu_oob_set(oob, SLOT_B, 3);
         tu_oob_wait(oob, SLOT_B, 4, "receiver posts the receive for index 42");
-        check_counts(1, 0, "receiver posted the third receive");
-        check_counts(0, 0, "spool empty");
+        tu_check_spool_counts(1, 0, "receiver posted the third receive");
+        tu_check_spool_counts(0, 0, "spool empty");
         CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
         for (int k = 0; k < 3; k++)
             tu_buf_put(&m[k]);
@@ -236,12 +228,12 @@ static void sub_spool_full(int peer, int snd)
         tu_fill(m.p, 200, tu_seed(me, 50, 200, 1));
         CHECK_RC(fmpl_send(m.p, 200, peer, 50, FMPL_COMM_WORLD), FMPL_ERR_SPOOL_FULL,
                  "200 B send, receive not posted, 100 B spool");
-        check_counts(0, 0, "after FMPL_ERR_SPOOL_FULL nothing is spooled");
+        tu_check_spool_counts(0, 0, "after FMPL_ERR_SPOOL_FULL nothing is spooled");
         tu_oob_set(oob, SLOT_C1, 1);
         tu_oob_wait(oob, SLOT_C1, 2, "receiver posts the receive");
         tu_fill(m.p, 200, tu_seed(me, 50, 200, 2));
         CALL(fmpl_send(m.p, 200, peer, 50, FMPL_COMM_WORLD));
-        check_counts(0, 0, "receive was posted: sent directly");
+        tu_check_spool_counts(0, 0, "receive was posted: sent directly");
         CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
         tu_buf_put(&m);
     } else {
@@ -274,16 +266,16 @@ static void sub_spool_full(int peer, int snd)
         tu_fill(m1.p, 1000, tu_seed(me, 51, 1000, 5));
         CALL(fmpl_send(m1.p, 1000, peer, 51, FMPL_COMM_WORLD));
         tu_fill(m1.p, 1000, 0xc10bbe5ull);
-        check_counts(0, 1, "1000 B spooled");
+        tu_check_spool_counts(0, 1, "1000 B spooled");
         tu_fill(m2.p, 3500, tu_seed(me, 52, 3500, 5));
         CHECK_RC(fmpl_send(m2.p, 3500, peer, 52, FMPL_COMM_WORLD), FMPL_ERR_SPOOL_FULL,
                  "3500 B into a 4096 B spool already holding 1000 B");
-        check_counts(0, 1, "the refused message is not spooled, the first one still is");
+        tu_check_spool_counts(0, 1, "the refused message is not spooled, the first one still is");
         tu_oob_set(oob, SLOT_C2, 1);
         tu_oob_wait(oob, SLOT_C2, 2, "receiver posts both receives");
-        check_counts(1, 0, "both receives posted, one message spooled");
+        tu_check_spool_counts(1, 0, "both receives posted, one message spooled");
         CALL(fmpl_send(m2.p, 3500, peer, 52, FMPL_COMM_WORLD));
-        check_counts(0, 0, "the retried send went directly");
+        tu_check_spool_counts(0, 0, "the retried send went directly");
         CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
         tu_buf_put(&m1);
         tu_buf_put(&m2);
@@ -319,21 +311,22 @@ static void sub_progress_in_recv(int peer, int snd)
     tu_sub = "g: spooled message delivered while the sender is blocked in fmpl_recv";
     const long sz = 3000;
     if (snd) {
-        void *spool = fmpl_alloc(65536); /* a spool in the shared heap, this time */
-        CHECK(spool, "fmpl_alloc(65536) for the spool");
+        /* A spool in private memory: its receiver cannot copy the message
+         * itself (spool_pull.c tests that), only the sender's progress
+         * delivers it. */
+        static char spool[65536] __attribute__((aligned(64)));
         tu_buf m;
         tu_buf_get(&m, TU_HEAP, sz, NULL);
         CALL(fmpl_sendbuf_set(spool, 65536, 0));
         tu_fill(m.p, sz, tu_seed(me, 53, sz, 6));
         CALL(fmpl_send(m.p, sz, peer, 53, FMPL_COMM_WORLD));
-        check_counts(0, 1, "spooled, receive not posted");
+        tu_check_spool_counts(0, 1, "spooled, receive not posted");
         tu_oob_set(oob, SLOT_G, 1);
         char c;
         /* The peer sends this only after it got the spooled message. */
         CALL(fmpl_recv(&c, 0, peer, CTRL, FMPL_COMM_WORLD, NULL));
-        check_counts(0, 0, "already sent inside fmpl_recv");
+        tu_check_spool_counts(0, 0, "already sent inside fmpl_recv");
         CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
-        fmpl_free(spool);
         tu_buf_put(&m);
     } else {
         tu_buf r;
@@ -374,7 +367,7 @@ static void sub_long_timeout(int peer, int snd)
         CALL(fmpl_send(b.p, sz, peer, 54, FMPL_COMM_WORLD));
         CHECK(tu_oob_get(oob, SLOT_F) == 1,
               "fmpl_send returned before the receive was posted although the timeout is 20 s");
-        check_counts(0, 0, "the message must not have been spooled");
+        tu_check_spool_counts(0, 0, "the message must not have been spooled");
         CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
         free(spool);
     } else {
@@ -390,39 +383,34 @@ static void sub_long_timeout(int peer, int snd)
     tu_pair_sync(peer, SYNC, FMPL_COMM_WORLD);
 }
 
+static void pair_pass(int peer, int snd, int pass)
+{
+    /* Before any fmpl_sendbuf_set in this process (pass 0): the default. */
+    sub_synchronous(peer, snd, SLOT_SYNC0, pass == 0 ? "default" : "after removal");
+    sub_r15(peer);
+    sub_buffered(peer, snd);
+    sub_spool_full(peer, snd);
+    sub_progress_in_recv(peer, snd);
+    sub_long_timeout(peer, snd);
+    tu_sub = "sync1: FMPL_TIMEOUT_NONE with a spool set";
+    void *spool = malloc(1 << 20);
+    if (snd)
+        CALL(fmpl_sendbuf_set(spool, 1 << 20, FMPL_TIMEOUT_NONE));
+    sub_synchronous(peer, snd, SLOT_SYNC1, "FMPL_TIMEOUT_NONE, spool set");
+    if (snd) {
+        tu_check_spool_counts(0, 0, "synchronous mode spools nothing");
+        CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
+    }
+    free(spool);
+}
+
 int main(void)
 {
     tu_init("spool", COUNT);
     me = tu_rank;
     n = tu_size;
     CHECK(n >= 2, "needs at least 2 ranks, have %d", n);
-    int peer = me ^ 1;
-    if (peer < n) {
-        for (int pass = 0; pass < 2; pass++) {
-            int snd = (me & 1) == pass;
-            tu_sub = "out-of-band page";
-            oob = tu_oob_open(peer, OOB_IDX);
-            /* Before any fmpl_sendbuf_set in this process (pass 0): the default. */
-            sub_synchronous(peer, snd, SLOT_SYNC0, pass == 0 ? "default" : "after removal");
-            sub_r15(peer);
-            sub_buffered(peer, snd);
-            sub_spool_full(peer, snd);
-            sub_progress_in_recv(peer, snd);
-            sub_long_timeout(peer, snd);
-            tu_sub = "sync1: FMPL_TIMEOUT_NONE with a spool set";
-            void *spool = malloc(1 << 20);
-            if (snd)
-                CALL(fmpl_sendbuf_set(spool, 1 << 20, FMPL_TIMEOUT_NONE));
-            sub_synchronous(peer, snd, SLOT_SYNC1, "FMPL_TIMEOUT_NONE, spool set");
-            if (snd) {
-                check_counts(0, 0, "synchronous mode spools nothing");
-                CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
-            }
-            free(spool);
-            tu_oob_close(oob);
-            tu_pair_sync(peer, SYNC, FMPL_COMM_WORLD);
-        }
-    }
+    tu_pairs_both_ways(&oob, OOB_IDX, SYNC, pair_pass);
     tu_sub = "sync";
     tu_p2p_sync_all(SYNC, FMPL_COMM_WORLD);
     return tu_finish();

@@ -532,4 +532,33 @@ static inline int tu_oob_get(tu_oob *o, int slot)
 
 static inline void tu_oob_close(tu_oob *o) { munmap(o, 4096); }
 
+/* One fmpl_sendbuf_check; its counts must be the ones given. */
+static inline void tu_check_spool_counts(int exp_nsend, int exp_nspool, const char *why)
+{
+    int ns = -7, np = -7;
+    CALL(fmpl_sendbuf_check(&ns, &np));
+    if (ns != exp_nsend || np != exp_nspool)
+        TU_FAIL("fmpl_sendbuf_check gave nsend %d nspool %d, expected nsend %d nspool %d: %s",
+                ns, np, exp_nsend, exp_nspool, why);
+}
+
+/* Pairs (r, r^1), both directions: rank r sends in pass (r & 1) and
+ * receives in the other.  Each pass opens a fresh out-of-band page into
+ * *oob, runs body and meets the peer on sync_index.  An odd last rank sits
+ * it out. */
+static inline void tu_pairs_both_ways(tu_oob **oob, int oob_index, int sync_index,
+                                      void (*body)(int peer, int snd, int pass))
+{
+    int peer = tu_rank ^ 1;
+    if (peer >= tu_size)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        tu_sub = "out-of-band page";
+        *oob = tu_oob_open(peer, oob_index);
+        body(peer, (tu_rank & 1) == pass, pass);
+        tu_oob_close(*oob);
+        tu_pair_sync(peer, sync_index, FMPL_COMM_WORLD);
+    }
+}
+
 #endif
