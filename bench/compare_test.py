@@ -571,5 +571,13 @@ class ScalapackReport(unittest.TestCase):
         self.assertEqual([j["config"] for j in jobs], ["fmpl-blacs", "fmpl-mpiblacs", "mpich"])
 
 
+
+class PortableCmd(unittest.TestCase):
+    def test_environment_settings_name_no_path_of_this_machine(self):
+        got = compare.portable_cmd(["LD_PRELOAD=/o/bin/p.so", "LD_LIBRARY_PATH=/b", "/b/fmplrun",
+                                    "-n", "2", "/o/logs/a.json", "/usr/bin/x"], "/o", "/b")
+        self.assertEqual(got, ["LD_PRELOAD=bin/p.so", "LD_LIBRARY_PATH=<build>", "<build>/fmplrun",
+                               "-n", "2", "logs/a.json", "/usr/bin/x"])
+
 if __name__ == "__main__":
     unittest.main()
