@@ -55,6 +55,14 @@ set(FMPL_FORTRAN_MODULE_DIR ${CMAKE_BINARY_DIR}/fortran-modules)
 file(GLOB FMPL_FORTRAN_SOURCES CONFIGURE_DEPENDS
      ${CMAKE_SOURCE_DIR}/src/api/fortran/*.c ${CMAKE_SOURCE_DIR}/src/api/fortran/*.f90)
 add_library(fmpl_mpifort ${FMPL_FORTRAN_SOURCES})
+# Modules named as MPICH's (src/api/fortran/mpich_modules): compiled into the
+# library for what gfortran names after them, their .mod files kept apart
+# from FMPL's own modules (nothing compiles against them).
+add_library(fmpl_mpich_module_data OBJECT
+  ${CMAKE_SOURCE_DIR}/src/api/fortran/mpich_modules/mpich_module_data.f90)
+set_target_properties(fmpl_mpich_module_data PROPERTIES POSITION_INDEPENDENT_CODE ON
+  Fortran_MODULE_DIRECTORY ${CMAKE_BINARY_DIR}/mpich-module-data)
+target_sources(fmpl_mpifort PRIVATE $<TARGET_OBJECTS:fmpl_mpich_module_data>)
 # With clang for C and gfortran for Fortran, gfortran links the library and
 # cannot read clang's LTO objects: no interprocedural optimisation for it
 # then (the C libraries keep theirs).

@@ -427,6 +427,7 @@ module mpi_f08
   external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, MPI_COMM_DUP_FN
   external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, MPI_TYPE_DUP_FN
   external :: MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, MPI_WIN_DUP_FN
+  external :: MPI_CONVERSION_FN_NULL
 
   interface
   SUBROUTINE MPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror)

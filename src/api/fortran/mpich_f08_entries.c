@@ -14,11 +14,10 @@ void pmpir_send_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Datat
                        const int *dest, const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Send");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Send");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Send(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                       *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Send(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_f08ts_, pmpir_send_f08ts_)
@@ -28,11 +27,10 @@ void pmpir_send_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                              const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Send_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Send_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Send_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Send_c(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_f08ts_large_, pmpir_send_f08ts_large_)
@@ -42,11 +40,11 @@ void pmpir_recv_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Datat
                        MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Recv");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Recv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                       *datatype), *source, *tag, *comm, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Recv(buf_c.address, *count, *datatype, *source, *tag, *comm,
+                       fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_f08ts_, pmpir_recv_f08ts_)
@@ -56,12 +54,11 @@ void pmpir_recv_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                              const MPI_Comm *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Recv_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Recv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), *source, *tag, *comm,
+        rc = PMPI_Recv_c(buf_c.address, *count, *datatype, *source, *tag, *comm,
                          fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_f08ts_large_, pmpir_recv_f08ts_large_)
@@ -70,11 +67,10 @@ void pmpir_bsend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Bsend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Bsend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Bsend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Bsend(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_f08ts_, pmpir_bsend_f08ts_)
@@ -84,11 +80,10 @@ void pmpir_bsend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Bsend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Bsend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Bsend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Bsend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_f08ts_large_, pmpir_bsend_f08ts_large_)
@@ -97,11 +92,10 @@ void pmpir_ssend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ssend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ssend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ssend(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_f08ts_, pmpir_ssend_f08ts_)
@@ -111,11 +105,10 @@ void pmpir_ssend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ssend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ssend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ssend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_f08ts_large_, pmpir_ssend_f08ts_large_)
@@ -124,11 +117,10 @@ void pmpir_rsend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         const int *dest, const int *tag, const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Rsend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Rsend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Rsend(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_f08ts_, pmpir_rsend_f08ts_)
@@ -138,11 +130,10 @@ void pmpir_rsend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Rsend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Rsend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Rsend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_f08ts_large_, pmpir_rsend_f08ts_large_)
@@ -150,10 +141,10 @@ FMPL_F_ALIAS(mpi_rsend_f08ts_large_, pmpir_rsend_f08ts_large_)
 void pmpir_buffer_attach_f08ts_(const fmpl_f_desc *buffer, const int *size, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Buffer_attach");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Buffer_attach");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Buffer_attach(buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_buffer_attach_f08ts_, pmpir_buffer_attach_f08ts_)
@@ -162,10 +153,11 @@ void pmpir_buffer_attach_f08ts_large_(const fmpl_f_desc *buffer, const MPI_Count
                                       MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Buffer_attach_c");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Buffer_attach_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Buffer_attach_c(buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_buffer_attach_f08ts_large_, pmpir_buffer_attach_f08ts_large_)
@@ -174,10 +166,11 @@ void pmpir_comm_attach_buffer_f08ts_(const MPI_Comm *comm, const fmpl_f_desc *bu
                                      const int *size, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Comm_attach_buffer");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Comm_attach_buffer");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_attach_buffer(*comm, buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_comm_attach_buffer_f08ts_, pmpir_comm_attach_buffer_f08ts_)
@@ -186,10 +179,11 @@ void pmpir_comm_attach_buffer_f08ts_large_(const MPI_Comm *comm, const fmpl_f_de
                                            const MPI_Count *size, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Comm_attach_buffer_c");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Comm_attach_buffer_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_attach_buffer_c(*comm, buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_comm_attach_buffer_f08ts_large_, pmpir_comm_attach_buffer_f08ts_large_)
@@ -198,11 +192,11 @@ void pmpir_session_attach_buffer_f08ts_(const MPI_Session *session, const fmpl_f
                                         const int *size, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
-                              "MPI_Session_attach_buffer");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Session_attach_buffer");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_attach_buffer(*session, buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_session_attach_buffer_f08ts_, pmpir_session_attach_buffer_f08ts_)
@@ -211,11 +205,11 @@ void pmpir_session_attach_buffer_f08ts_large_(const MPI_Session *session, const 
                                               const MPI_Count *size, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
-                              "MPI_Session_attach_buffer_c");
+    int rc = fmpl_f_choice_described(&buffer_c, buffer, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Session_attach_buffer_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_attach_buffer_c(*session, buffer_c.address, *size);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_session_attach_buffer_f08ts_large_, pmpir_session_attach_buffer_f08ts_large_)
@@ -228,19 +222,15 @@ void pmpir_sendrecv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Sendrecv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Sendrecv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Sendrecv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Sendrecv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                           FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), *dest, *sendtag,
-                           recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                           FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *source, *recvtag, *comm,
+        rc = PMPI_Sendrecv(sendbuf_c.address, *sendcount, *sendtype, *dest, *sendtag,
+                           recvbuf_c.address, *recvcount, *recvtype, *source, *recvtag, *comm,
                            fmpl_f_status(status));
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_f08ts_, pmpir_sendrecv_f08ts_)
@@ -254,19 +244,15 @@ void pmpir_sendrecv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Sendrecv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Sendrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Sendrecv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Sendrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), *dest, *sendtag,
-                             recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                             FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *source, *recvtag, *comm,
+        rc = PMPI_Sendrecv_c(sendbuf_c.address, *sendcount, *sendtype, *dest, *sendtag,
+                             recvbuf_c.address, *recvcount, *recvtype, *source, *recvtag, *comm,
                              fmpl_f_status(status));
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_f08ts_large_, pmpir_sendrecv_f08ts_large_)
@@ -277,12 +263,11 @@ void pmpir_sendrecv_replace_f08ts_(const fmpl_f_desc *buf, const int *count,
                                    const MPI_Comm *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Sendrecv_replace");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Sendrecv_replace");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv_replace(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                                   FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *sendtag, *source,
+        rc = PMPI_Sendrecv_replace(buf_c.address, *count, *datatype, *dest, *sendtag, *source,
                                    *recvtag, *comm, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_replace_f08ts_, pmpir_sendrecv_replace_f08ts_)
@@ -293,12 +278,11 @@ void pmpir_sendrecv_replace_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count
                                          const MPI_Comm *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Sendrecv_replace_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Sendrecv_replace_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv_replace_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                                     FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *sendtag, *source,
+        rc = PMPI_Sendrecv_replace_c(buf_c.address, *count, *datatype, *dest, *sendtag, *source,
                                      *recvtag, *comm, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_sendrecv_replace_f08ts_large_, pmpir_sendrecv_replace_f08ts_large_)
@@ -310,11 +294,11 @@ void pmpir_isend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Isend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Isend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Isend(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isend", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isend_f08ts_, pmpir_isend_f08ts_)
@@ -324,11 +308,11 @@ void pmpir_isend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Isend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Isend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Isend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isend_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isend_f08ts_large_, pmpir_isend_f08ts_large_)
@@ -338,11 +322,11 @@ void pmpir_ibsend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Dat
                          MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ibsend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ibsend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ibsend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ibsend(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ibsend", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibsend_f08ts_, pmpir_ibsend_f08ts_)
@@ -352,11 +336,11 @@ void pmpir_ibsend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                                const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ibsend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ibsend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ibsend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                           FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ibsend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ibsend_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibsend_f08ts_large_, pmpir_ibsend_f08ts_large_)
@@ -366,11 +350,11 @@ void pmpir_issend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Dat
                          MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Issend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Issend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Issend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Issend(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Issend", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_issend_f08ts_, pmpir_issend_f08ts_)
@@ -380,11 +364,11 @@ void pmpir_issend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                                const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Issend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Issend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Issend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                           FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Issend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Issend_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_issend_f08ts_large_, pmpir_issend_f08ts_large_)
@@ -394,11 +378,11 @@ void pmpir_irsend_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Dat
                          MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Irsend");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Irsend");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Irsend(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Irsend(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Irsend", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irsend_f08ts_, pmpir_irsend_f08ts_)
@@ -408,11 +392,11 @@ void pmpir_irsend_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                                const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Irsend_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Irsend_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Irsend_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                           FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Irsend_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Irsend_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irsend_f08ts_large_, pmpir_irsend_f08ts_large_)
@@ -422,11 +406,11 @@ void pmpir_irecv_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Irecv");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Irecv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Irecv(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), *source, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Irecv(buf_c.address, *count, *datatype, *source, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Irecv", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irecv_f08ts_, pmpir_irecv_f08ts_)
@@ -436,11 +420,11 @@ void pmpir_irecv_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Irecv_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Irecv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Irecv_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), *source, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Irecv_c(buf_c.address, *count, *datatype, *source, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Irecv_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_irecv_f08ts_large_, pmpir_irecv_f08ts_large_)
@@ -453,19 +437,16 @@ void pmpir_isendrecv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Isendrecv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Isendrecv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Isendrecv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Isendrecv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), *dest, *sendtag,
-                            recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *source, *recvtag, *comm,
+        rc = PMPI_Isendrecv(sendbuf_c.address, *sendcount, *sendtype, *dest, *sendtag,
+                            recvbuf_c.address, *recvcount, *recvtype, *source, *recvtag, *comm,
                             request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isendrecv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_f08ts_, pmpir_isendrecv_f08ts_)
@@ -479,19 +460,16 @@ void pmpir_isendrecv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Isendrecv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Isendrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Isendrecv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Isendrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                              FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), *dest, *sendtag,
-                              recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                              FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *source, *recvtag, *comm,
+        rc = PMPI_Isendrecv_c(sendbuf_c.address, *sendcount, *sendtype, *dest, *sendtag,
+                              recvbuf_c.address, *recvcount, *recvtype, *source, *recvtag, *comm,
                               request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isendrecv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_f08ts_large_, pmpir_isendrecv_f08ts_large_)
@@ -502,12 +480,12 @@ void pmpir_isendrecv_replace_f08ts_(const fmpl_f_desc *buf, const int *count,
                                     const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Isendrecv_replace");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Isendrecv_replace");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv_replace(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                                    FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *sendtag, *source,
+        rc = PMPI_Isendrecv_replace(buf_c.address, *count, *datatype, *dest, *sendtag, *source,
                                     *recvtag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isendrecv_replace", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_replace_f08ts_, pmpir_isendrecv_replace_f08ts_)
@@ -519,12 +497,12 @@ void pmpir_isendrecv_replace_f08ts_large_(const fmpl_f_desc *buf, const MPI_Coun
                                           MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Isendrecv_replace_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Isendrecv_replace_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv_replace_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                                      FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *sendtag,
-                                      *source, *recvtag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Isendrecv_replace_c(buf_c.address, *count, *datatype, *dest, *sendtag, *source,
+                                      *recvtag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Isendrecv_replace_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_isendrecv_replace_f08ts_large_, pmpir_isendrecv_replace_f08ts_large_)
@@ -535,11 +513,10 @@ void pmpir_mrecv_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Data
                         MPI_Message *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Mrecv");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Mrecv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Mrecv(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                        *datatype), message, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Mrecv(buf_c.address, *count, *datatype, message, fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_mrecv_f08ts_, pmpir_mrecv_f08ts_)
@@ -549,11 +526,10 @@ void pmpir_mrecv_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                               MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Mrecv_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Mrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Mrecv_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                          FMPL_F_CHOICE_TYPE(buf_c, *datatype), message, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Mrecv_c(buf_c.address, *count, *datatype, message, fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_mrecv_f08ts_large_, pmpir_mrecv_f08ts_large_)
@@ -562,11 +538,11 @@ void pmpir_imrecv_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_Dat
                          MPI_Message *message, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Imrecv");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Imrecv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Imrecv(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                         FMPL_F_CHOICE_TYPE(buf_c, *datatype), message, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Imrecv(buf_c.address, *count, *datatype, message, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Imrecv", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_imrecv_f08ts_, pmpir_imrecv_f08ts_)
@@ -576,11 +552,11 @@ void pmpir_imrecv_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count,
                                MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Imrecv_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Imrecv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Imrecv_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                           FMPL_F_CHOICE_TYPE(buf_c, *datatype), message, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Imrecv_c(buf_c.address, *count, *datatype, message, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Imrecv_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_imrecv_f08ts_large_, pmpir_imrecv_f08ts_large_)
@@ -592,11 +568,11 @@ void pmpir_send_init_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_
                             MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Send_init");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Send_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Send_init(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                            FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Send_init(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Send_init", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_init_f08ts_, pmpir_send_init_f08ts_)
@@ -606,11 +582,11 @@ void pmpir_send_init_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count
                                   const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Send_init_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Send_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Send_init_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Send_init_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Send_init_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_send_init_f08ts_large_, pmpir_send_init_f08ts_large_)
@@ -620,11 +596,11 @@ void pmpir_bsend_init_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI
                              MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Bsend_init");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Bsend_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Bsend_init(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                             FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Bsend_init(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Bsend_init", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_init_f08ts_, pmpir_bsend_init_f08ts_)
@@ -634,11 +610,11 @@ void pmpir_bsend_init_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *coun
                                    const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Bsend_init_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Bsend_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Bsend_init_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                               FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Bsend_init_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Bsend_init_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bsend_init_f08ts_large_, pmpir_bsend_init_f08ts_large_)
@@ -648,11 +624,11 @@ void pmpir_ssend_init_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI
                              MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ssend_init");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ssend_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend_init(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                             FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ssend_init(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ssend_init", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_init_f08ts_, pmpir_ssend_init_f08ts_)
@@ -662,11 +638,11 @@ void pmpir_ssend_init_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *coun
                                    const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Ssend_init_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Ssend_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend_init_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                               FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Ssend_init_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ssend_init_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ssend_init_f08ts_large_, pmpir_ssend_init_f08ts_large_)
@@ -676,11 +652,11 @@ void pmpir_rsend_init_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI
                              MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Rsend_init");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Rsend_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend_init(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                             FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Rsend_init(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rsend_init", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_init_f08ts_, pmpir_rsend_init_f08ts_)
@@ -690,11 +666,11 @@ void pmpir_rsend_init_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *coun
                                    const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Rsend_init_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_Rsend_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend_init_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                               FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Rsend_init_c(buf_c.address, *count, *datatype, *dest, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rsend_init_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rsend_init_f08ts_large_, pmpir_rsend_init_f08ts_large_)
@@ -704,11 +680,11 @@ void pmpir_recv_init_f08ts_(const fmpl_f_desc *buf, const int *count, const MPI_
                             MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Recv_init");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Recv_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv_init(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                            FMPL_F_CHOICE_TYPE(buf_c, *datatype), *source, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Recv_init(buf_c.address, *count, *datatype, *source, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Recv_init", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_init_f08ts_, pmpir_recv_init_f08ts_)
@@ -718,11 +694,11 @@ void pmpir_recv_init_f08ts_large_(const fmpl_f_desc *buf, const MPI_Count *count
                                   const MPI_Comm *comm, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Recv_init_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_Recv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv_init_c(buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), *source, *tag, *comm, request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_Recv_init_c(buf_c.address, *count, *datatype, *source, *tag, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Recv_init_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_recv_init_f08ts_large_, pmpir_recv_init_f08ts_large_)
@@ -735,12 +711,12 @@ void pmpir_psend_init_f08ts_(const fmpl_f_desc *buf, const int *partitions, cons
                              MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Psend_init");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Psend_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Psend_init(buf_c.address, *partitions, FMPL_F_CHOICE_COUNT(buf_c, *count),
                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), *dest, *tag, *comm, *info,
                              request);
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_psend_init_f08ts_, pmpir_psend_init_f08ts_)
@@ -751,12 +727,12 @@ void pmpir_precv_init_f08ts_(const fmpl_f_desc *buf, const int *partitions, cons
                              MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Precv_init");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_Precv_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Precv_init(buf_c.address, *partitions, FMPL_F_CHOICE_COUNT(buf_c, *count),
                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), *source, *tag, *comm, *info,
                              request);
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_precv_init_f08ts_, pmpir_precv_init_f08ts_)
@@ -778,15 +754,14 @@ void pmpir_pack_f08ts_(const fmpl_f_desc *inbuf, const int *incount, const MPI_D
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, (MPI_Count)*incount, *datatype, "MPI_Pack");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Pack");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, -1, MPI_DATATYPE_NULL, "MPI_Pack");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Pack");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack(inbuf_c.address, FMPL_F_CHOICE_COUNT(inbuf_c, *incount),
-                       FMPL_F_CHOICE_TYPE(inbuf_c, *datatype), outbuf_c.address, *outsize, position,
+        rc = PMPI_Pack(inbuf_c.address, *incount, *datatype, outbuf_c.address, *outsize, position,
                        *comm);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_f08ts_, pmpir_pack_f08ts_)
@@ -798,15 +773,14 @@ void pmpir_pack_f08ts_large_(const fmpl_f_desc *inbuf, const MPI_Count *incount,
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, (MPI_Count)*incount, *datatype, "MPI_Pack_c");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Pack_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, -1, MPI_DATATYPE_NULL, "MPI_Pack_c");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Pack_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack_c(inbuf_c.address, FMPL_F_CHOICE_COUNT(inbuf_c, *incount),
-                         FMPL_F_CHOICE_TYPE(inbuf_c, *datatype), outbuf_c.address, *outsize,
-                         position, *comm);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+        rc = PMPI_Pack_c(inbuf_c.address, *incount, *datatype, outbuf_c.address, *outsize, position,
+                         *comm);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_pack_f08ts_large_, pmpir_pack_f08ts_large_)
@@ -817,15 +791,14 @@ void pmpir_unpack_f08ts_(const fmpl_f_desc *inbuf, const int *insize, int *posit
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Unpack");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Unpack");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, (MPI_Count)*outcount, *datatype, "MPI_Unpack");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Unpack");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Unpack(inbuf_c.address, *insize, position, outbuf_c.address,
-                         FMPL_F_CHOICE_COUNT(outbuf_c, *outcount), FMPL_F_CHOICE_TYPE(outbuf_c,
-                         *datatype), *comm);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+        rc = PMPI_Unpack(inbuf_c.address, *insize, position, outbuf_c.address, *outcount, *datatype,
+                         *comm);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_unpack_f08ts_, pmpir_unpack_f08ts_)
@@ -837,15 +810,14 @@ void pmpir_unpack_f08ts_large_(const fmpl_f_desc *inbuf, const MPI_Count *insize
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Unpack_c");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Unpack_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, (MPI_Count)*outcount, *datatype, "MPI_Unpack_c");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Unpack_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Unpack_c(inbuf_c.address, *insize, position, outbuf_c.address,
-                           FMPL_F_CHOICE_COUNT(outbuf_c, *outcount), FMPL_F_CHOICE_TYPE(outbuf_c,
-                           *datatype), *comm);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+        rc = PMPI_Unpack_c(inbuf_c.address, *insize, position, outbuf_c.address, *outcount,
+                           *datatype, *comm);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_unpack_f08ts_large_, pmpir_unpack_f08ts_large_)
@@ -858,15 +830,14 @@ void pmpir_pack_external_f08ts_(char *datarep, const fmpl_f_desc *inbuf, const i
     fmpl_f_strings strings = {0};
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, (MPI_Count)*incount, *datatype, "MPI_Pack_external");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Pack_external");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, -1, MPI_DATATYPE_NULL, "MPI_Pack_external");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Pack_external");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Pack_external(fmpl_f_string_in(&strings, datarep, datarep_len), inbuf_c.address,
-                                FMPL_F_CHOICE_COUNT(inbuf_c, *incount), FMPL_F_CHOICE_TYPE(inbuf_c,
-                                *datatype), outbuf_c.address, *outsize, position);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+                                *incount, *datatype, outbuf_c.address, *outsize, position);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
@@ -880,17 +851,14 @@ void pmpir_pack_external_f08ts_large_(char *datarep, const fmpl_f_desc *inbuf,
     fmpl_f_strings strings = {0};
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, (MPI_Count)*incount, *datatype,
-                              "MPI_Pack_external_c");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Pack_external_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, -1, MPI_DATATYPE_NULL, "MPI_Pack_external_c");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Pack_external_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Pack_external_c(fmpl_f_string_in(&strings, datarep, datarep_len), inbuf_c.address,
-                                  FMPL_F_CHOICE_COUNT(inbuf_c, *incount),
-                                  FMPL_F_CHOICE_TYPE(inbuf_c, *datatype), outbuf_c.address,
-                                  *outsize, position);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+                                  *incount, *datatype, outbuf_c.address, *outsize, position);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
@@ -904,16 +872,14 @@ void pmpir_unpack_external_f08ts_(char *datarep, const fmpl_f_desc *inbuf, const
     fmpl_f_strings strings = {0};
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Unpack_external");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Unpack_external");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, (MPI_Count)*outcount, *datatype,
-                              "MPI_Unpack_external");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Unpack_external");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Unpack_external(fmpl_f_string_in(&strings, datarep, datarep_len), inbuf_c.address,
-                                  *insize, position, outbuf_c.address, FMPL_F_CHOICE_COUNT(outbuf_c,
-                                  *outcount), FMPL_F_CHOICE_TYPE(outbuf_c, *datatype));
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+                                  *insize, position, outbuf_c.address, *outcount, *datatype);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
@@ -928,17 +894,15 @@ void pmpir_unpack_external_f08ts_large_(char *datarep, const fmpl_f_desc *inbuf,
     fmpl_f_strings strings = {0};
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice outbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Unpack_external_c");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Unpack_external_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&outbuf_c, outbuf, (MPI_Count)*outcount, *datatype,
-                              "MPI_Unpack_external_c");
+        rc = fmpl_f_choice_copy(&outbuf_c, outbuf, FMPL_F_WRITTEN, "MPI_Unpack_external_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Unpack_external_c(fmpl_f_string_in(&strings, datarep, datarep_len),
-                                    inbuf_c.address, *insize, position, outbuf_c.address,
-                                    FMPL_F_CHOICE_COUNT(outbuf_c, *outcount),
-                                    FMPL_F_CHOICE_TYPE(outbuf_c, *datatype));
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&outbuf_c);
+                                    inbuf_c.address, *insize, position, outbuf_c.address, *outcount,
+                                    *datatype);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&outbuf_c);
     fmpl_f_strings_free(&strings);
     fmpl_f_set_ierror(ierror, rc);
 }
@@ -950,10 +914,10 @@ void pmpir_bcast_f08ts_(const fmpl_f_desc *buffer, const int *count, const MPI_D
                         const int *root, const MPI_Comm *comm, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Bcast");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Bcast");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast(buffer_c.address, *count, *datatype, *root, *comm);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_f08ts_, pmpir_bcast_f08ts_)
@@ -963,10 +927,10 @@ void pmpir_bcast_f08ts_large_(const fmpl_f_desc *buffer, const MPI_Count *count,
                               MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Bcast_c");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Bcast_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_c(buffer_c.address, *count, *datatype, *root, *comm);
-    fmpl_f_choice_free(&buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_f08ts_large_, pmpir_bcast_f08ts_large_)
@@ -978,16 +942,14 @@ void pmpir_gather_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype, "MPI_Gather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype, "MPI_Gather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                         FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                         FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                         *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Gather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                         *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_f08ts_, pmpir_gather_f08ts_)
@@ -999,18 +961,14 @@ void pmpir_gather_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *send
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Gather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                           FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                           FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                           *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Gather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                           *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_f08ts_large_, pmpir_gather_f08ts_large_)
@@ -1022,15 +980,14 @@ void pmpir_gatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype, "MPI_Gatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Gatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                          FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address, recvcounts,
+        rc = PMPI_Gatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, recvcounts,
                           displs, *recvtype, *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_f08ts_, pmpir_gatherv_f08ts_)
@@ -1043,16 +1000,14 @@ void pmpir_gatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Gatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address, recvcounts,
+        rc = PMPI_Gatherv_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, recvcounts,
                             displs, *recvtype, *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_f08ts_large_, pmpir_gatherv_f08ts_large_)
@@ -1064,16 +1019,14 @@ void pmpir_scatter_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype, "MPI_Scatter");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatter");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype, "MPI_Scatter");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatter");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatter(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                          FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                          FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                          *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Scatter(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                          *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_f08ts_, pmpir_scatter_f08ts_)
@@ -1085,18 +1038,14 @@ void pmpir_scatter_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Scatter_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatter_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatter_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatter_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatter_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                            FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Scatter_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                            *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_f08ts_large_, pmpir_scatter_f08ts_large_)
@@ -1108,16 +1057,14 @@ void pmpir_scatterv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, co
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scatterv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatterv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatterv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatterv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv(sendbuf_c.address, sendcounts, displs, *sendtype, recvbuf_c.address,
-                           FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                           *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+                           *recvcount, *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_f08ts_, pmpir_scatterv_f08ts_)
@@ -1130,16 +1077,14 @@ void pmpir_scatterv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scatterv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatterv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatterv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatterv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_c(sendbuf_c.address, sendcounts, displs, *sendtype, recvbuf_c.address,
-                             FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                             FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+                             *recvcount, *recvtype, *root, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_f08ts_large_, pmpir_scatterv_f08ts_large_)
@@ -1151,18 +1096,14 @@ void pmpir_allgather_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Allgather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                            FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Allgather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                            *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_f08ts_, pmpir_allgather_f08ts_)
@@ -1174,18 +1115,14 @@ void pmpir_allgather_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Allgather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                              FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                              FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                              FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Allgather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                              *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_f08ts_large_, pmpir_allgather_f08ts_large_)
@@ -1197,16 +1134,14 @@ void pmpir_allgatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allgatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Allgatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                              recvcounts, displs, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_f08ts_, pmpir_allgatherv_f08ts_)
@@ -1219,16 +1154,14 @@ void pmpir_allgatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allgatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                               FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Allgatherv_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                recvcounts, displs, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_f08ts_large_, pmpir_allgatherv_f08ts_large_)
@@ -1240,18 +1173,14 @@ void pmpir_alltoall_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Alltoall");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoall");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Alltoall");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoall");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoall(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                           FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                           FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                           *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Alltoall(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                           *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_f08ts_, pmpir_alltoall_f08ts_)
@@ -1263,18 +1192,14 @@ void pmpir_alltoall_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Alltoall_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Alltoall_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoall_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                             FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                             FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Alltoall_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                             *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_f08ts_large_, pmpir_alltoall_f08ts_large_)
@@ -1286,14 +1211,14 @@ void pmpir_alltoallv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, c
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv(sendbuf_c.address, sendcounts, sdispls, *sendtype, recvbuf_c.address,
                             recvcounts, rdispls, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_f08ts_, pmpir_alltoallv_f08ts_)
@@ -1306,14 +1231,14 @@ void pmpir_alltoallv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv_c(sendbuf_c.address, sendcounts, sdispls, *sendtype, recvbuf_c.address,
                               recvcounts, rdispls, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_f08ts_large_, pmpir_alltoallv_f08ts_large_)
@@ -1325,14 +1250,14 @@ void pmpir_alltoallw_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, c
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallw");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw(sendbuf_c.address, sendcounts, sdispls, sendtypes, recvbuf_c.address,
                             recvcounts, rdispls, recvtypes, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_f08ts_, pmpir_alltoallw_f08ts_)
@@ -1345,14 +1270,14 @@ void pmpir_alltoallw_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallw_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallw_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_c(sendbuf_c.address, sendcounts, sdispls, sendtypes, recvbuf_c.address,
                               recvcounts, rdispls, recvtypes, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_f08ts_large_, pmpir_alltoallw_f08ts_large_)
@@ -1363,14 +1288,14 @@ void pmpir_reduce_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                          *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_f08ts_, pmpir_reduce_f08ts_)
@@ -1382,14 +1307,14 @@ void pmpir_reduce_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *re
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                            *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_f08ts_large_, pmpir_reduce_f08ts_large_)
@@ -1400,13 +1325,13 @@ void pmpir_allreduce_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvb
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allreduce");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allreduce");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_f08ts_, pmpir_allreduce_f08ts_)
@@ -1417,13 +1342,13 @@ void pmpir_allreduce_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allreduce_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allreduce_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_f08ts_large_, pmpir_allreduce_f08ts_large_)
@@ -1434,13 +1359,13 @@ void pmpir_reduce_local_f08ts_(const fmpl_f_desc *inbuf, const fmpl_f_desc *inou
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice inoutbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_local");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Reduce_local");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&inoutbuf_c, inoutbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_local");
+        rc = fmpl_f_choice_copy(&inoutbuf_c, inoutbuf, FMPL_F_WRITTEN, "MPI_Reduce_local");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_local(inbuf_c.address, inoutbuf_c.address, *count, *datatype, *op);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&inoutbuf_c);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&inoutbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_local_f08ts_, pmpir_reduce_local_f08ts_)
@@ -1451,13 +1376,13 @@ void pmpir_reduce_local_f08ts_large_(const fmpl_f_desc *inbuf, const fmpl_f_desc
 {
     fmpl_f_choice inbuf_c = {0};
     fmpl_f_choice inoutbuf_c = {0};
-    int rc = fmpl_f_choice_of(&inbuf_c, inbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_local_c");
+    int rc = fmpl_f_choice_copy(&inbuf_c, inbuf, FMPL_F_READ, "MPI_Reduce_local_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&inoutbuf_c, inoutbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_local_c");
+        rc = fmpl_f_choice_copy(&inoutbuf_c, inoutbuf, FMPL_F_WRITTEN, "MPI_Reduce_local_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_local_c(inbuf_c.address, inoutbuf_c.address, *count, *datatype, *op);
-    fmpl_f_choice_free(&inbuf_c);
-    fmpl_f_choice_free(&inoutbuf_c);
+    fmpl_f_choice_done(&inbuf_c);
+    fmpl_f_choice_done(&inoutbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_local_f08ts_large_, pmpir_reduce_local_f08ts_large_)
@@ -1468,16 +1393,14 @@ void pmpir_reduce_scatter_block_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter_block");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block(sendbuf_c.address, recvbuf_c.address, *recvcount, *datatype,
                                        *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_f08ts_, pmpir_reduce_scatter_block_f08ts_)
@@ -1489,16 +1412,14 @@ void pmpir_reduce_scatter_block_f08ts_large_(const fmpl_f_desc *sendbuf, const f
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_block_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter_block_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_c(sendbuf_c.address, recvbuf_c.address, *recvcount,
                                          *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_f08ts_large_, pmpir_reduce_scatter_block_f08ts_large_)
@@ -1509,14 +1430,14 @@ void pmpir_reduce_scatter_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_scatter");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_scatter");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype, *op,
                                  *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_f08ts_, pmpir_reduce_scatter_f08ts_)
@@ -1527,14 +1448,14 @@ void pmpir_reduce_scatter_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_scatter_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_scatter_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_c(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype, *op,
                                    *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_f08ts_large_, pmpir_reduce_scatter_f08ts_large_)
@@ -1545,13 +1466,13 @@ void pmpir_scan_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf, c
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scan");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scan");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_f08ts_, pmpir_scan_f08ts_)
@@ -1562,13 +1483,13 @@ void pmpir_scan_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recv
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scan_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scan_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_f08ts_large_, pmpir_scan_f08ts_large_)
@@ -1579,13 +1500,13 @@ void pmpir_exscan_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Exscan");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Exscan");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_f08ts_, pmpir_exscan_f08ts_)
@@ -1596,13 +1517,13 @@ void pmpir_exscan_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *re
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Exscan_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Exscan_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_f08ts_large_, pmpir_exscan_f08ts_large_)
@@ -1614,10 +1535,11 @@ void pmpir_ibcast_f08ts_(const fmpl_f_desc *buffer, const int *count, const MPI_
                          MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Ibcast");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Ibcast");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibcast(buffer_c.address, *count, *datatype, *root, *comm, request);
-    fmpl_f_choice_free(&buffer_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ibcast", &buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibcast_f08ts_, pmpir_ibcast_f08ts_)
@@ -1627,10 +1549,11 @@ void pmpir_ibcast_f08ts_large_(const fmpl_f_desc *buffer, const MPI_Count *count
                                MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Ibcast_c");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Ibcast_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibcast_c(buffer_c.address, *count, *datatype, *root, *comm, request);
-    fmpl_f_choice_free(&buffer_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ibcast_c", &buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ibcast_f08ts_large_, pmpir_ibcast_f08ts_large_)
@@ -1642,16 +1565,15 @@ void pmpir_igather_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype, "MPI_Igather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Igather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype, "MPI_Igather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Igather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Igather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                          FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                          FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                          *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Igather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                          *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Igather", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igather_f08ts_, pmpir_igather_f08ts_)
@@ -1664,18 +1586,15 @@ void pmpir_igather_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Igather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Igather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Igather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Igather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Igather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                            FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Igather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                            *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Igather_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igather_f08ts_large_, pmpir_igather_f08ts_large_)
@@ -1688,16 +1607,15 @@ void pmpir_igatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Igatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Igatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Igatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Igatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Igatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                           FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address, recvcounts,
+        rc = PMPI_Igatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, recvcounts,
                            displs, *recvtype, *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Igatherv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igatherv_f08ts_, pmpir_igatherv_f08ts_)
@@ -1710,16 +1628,15 @@ void pmpir_igatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Igatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Igatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Igatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Igatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Igatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Igatherv_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                              recvcounts, displs, *recvtype, *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Igatherv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_igatherv_f08ts_large_, pmpir_igatherv_f08ts_large_)
@@ -1731,18 +1648,15 @@ void pmpir_iscatter_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iscatter");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscatter");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iscatter");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscatter");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iscatter(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                           FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                           FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c,
-                           *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Iscatter(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                           *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscatter", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatter_f08ts_, pmpir_iscatter_f08ts_)
@@ -1755,18 +1669,15 @@ void pmpir_iscatter_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iscatter_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscatter_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iscatter_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscatter_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iscatter_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                             FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                             FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Iscatter_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                             *recvcount, *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscatter_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatter_f08ts_large_, pmpir_iscatter_f08ts_large_)
@@ -1778,16 +1689,15 @@ void pmpir_iscatterv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, c
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscatterv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iscatterv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscatterv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatterv(sendbuf_c.address, sendcounts, displs, *sendtype, recvbuf_c.address,
-                            FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+                            *recvcount, *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscatterv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatterv_f08ts_, pmpir_iscatterv_f08ts_)
@@ -1800,16 +1710,15 @@ void pmpir_iscatterv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscatterv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscatterv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iscatterv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscatterv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatterv_c(sendbuf_c.address, sendcounts, displs, *sendtype, recvbuf_c.address,
-                              FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                              FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+                              *recvcount, *recvtype, *root, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscatterv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscatterv_f08ts_large_, pmpir_iscatterv_f08ts_large_)
@@ -1821,18 +1730,15 @@ void pmpir_iallgather_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iallgather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallgather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iallgather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallgather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallgather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                             FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                             FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                             FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Iallgather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                             *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallgather", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgather_f08ts_, pmpir_iallgather_f08ts_)
@@ -1844,18 +1750,15 @@ void pmpir_iallgather_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iallgather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallgather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Iallgather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallgather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallgather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                               FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                               FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                               FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Iallgather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                               *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallgather_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgather_f08ts_large_, pmpir_iallgather_f08ts_large_)
@@ -1868,16 +1771,15 @@ void pmpir_iallgatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iallgatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallgatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallgatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallgatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                              FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Iallgatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                               recvcounts, displs, *recvtype, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallgatherv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgatherv_f08ts_, pmpir_iallgatherv_f08ts_)
@@ -1890,16 +1792,15 @@ void pmpir_iallgatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Iallgatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallgatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallgatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Iallgatherv_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                 recvcounts, displs, *recvtype, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallgatherv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallgatherv_f08ts_large_, pmpir_iallgatherv_f08ts_large_)
@@ -1911,18 +1812,15 @@ void pmpir_ialltoall_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ialltoall");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoall");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ialltoall");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoall");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ialltoall(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                            FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                            FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                            FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ialltoall(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address, *recvcount,
+                            *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoall", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoall_f08ts_, pmpir_ialltoall_f08ts_)
@@ -1934,18 +1832,15 @@ void pmpir_ialltoall_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *s
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ialltoall_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ialltoall_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ialltoall_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                              FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                              FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                              FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ialltoall_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                              *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoall_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoall_f08ts_large_, pmpir_ialltoall_f08ts_large_)
@@ -1958,14 +1853,15 @@ void pmpir_ialltoallv_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoallv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallv(sendbuf_c.address, sendcounts, sdispls, *sendtype, recvbuf_c.address,
                              recvcounts, rdispls, *recvtype, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoallv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallv_f08ts_, pmpir_ialltoallv_f08ts_)
@@ -1978,14 +1874,15 @@ void pmpir_ialltoallv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoallv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoallv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallv_c(sendbuf_c.address, sendcounts, sdispls, *sendtype, recvbuf_c.address,
                                recvcounts, rdispls, *recvtype, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoallv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallv_f08ts_large_, pmpir_ialltoallv_f08ts_large_)
@@ -1998,14 +1895,15 @@ void pmpir_ialltoallw_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcounts, 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallw");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallw");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoallw");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallw(sendbuf_c.address, sendcounts, sdispls, sendtypes, recvbuf_c.address,
                              recvcounts, rdispls, recvtypes, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoallw", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallw_f08ts_, pmpir_ialltoallw_f08ts_)
@@ -2018,14 +1916,15 @@ void pmpir_ialltoallw_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallw_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ialltoallw_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ialltoallw_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ialltoallw_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallw_c(sendbuf_c.address, sendcounts, sdispls, sendtypes, recvbuf_c.address,
                                recvcounts, rdispls, recvtypes, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ialltoallw_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ialltoallw_f08ts_large_, pmpir_ialltoallw_f08ts_large_)
@@ -2036,14 +1935,15 @@ void pmpir_ireduce_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                           *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_f08ts_, pmpir_ireduce_f08ts_)
@@ -2055,14 +1955,15 @@ void pmpir_ireduce_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *r
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                             *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_f08ts_large_, pmpir_ireduce_f08ts_large_)
@@ -2073,14 +1974,15 @@ void pmpir_iallreduce_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recv
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallreduce");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallreduce");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallreduce");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallreduce(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                              request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallreduce", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallreduce_f08ts_, pmpir_iallreduce_f08ts_)
@@ -2092,14 +1994,15 @@ void pmpir_iallreduce_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallreduce_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iallreduce_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iallreduce_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iallreduce_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallreduce_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                                request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iallreduce_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iallreduce_f08ts_large_, pmpir_iallreduce_f08ts_large_)
@@ -2111,16 +2014,15 @@ void pmpir_ireduce_scatter_block_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ireduce_scatter_block");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ireduce_scatter_block");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce_scatter_block");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_block(sendbuf_c.address, recvbuf_c.address, *recvcount, *datatype,
                                         *op, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce_scatter_block", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08ts_, pmpir_ireduce_scatter_block_f08ts_)
@@ -2134,16 +2036,15 @@ void pmpir_ireduce_scatter_block_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ireduce_scatter_block_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce_scatter_block_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ireduce_scatter_block_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce_scatter_block_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_block_c(sendbuf_c.address, recvbuf_c.address, *recvcount,
                                           *datatype, *op, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce_scatter_block_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_block_f08ts_large_, pmpir_ireduce_scatter_block_f08ts_large_)
@@ -2155,14 +2056,15 @@ void pmpir_ireduce_scatter_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_scatter");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_scatter");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce_scatter");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype, *op,
                                   *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce_scatter", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_f08ts_, pmpir_ireduce_scatter_f08ts_)
@@ -2174,14 +2076,15 @@ void pmpir_ireduce_scatter_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_scatter_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ireduce_scatter_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Ireduce_scatter_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ireduce_scatter_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_c(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype,
                                     *op, *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ireduce_scatter_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ireduce_scatter_f08ts_large_, pmpir_ireduce_scatter_f08ts_large_)
@@ -2192,14 +2095,15 @@ void pmpir_iscan_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf, 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscan");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscan");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscan");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscan");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscan(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                         request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscan", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscan_f08ts_, pmpir_iscan_f08ts_)
@@ -2211,14 +2115,15 @@ void pmpir_iscan_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *rec
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscan_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iscan_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iscan_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iscan_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscan_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                           request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iscan_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iscan_f08ts_large_, pmpir_iscan_f08ts_large_)
@@ -2229,14 +2134,15 @@ void pmpir_iexscan_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvbuf
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iexscan");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iexscan");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iexscan");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iexscan");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iexscan(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                           request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iexscan", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iexscan_f08ts_, pmpir_iexscan_f08ts_)
@@ -2248,14 +2154,15 @@ void pmpir_iexscan_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *r
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Iexscan_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Iexscan_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Iexscan_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Iexscan_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iexscan_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                             request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Iexscan_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_iexscan_f08ts_large_, pmpir_iexscan_f08ts_large_)
@@ -2267,10 +2174,11 @@ void pmpir_bcast_init_f08ts_(const fmpl_f_desc *buffer, const int *count,
                              const MPI_Info *info, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Bcast_init");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Bcast_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_init(buffer_c.address, *count, *datatype, *root, *comm, *info, request);
-    fmpl_f_choice_free(&buffer_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Bcast_init", &buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_init_f08ts_, pmpir_bcast_init_f08ts_)
@@ -2281,10 +2189,11 @@ void pmpir_bcast_init_f08ts_large_(const fmpl_f_desc *buffer, const MPI_Count *c
                                    MPI_Fint *ierror)
 {
     fmpl_f_choice buffer_c = {0};
-    int rc = fmpl_f_choice_of(&buffer_c, buffer, -1, MPI_DATATYPE_NULL, "MPI_Bcast_init_c");
+    int rc = fmpl_f_choice_copy(&buffer_c, buffer, FMPL_F_WRITTEN, "MPI_Bcast_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_init_c(buffer_c.address, *count, *datatype, *root, *comm, *info, request);
-    fmpl_f_choice_free(&buffer_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Bcast_init_c", &buffer_c);
+    fmpl_f_choice_done(&buffer_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_bcast_init_f08ts_large_, pmpir_bcast_init_f08ts_large_)
@@ -2297,19 +2206,15 @@ void pmpir_gather_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gather_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gather_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Gather_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gather_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gather_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                              FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                              FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                              FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
-                              request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Gather_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                              *recvcount, *recvtype, *root, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Gather_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_init_f08ts_, pmpir_gather_init_f08ts_)
@@ -2322,19 +2227,15 @@ void pmpir_gather_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gather_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Gather_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gather_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
-                                request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Gather_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                *recvcount, *recvtype, *root, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Gather_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gather_init_f08ts_large_, pmpir_gather_init_f08ts_large_)
@@ -2347,16 +2248,15 @@ void pmpir_gatherv_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gatherv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Gatherv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                               FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Gatherv_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                recvcounts, displs, *recvtype, *root, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Gatherv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_init_f08ts_, pmpir_gatherv_init_f08ts_)
@@ -2370,16 +2270,15 @@ void pmpir_gatherv_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Gatherv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Gatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Gatherv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Gatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                 FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Gatherv_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                  recvcounts, displs, *recvtype, *root, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Gatherv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_gatherv_init_f08ts_large_, pmpir_gatherv_init_f08ts_large_)
@@ -2392,19 +2291,15 @@ void pmpir_scatter_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Scatter_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatter_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatter_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatter_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatter_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                               FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                               FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                               FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
-                               request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Scatter_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                               *recvcount, *recvtype, *root, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scatter_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_init_f08ts_, pmpir_scatter_init_f08ts_)
@@ -2417,19 +2312,15 @@ void pmpir_scatter_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Count
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Scatter_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatter_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatter_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatter_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatter_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                 FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                 FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                 FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
-                                 request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Scatter_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                 *recvcount, *recvtype, *root, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scatter_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatter_init_f08ts_large_, pmpir_scatter_init_f08ts_large_)
@@ -2442,17 +2333,15 @@ void pmpir_scatterv_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scatterv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatterv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatterv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatterv_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_init(sendbuf_c.address, sendcounts, displs, *sendtype, recvbuf_c.address,
-                                FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
-                                request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+                                *recvcount, *recvtype, *root, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scatterv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_init_f08ts_, pmpir_scatterv_init_f08ts_)
@@ -2466,17 +2355,16 @@ void pmpir_scatterv_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Coun
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scatterv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scatterv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Scatterv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scatterv_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_init_c(sendbuf_c.address, sendcounts, displs, *sendtype,
-                                  recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                  FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *root, *comm, *info,
+                                  recvbuf_c.address, *recvcount, *recvtype, *root, *comm, *info,
                                   request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scatterv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scatterv_init_f08ts_large_, pmpir_scatterv_init_f08ts_large_)
@@ -2489,18 +2377,15 @@ void pmpir_allgather_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcoun
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgather_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Allgather_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                 FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                 FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                 FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Allgather_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                 *recvcount, *recvtype, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allgather_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_init_f08ts_, pmpir_allgather_init_f08ts_)
@@ -2513,18 +2398,15 @@ void pmpir_allgather_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Cou
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgather_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Allgather_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                   FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                   FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                   FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Allgather_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                   *recvcount, *recvtype, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allgather_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgather_init_f08ts_large_, pmpir_allgather_init_f08ts_large_)
@@ -2537,16 +2419,15 @@ void pmpir_allgatherv_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcou
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgatherv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allgatherv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgatherv_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                  FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Allgatherv_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                   recvcounts, displs, *recvtype, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allgatherv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_init_f08ts_, pmpir_allgatherv_init_f08ts_)
@@ -2560,16 +2441,15 @@ void pmpir_allgatherv_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Co
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Allgatherv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allgatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allgatherv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allgatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgatherv_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                    FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Allgatherv_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                     recvcounts, displs, *recvtype, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allgatherv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allgatherv_init_f08ts_large_, pmpir_allgatherv_init_f08ts_large_)
@@ -2582,18 +2462,15 @@ void pmpir_alltoall_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcount
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Alltoall_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Alltoall_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoall_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Alltoall_init(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                *recvcount, *recvtype, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoall_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_init_f08ts_, pmpir_alltoall_init_f08ts_)
@@ -2606,18 +2483,15 @@ void pmpir_alltoall_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Coun
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Alltoall_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoall_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Alltoall_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoall_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoall_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                  FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                  FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                  FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Alltoall_init_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                  *recvcount, *recvtype, *comm, *info, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoall_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoall_init_f08ts_large_, pmpir_alltoall_init_f08ts_large_)
@@ -2631,15 +2505,16 @@ void pmpir_alltoallv_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcoun
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallv_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv_init(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                  recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm, *info,
                                  request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoallv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_init_f08ts_, pmpir_alltoallv_init_f08ts_)
@@ -2653,15 +2528,16 @@ void pmpir_alltoallv_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Cou
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallv_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv_init_c(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                    recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm, *info,
                                    request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoallv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallv_init_f08ts_large_, pmpir_alltoallv_init_f08ts_large_)
@@ -2675,15 +2551,16 @@ void pmpir_alltoallw_init_f08ts_(const fmpl_f_desc *sendbuf, const int *sendcoun
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallw_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_init(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                  recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm, *info,
                                  request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoallw_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_init_f08ts_, pmpir_alltoallw_init_f08ts_)
@@ -2697,15 +2574,16 @@ void pmpir_alltoallw_init_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_Cou
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Alltoallw_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Alltoallw_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Alltoallw_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_init_c(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                    recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm, *info,
                                    request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Alltoallw_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_alltoallw_init_f08ts_large_, pmpir_alltoallw_init_f08ts_large_)
@@ -2717,14 +2595,15 @@ void pmpir_reduce_init_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *rec
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_init(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                               *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_init_f08ts_, pmpir_reduce_init_f08ts_)
@@ -2736,14 +2615,15 @@ void pmpir_reduce_init_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_des
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Reduce_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_init_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *root,
                                 *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_init_f08ts_large_, pmpir_reduce_init_f08ts_large_)
@@ -2755,14 +2635,15 @@ void pmpir_allreduce_init_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allreduce_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_init(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op,
                                  *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allreduce_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_init_f08ts_, pmpir_allreduce_init_f08ts_)
@@ -2774,14 +2655,15 @@ void pmpir_allreduce_init_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Allreduce_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Allreduce_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Allreduce_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_init_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op,
                                    *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Allreduce_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_allreduce_init_f08ts_large_, pmpir_allreduce_init_f08ts_large_)
@@ -2794,16 +2676,16 @@ void pmpir_reduce_scatter_block_init_f08ts_(const fmpl_f_desc *sendbuf, const fm
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Reduce_scatter_block_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_init(sendbuf_c.address, recvbuf_c.address, *recvcount,
                                             *datatype, *op, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_scatter_block_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08ts_, pmpir_reduce_scatter_block_init_f08ts_)
@@ -2817,16 +2699,18 @@ void pmpir_reduce_scatter_block_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ,
+                                "MPI_Reduce_scatter_block_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_block_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Reduce_scatter_block_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_init_c(sendbuf_c.address, recvbuf_c.address, *recvcount,
                                               *datatype, *op, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_scatter_block_init_c", &sendbuf_c,
+                             &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_block_init_f08ts_large_, pmpir_reduce_scatter_block_init_f08ts_large_)
@@ -2838,16 +2722,15 @@ void pmpir_reduce_scatter_init_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_d
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_init(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype,
                                       *op, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_scatter_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_init_f08ts_, pmpir_reduce_scatter_init_f08ts_)
@@ -2860,16 +2743,15 @@ void pmpir_reduce_scatter_init_f08ts_large_(const fmpl_f_desc *sendbuf, const fm
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Reduce_scatter_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Reduce_scatter_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Reduce_scatter_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_init_c(sendbuf_c.address, recvbuf_c.address, recvcounts, *datatype,
                                         *op, *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Reduce_scatter_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_reduce_scatter_init_f08ts_large_, pmpir_reduce_scatter_init_f08ts_large_)
@@ -2881,14 +2763,15 @@ void pmpir_scan_init_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *recvb
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scan_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scan_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_init(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                             *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scan_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_init_f08ts_, pmpir_scan_init_f08ts_)
@@ -2900,14 +2783,15 @@ void pmpir_scan_init_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_desc 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Scan_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Scan_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Scan_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_init_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                               *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Scan_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_scan_init_f08ts_large_, pmpir_scan_init_f08ts_large_)
@@ -2919,14 +2803,15 @@ void pmpir_exscan_init_f08ts_(const fmpl_f_desc *sendbuf, const fmpl_f_desc *rec
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Exscan_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_init(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                               *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Exscan_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_init_f08ts_, pmpir_exscan_init_f08ts_)
@@ -2938,14 +2823,15 @@ void pmpir_exscan_init_f08ts_large_(const fmpl_f_desc *sendbuf, const fmpl_f_des
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Exscan_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Exscan_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Exscan_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_init_c(sendbuf_c.address, recvbuf_c.address, *count, *datatype, *op, *comm,
                                 *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Exscan_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_exscan_init_f08ts_large_, pmpir_exscan_init_f08ts_large_)
@@ -2959,18 +2845,14 @@ void pmpir_neighbor_allgather_f08ts_(const fmpl_f_desc *sendbuf, const int *send
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_allgather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                     FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                     FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                     FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_allgather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                     *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_f08ts_, pmpir_neighbor_allgather_f08ts_)
@@ -2982,19 +2864,14 @@ void pmpir_neighbor_allgather_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_allgather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                       *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                       recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                       *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                       *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_allgather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                       *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_f08ts_large_, pmpir_neighbor_allgather_f08ts_large_)
@@ -3007,17 +2884,14 @@ void pmpir_neighbor_allgatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_allgatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                      FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
+        rc = PMPI_Neighbor_allgatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
                                       recvcounts, displs, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08ts_, pmpir_neighbor_allgatherv_f08ts_)
@@ -3030,17 +2904,14 @@ void pmpir_neighbor_allgatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const MP
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_allgatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                        *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                        recvbuf_c.address, recvcounts, displs, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_allgatherv_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                        recvcounts, displs, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_f08ts_large_, pmpir_neighbor_allgatherv_f08ts_large_)
@@ -3052,18 +2923,14 @@ void pmpir_neighbor_alltoall_f08ts_(const fmpl_f_desc *sendbuf, const int *sendc
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_alltoall");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_alltoall");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoall(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                    FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                    FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                    FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_alltoall(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                    *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_f08ts_, pmpir_neighbor_alltoall_f08ts_)
@@ -3075,18 +2942,14 @@ void pmpir_neighbor_alltoall_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI_
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_alltoall_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_alltoall_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoall_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                      FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                      FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                      FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_alltoall_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                      *recvcount, *recvtype, *comm);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_f08ts_large_, pmpir_neighbor_alltoall_f08ts_large_)
@@ -3099,14 +2962,14 @@ void pmpir_neighbor_alltoallv_f08ts_(const fmpl_f_desc *sendbuf, const int *send
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Neighbor_alltoallv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Neighbor_alltoallv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                      recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08ts_, pmpir_neighbor_alltoallv_f08ts_)
@@ -3119,16 +2982,14 @@ void pmpir_neighbor_alltoallv_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_c(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                        recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_f08ts_large_, pmpir_neighbor_alltoallv_f08ts_large_)
@@ -3141,14 +3002,14 @@ void pmpir_neighbor_alltoallw_f08ts_(const fmpl_f_desc *sendbuf, const int *send
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL, "MPI_Neighbor_alltoallw");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL, "MPI_Neighbor_alltoallw");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallw");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                      recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08ts_, pmpir_neighbor_alltoallw_f08ts_)
@@ -3161,16 +3022,14 @@ void pmpir_neighbor_alltoallw_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallw_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallw_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_c(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                        recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_f08ts_large_, pmpir_neighbor_alltoallw_f08ts_large_)
@@ -3182,18 +3041,15 @@ void pmpir_ineighbor_allgather_f08ts_(const fmpl_f_desc *sendbuf, const int *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_allgather");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ineighbor_allgather");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_allgather");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_allgather(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                      FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                      FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                      FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ineighbor_allgather(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                      *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_allgather", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgather_f08ts_, pmpir_ineighbor_allgather_f08ts_)
@@ -3206,19 +3062,15 @@ void pmpir_ineighbor_allgather_f08ts_large_(const fmpl_f_desc *sendbuf, const MP
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_allgather_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ineighbor_allgather_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_allgather_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_allgather_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                        *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                        recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                        *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                        *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ineighbor_allgather_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                        *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_allgather_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgather_f08ts_large_, pmpir_ineighbor_allgather_f08ts_large_)
@@ -3231,18 +3083,15 @@ void pmpir_ineighbor_allgatherv_f08ts_(const fmpl_f_desc *sendbuf, const int *se
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_allgatherv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_allgatherv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_allgatherv");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_allgatherv(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                       *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                       recvbuf_c.address, recvcounts, displs, *recvtype, *comm,
-                                       request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ineighbor_allgatherv(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                       recvcounts, displs, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_allgatherv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08ts_, pmpir_ineighbor_allgatherv_f08ts_)
@@ -3256,18 +3105,16 @@ void pmpir_ineighbor_allgatherv_f08ts_large_(const fmpl_f_desc *sendbuf, const M
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_allgatherv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_allgatherv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_allgatherv_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_allgatherv_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                         *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
+        rc = PMPI_Ineighbor_allgatherv_c(sendbuf_c.address, *sendcount, *sendtype,
                                          recvbuf_c.address, recvcounts, displs, *recvtype, *comm,
                                          request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_allgatherv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_allgatherv_f08ts_large_, pmpir_ineighbor_allgatherv_f08ts_large_)
@@ -3279,18 +3126,15 @@ void pmpir_ineighbor_alltoall_f08ts_(const fmpl_f_desc *sendbuf, const int *send
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_alltoall");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ineighbor_alltoall");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoall");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_alltoall(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c, *sendcount),
-                                     FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype), recvbuf_c.address,
-                                     FMPL_F_CHOICE_COUNT(recvbuf_c, *recvcount),
-                                     FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ineighbor_alltoall(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                     *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoall", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08ts_, pmpir_ineighbor_alltoall_f08ts_)
@@ -3303,19 +3147,15 @@ void pmpir_ineighbor_alltoall_f08ts_large_(const fmpl_f_desc *sendbuf, const MPI
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Ineighbor_alltoall_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Ineighbor_alltoall_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoall_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_alltoall_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                       *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                       recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                       *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype), *comm,
-                                       request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Ineighbor_alltoall_c(sendbuf_c.address, *sendcount, *sendtype, recvbuf_c.address,
+                                       *recvcount, *recvtype, *comm, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoall_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoall_f08ts_large_, pmpir_ineighbor_alltoall_f08ts_large_)
@@ -3328,17 +3168,16 @@ void pmpir_ineighbor_alltoallv_f08ts_(const fmpl_f_desc *sendbuf, const int *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallv");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallv");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoallv");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallv(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                       recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm,
                                       request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoallv", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08ts_, pmpir_ineighbor_alltoallv_f08ts_)
@@ -3352,17 +3191,16 @@ void pmpir_ineighbor_alltoallv_f08ts_large_(const fmpl_f_desc *sendbuf, const MP
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallv_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoallv_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallv_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoallv_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallv_c(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                         recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm,
                                         request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoallv_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallv_f08ts_large_, pmpir_ineighbor_alltoallv_f08ts_large_)
@@ -3375,17 +3213,16 @@ void pmpir_ineighbor_alltoallw_f08ts_(const fmpl_f_desc *sendbuf, const int *sen
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallw");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallw");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoallw");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallw(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                       recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm,
                                       request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoallw", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08ts_, pmpir_ineighbor_alltoallw_f08ts_)
@@ -3399,17 +3236,16 @@ void pmpir_ineighbor_alltoallw_f08ts_large_(const fmpl_f_desc *sendbuf, const MP
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallw_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Ineighbor_alltoallw_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Ineighbor_alltoallw_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Ineighbor_alltoallw_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallw_c(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                         recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm,
                                         request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Ineighbor_alltoallw_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_ineighbor_alltoallw_f08ts_large_, pmpir_ineighbor_alltoallw_f08ts_large_)
@@ -3422,19 +3258,16 @@ void pmpir_neighbor_allgather_init_f08ts_(const fmpl_f_desc *sendbuf, const int 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgather_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_allgather_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_allgather_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgather_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                          *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                          recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                          *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                          *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_allgather_init(sendbuf_c.address, *sendcount, *sendtype,
+                                          recvbuf_c.address, *recvcount, *recvtype, *comm, *info,
+                                          request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_allgather_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08ts_, pmpir_neighbor_allgather_init_f08ts_)
@@ -3450,19 +3283,17 @@ void pmpir_neighbor_allgather_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgather_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_allgather_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_allgather_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgather_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                            *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                            recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                            *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                            *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_allgather_init_c(sendbuf_c.address, *sendcount, *sendtype,
+                                            recvbuf_c.address, *recvcount, *recvtype, *comm, *info,
+                                            request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_allgather_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgather_init_f08ts_large_, pmpir_neighbor_allgather_init_f08ts_large_)
@@ -3476,18 +3307,17 @@ void pmpir_neighbor_allgatherv_init_f08ts_(const fmpl_f_desc *sendbuf, const int
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgatherv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_allgatherv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_allgatherv_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgatherv_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                           *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
+        rc = PMPI_Neighbor_allgatherv_init(sendbuf_c.address, *sendcount, *sendtype,
                                            recvbuf_c.address, recvcounts, displs, *recvtype, *comm,
                                            *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_allgatherv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08ts_, pmpir_neighbor_allgatherv_init_f08ts_)
@@ -3504,18 +3334,17 @@ void pmpir_neighbor_allgatherv_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_allgatherv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_allgatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_allgatherv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_allgatherv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgatherv_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                             *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
+        rc = PMPI_Neighbor_allgatherv_init_c(sendbuf_c.address, *sendcount, *sendtype,
                                              recvbuf_c.address, recvcounts, displs, *recvtype,
                                              *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_allgatherv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_allgatherv_init_f08ts_large_, pmpir_neighbor_allgatherv_init_f08ts_large_)
@@ -3528,19 +3357,16 @@ void pmpir_neighbor_alltoall_init_f08ts_(const fmpl_f_desc *sendbuf, const int *
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_alltoall_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_alltoall_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoall_init");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoall_init(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                         *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                         recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                         *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                         *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_alltoall_init(sendbuf_c.address, *sendcount, *sendtype,
+                                         recvbuf_c.address, *recvcount, *recvtype, *comm, *info,
+                                         request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoall_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08ts_, pmpir_neighbor_alltoall_init_f08ts_)
@@ -3556,19 +3382,17 @@ void pmpir_neighbor_alltoall_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, (MPI_Count)*sendcount, *sendtype,
-                              "MPI_Neighbor_alltoall_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoall_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, (MPI_Count)*recvcount, *recvtype,
-                              "MPI_Neighbor_alltoall_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_alltoall_init_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoall_init_c(sendbuf_c.address, FMPL_F_CHOICE_COUNT(sendbuf_c,
-                                           *sendcount), FMPL_F_CHOICE_TYPE(sendbuf_c, *sendtype),
-                                           recvbuf_c.address, FMPL_F_CHOICE_COUNT(recvbuf_c,
-                                           *recvcount), FMPL_F_CHOICE_TYPE(recvbuf_c, *recvtype),
-                                           *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+        rc = PMPI_Neighbor_alltoall_init_c(sendbuf_c.address, *sendcount, *sendtype,
+                                           recvbuf_c.address, *recvcount, *recvtype, *comm, *info,
+                                           request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoall_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoall_init_f08ts_large_, pmpir_neighbor_alltoall_init_f08ts_large_)
@@ -3582,17 +3406,16 @@ void pmpir_neighbor_alltoallv_init_f08ts_(const fmpl_f_desc *sendbuf, const int 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallv_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_init(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                           recvbuf_c.address, recvcounts, rdispls, *recvtype, *comm,
                                           *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoallv_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08ts_, pmpir_neighbor_alltoallv_init_f08ts_)
@@ -3610,17 +3433,17 @@ void pmpir_neighbor_alltoallv_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallv_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallv_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_alltoallv_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_init_c(sendbuf_c.address, sendcounts, sdispls, *sendtype,
                                             recvbuf_c.address, recvcounts, rdispls, *recvtype,
                                             *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoallv_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallv_init_f08ts_large_, pmpir_neighbor_alltoallv_init_f08ts_large_)
@@ -3634,17 +3457,16 @@ void pmpir_neighbor_alltoallw_init_f08ts_(const fmpl_f_desc *sendbuf, const int 
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_init");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_init");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN, "MPI_Neighbor_alltoallw_init");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_init(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                           recvbuf_c.address, recvcounts, rdispls, recvtypes, *comm,
                                           *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoallw_init", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08ts_, pmpir_neighbor_alltoallw_init_f08ts_)
@@ -3662,17 +3484,17 @@ void pmpir_neighbor_alltoallw_init_f08ts_large_(const fmpl_f_desc *sendbuf,
 {
     fmpl_f_choice sendbuf_c = {0};
     fmpl_f_choice recvbuf_c = {0};
-    int rc = fmpl_f_choice_of(&sendbuf_c, sendbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_init_c");
+    int rc = fmpl_f_choice_copy(&sendbuf_c, sendbuf, FMPL_F_READ, "MPI_Neighbor_alltoallw_init_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&recvbuf_c, recvbuf, -1, MPI_DATATYPE_NULL,
-                              "MPI_Neighbor_alltoallw_init_c");
+        rc = fmpl_f_choice_copy(&recvbuf_c, recvbuf, FMPL_F_WRITTEN,
+                                "MPI_Neighbor_alltoallw_init_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_init_c(sendbuf_c.address, sendcounts, sdispls, sendtypes,
                                             recvbuf_c.address, recvcounts, rdispls, recvtypes,
                                             *comm, *info, request);
-    fmpl_f_choice_free(&sendbuf_c);
-    fmpl_f_choice_free(&recvbuf_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Neighbor_alltoallw_init_c", &sendbuf_c, &recvbuf_c);
+    fmpl_f_choice_done(&sendbuf_c);
+    fmpl_f_choice_done(&recvbuf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_neighbor_alltoallw_init_f08ts_large_, pmpir_neighbor_alltoallw_init_f08ts_large_)
@@ -3693,10 +3515,10 @@ void pmpir_win_create_f08ts_(const fmpl_f_desc *base, const MPI_Aint *size, cons
                              MPI_Fint *ierror)
 {
     fmpl_f_choice base_c = {0};
-    int rc = fmpl_f_choice_of(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_create");
+    int rc = fmpl_f_choice_described(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_create");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_create(base_c.address, *size, *disp_unit, *info, *comm, win);
-    fmpl_f_choice_free(&base_c);
+    fmpl_f_choice_done(&base_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_create_f08ts_, pmpir_win_create_f08ts_)
@@ -3706,10 +3528,10 @@ void pmpir_win_create_f08ts_large_(const fmpl_f_desc *base, const MPI_Aint *size
                                    const MPI_Comm *comm, MPI_Win *win, MPI_Fint *ierror)
 {
     fmpl_f_choice base_c = {0};
-    int rc = fmpl_f_choice_of(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_create_c");
+    int rc = fmpl_f_choice_described(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_create_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_create_c(base_c.address, *size, *disp_unit, *info, *comm, win);
-    fmpl_f_choice_free(&base_c);
+    fmpl_f_choice_done(&base_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_create_f08ts_large_, pmpir_win_create_f08ts_large_)
@@ -3718,10 +3540,10 @@ void pmpir_win_attach_f08ts_(const MPI_Win *win, const fmpl_f_desc *base, const 
                              MPI_Fint *ierror)
 {
     fmpl_f_choice base_c = {0};
-    int rc = fmpl_f_choice_of(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_attach");
+    int rc = fmpl_f_choice_described(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_attach");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_attach(*win, base_c.address, *size);
-    fmpl_f_choice_free(&base_c);
+    fmpl_f_choice_done(&base_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_attach_f08ts_, pmpir_win_attach_f08ts_)
@@ -3729,10 +3551,10 @@ FMPL_F_ALIAS(mpi_win_attach_f08ts_, pmpir_win_attach_f08ts_)
 void pmpir_win_detach_f08ts_(const MPI_Win *win, const fmpl_f_desc *base, MPI_Fint *ierror)
 {
     fmpl_f_choice base_c = {0};
-    int rc = fmpl_f_choice_of(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_detach");
+    int rc = fmpl_f_choice_described(&base_c, base, -1, MPI_DATATYPE_NULL, "MPI_Win_detach");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_detach(*win, base_c.address);
-    fmpl_f_choice_free(&base_c);
+    fmpl_f_choice_done(&base_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_win_detach_f08ts_, pmpir_win_detach_f08ts_)
@@ -3745,13 +3567,13 @@ void pmpir_put_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_count,
                       const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Put");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Put");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Put(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
                       FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
                       *target_disp, *target_count, *target_datatype, *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_put_f08ts_, pmpir_put_f08ts_)
@@ -3763,13 +3585,13 @@ void pmpir_put_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Count *ori
                             MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Put_c");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Put_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Put_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
                         FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
                         *target_disp, *target_count, *target_datatype, *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_put_f08ts_large_, pmpir_put_f08ts_large_)
@@ -3780,13 +3602,13 @@ void pmpir_get_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_count,
                       const MPI_Datatype *target_datatype, const MPI_Win *win, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Get");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Get");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Get(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
                       FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
                       *target_disp, *target_count, *target_datatype, *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_f08ts_, pmpir_get_f08ts_)
@@ -3798,13 +3620,13 @@ void pmpir_get_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Count *ori
                             MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Get_c");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Get_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Get_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
                         FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
                         *target_disp, *target_count, *target_datatype, *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_f08ts_large_, pmpir_get_f08ts_large_)
@@ -3816,14 +3638,14 @@ void pmpir_accumulate_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_c
                              const MPI_Win *win, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Accumulate");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Accumulate");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Accumulate(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
                              *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype),
                              *target_rank, *target_disp, *target_count, *target_datatype, *op,
                              *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_accumulate_f08ts_, pmpir_accumulate_f08ts_)
@@ -3835,14 +3657,14 @@ void pmpir_accumulate_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Cou
                                    const MPI_Win *win, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Accumulate_c");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Accumulate_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Accumulate_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
                                *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype),
                                *target_rank, *target_disp, *target_count, *target_datatype, *op,
                                *win);
-    fmpl_f_choice_free(&origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_accumulate_f08ts_large_, pmpir_accumulate_f08ts_large_)
@@ -3857,11 +3679,11 @@ void pmpir_get_accumulate_f08ts_(const fmpl_f_desc *origin_addr, const int *orig
 {
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Get_accumulate");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Get_accumulate");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, (MPI_Count)*result_count,
-                              *result_datatype, "MPI_Get_accumulate");
+        rc = fmpl_f_choice_described(&result_addr_c, result_addr, (MPI_Count)*result_count,
+                                     *result_datatype, "MPI_Get_accumulate");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Get_accumulate(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
                                  *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c,
@@ -3869,8 +3691,8 @@ void pmpir_get_accumulate_f08ts_(const fmpl_f_desc *origin_addr, const int *orig
                                  FMPL_F_CHOICE_COUNT(result_addr_c, *result_count),
                                  FMPL_F_CHOICE_TYPE(result_addr_c, *result_datatype), *target_rank,
                                  *target_disp, *target_count, *target_datatype, *op, *win);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_accumulate_f08ts_, pmpir_get_accumulate_f08ts_)
@@ -3887,11 +3709,11 @@ void pmpir_get_accumulate_f08ts_large_(const fmpl_f_desc *origin_addr,
 {
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Get_accumulate_c");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
+                                     *origin_datatype, "MPI_Get_accumulate_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, (MPI_Count)*result_count,
-                              *result_datatype, "MPI_Get_accumulate_c");
+        rc = fmpl_f_choice_described(&result_addr_c, result_addr, (MPI_Count)*result_count,
+                                     *result_datatype, "MPI_Get_accumulate_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Get_accumulate_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
                                    *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c,
@@ -3900,8 +3722,8 @@ void pmpir_get_accumulate_f08ts_large_(const fmpl_f_desc *origin_addr,
                                    FMPL_F_CHOICE_TYPE(result_addr_c, *result_datatype),
                                    *target_rank, *target_disp, *target_count, *target_datatype, *op,
                                    *win);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_get_accumulate_f08ts_large_, pmpir_get_accumulate_f08ts_large_)
@@ -3913,16 +3735,16 @@ void pmpir_fetch_and_op_f08ts_(const fmpl_f_desc *origin_addr, const fmpl_f_desc
 {
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, -1, MPI_DATATYPE_NULL,
-                              "MPI_Fetch_and_op");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, -1, MPI_DATATYPE_NULL,
-                              "MPI_Fetch_and_op");
+        rc = fmpl_f_choice_described(&result_addr_c, result_addr, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Fetch_and_op");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Fetch_and_op(origin_addr_c.address, result_addr_c.address, *datatype,
                                *target_rank, *target_disp, *op, *win);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_fetch_and_op_f08ts_, pmpir_fetch_and_op_f08ts_)
@@ -3935,21 +3757,21 @@ void pmpir_compare_and_swap_f08ts_(const fmpl_f_desc *origin_addr, const fmpl_f_
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice compare_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, -1, MPI_DATATYPE_NULL,
-                              "MPI_Compare_and_swap");
+    int rc = fmpl_f_choice_described(&origin_addr_c, origin_addr, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&compare_addr_c, compare_addr, -1, MPI_DATATYPE_NULL,
-                              "MPI_Compare_and_swap");
+        rc = fmpl_f_choice_described(&compare_addr_c, compare_addr, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, -1, MPI_DATATYPE_NULL,
-                              "MPI_Compare_and_swap");
+        rc = fmpl_f_choice_described(&result_addr_c, result_addr, -1, MPI_DATATYPE_NULL,
+                                     "MPI_Compare_and_swap");
     if (rc == MPI_SUCCESS)
         rc = PMPI_Compare_and_swap(origin_addr_c.address, compare_addr_c.address,
                                    result_addr_c.address, *datatype, *target_rank, *target_disp,
                                    *win);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&compare_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&compare_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_compare_and_swap_f08ts_, pmpir_compare_and_swap_f08ts_)
@@ -3961,13 +3783,12 @@ void pmpir_rput_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_count,
                        MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rput");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Rput");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rput(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
-                       FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
+        rc = PMPI_Rput(origin_addr_c.address, *origin_count, *origin_datatype, *target_rank,
                        *target_disp, *target_count, *target_datatype, *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rput", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rput_f08ts_, pmpir_rput_f08ts_)
@@ -3979,13 +3800,12 @@ void pmpir_rput_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Count *or
                              MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rput_c");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Rput_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rput_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
-                         FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
+        rc = PMPI_Rput_c(origin_addr_c.address, *origin_count, *origin_datatype, *target_rank,
                          *target_disp, *target_count, *target_datatype, *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rput_c", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rput_f08ts_large_, pmpir_rput_f08ts_large_)
@@ -3997,13 +3817,12 @@ void pmpir_rget_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_count,
                        MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rget");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_WRITTEN, "MPI_Rget");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
-                       FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
+        rc = PMPI_Rget(origin_addr_c.address, *origin_count, *origin_datatype, *target_rank,
                        *target_disp, *target_count, *target_datatype, *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rget", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_f08ts_, pmpir_rget_f08ts_)
@@ -4015,13 +3834,12 @@ void pmpir_rget_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Count *or
                              MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rget_c");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_WRITTEN, "MPI_Rget_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c, *origin_count),
-                         FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype), *target_rank,
+        rc = PMPI_Rget_c(origin_addr_c.address, *origin_count, *origin_datatype, *target_rank,
                          *target_disp, *target_count, *target_datatype, *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rget_c", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_f08ts_large_, pmpir_rget_f08ts_large_)
@@ -4033,14 +3851,12 @@ void pmpir_raccumulate_f08ts_(const fmpl_f_desc *origin_addr, const int *origin_
                               const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Raccumulate");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Raccumulate");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Raccumulate(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
-                              *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype),
-                              *target_rank, *target_disp, *target_count, *target_datatype, *op,
-                              *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+        rc = PMPI_Raccumulate(origin_addr_c.address, *origin_count, *origin_datatype, *target_rank,
+                              *target_disp, *target_count, *target_datatype, *op, *win, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Raccumulate", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_raccumulate_f08ts_, pmpir_raccumulate_f08ts_)
@@ -4052,14 +3868,13 @@ void pmpir_raccumulate_f08ts_large_(const fmpl_f_desc *origin_addr, const MPI_Co
                                     const MPI_Win *win, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice origin_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Raccumulate_c");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Raccumulate_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Raccumulate_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
-                                *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c, *origin_datatype),
+        rc = PMPI_Raccumulate_c(origin_addr_c.address, *origin_count, *origin_datatype,
                                 *target_rank, *target_disp, *target_count, *target_datatype, *op,
                                 *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Raccumulate_c", &origin_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_raccumulate_f08ts_large_, pmpir_raccumulate_f08ts_large_)
@@ -4074,21 +3889,17 @@ void pmpir_rget_accumulate_f08ts_(const fmpl_f_desc *origin_addr, const int *ori
 {
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rget_accumulate");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Rget_accumulate");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, (MPI_Count)*result_count,
-                              *result_datatype, "MPI_Rget_accumulate");
+        rc = fmpl_f_choice_copy(&result_addr_c, result_addr, FMPL_F_WRITTEN, "MPI_Rget_accumulate");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget_accumulate(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
-                                  *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c,
-                                  *origin_datatype), result_addr_c.address,
-                                  FMPL_F_CHOICE_COUNT(result_addr_c, *result_count),
-                                  FMPL_F_CHOICE_TYPE(result_addr_c, *result_datatype), *target_rank,
-                                  *target_disp, *target_count, *target_datatype, *op, *win,
-                                  request);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+        rc = PMPI_Rget_accumulate(origin_addr_c.address, *origin_count, *origin_datatype,
+                                  result_addr_c.address, *result_count, *result_datatype,
+                                  *target_rank, *target_disp, *target_count, *target_datatype, *op,
+                                  *win, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rget_accumulate", &origin_addr_c, &result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_accumulate_f08ts_, pmpir_rget_accumulate_f08ts_)
@@ -4105,21 +3916,18 @@ void pmpir_rget_accumulate_f08ts_large_(const fmpl_f_desc *origin_addr,
 {
     fmpl_f_choice origin_addr_c = {0};
     fmpl_f_choice result_addr_c = {0};
-    int rc = fmpl_f_choice_of(&origin_addr_c, origin_addr, (MPI_Count)*origin_count,
-                              *origin_datatype, "MPI_Rget_accumulate_c");
+    int rc = fmpl_f_choice_copy(&origin_addr_c, origin_addr, FMPL_F_READ, "MPI_Rget_accumulate_c");
     if (rc == MPI_SUCCESS)
-        rc = fmpl_f_choice_of(&result_addr_c, result_addr, (MPI_Count)*result_count,
-                              *result_datatype, "MPI_Rget_accumulate_c");
+        rc = fmpl_f_choice_copy(&result_addr_c, result_addr, FMPL_F_WRITTEN,
+                                "MPI_Rget_accumulate_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget_accumulate_c(origin_addr_c.address, FMPL_F_CHOICE_COUNT(origin_addr_c,
-                                    *origin_count), FMPL_F_CHOICE_TYPE(origin_addr_c,
-                                    *origin_datatype), result_addr_c.address,
-                                    FMPL_F_CHOICE_COUNT(result_addr_c, *result_count),
-                                    FMPL_F_CHOICE_TYPE(result_addr_c, *result_datatype),
+        rc = PMPI_Rget_accumulate_c(origin_addr_c.address, *origin_count, *origin_datatype,
+                                    result_addr_c.address, *result_count, *result_datatype,
                                     *target_rank, *target_disp, *target_count, *target_datatype,
                                     *op, *win, request);
-    fmpl_f_choice_free(&origin_addr_c);
-    fmpl_f_choice_free(&result_addr_c);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_Rget_accumulate_c", &origin_addr_c, &result_addr_c);
+    fmpl_f_choice_done(&origin_addr_c);
+    fmpl_f_choice_done(&result_addr_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_rget_accumulate_f08ts_large_, pmpir_rget_accumulate_f08ts_large_)
@@ -4130,11 +3938,11 @@ void pmpir_file_iread_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, const i
                              const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                             FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_f08ts_, pmpir_file_iread_f08ts_)
@@ -4144,11 +3952,11 @@ void pmpir_file_iread_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                    MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                               *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_f08ts_large_, pmpir_file_iread_f08ts_large_)
@@ -4158,11 +3966,11 @@ void pmpir_file_iread_all_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, con
                                  MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_all(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                 *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_all(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_all", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_all_f08ts_, pmpir_file_iread_all_f08ts_)
@@ -4172,11 +3980,11 @@ void pmpir_file_iread_all_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *bu
                                        MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_all_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                   *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_all_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_all_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_all_f08ts_large_, pmpir_file_iread_all_f08ts_large_)
@@ -4187,12 +3995,12 @@ void pmpir_file_iread_at_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset,
                                 MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_at");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_at");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_at(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_at", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_f08ts_, pmpir_file_iread_at_f08ts_)
@@ -4203,12 +4011,12 @@ void pmpir_file_iread_at_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *offs
                                       MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_at_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_at_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                  FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                  *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                  request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_at_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_f08ts_large_, pmpir_file_iread_at_f08ts_large_)
@@ -4219,12 +4027,12 @@ void pmpir_file_iread_at_all_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_at_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_at_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                    FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                    *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                    request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_at_all", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_all_f08ts_, pmpir_file_iread_at_all_f08ts_)
@@ -4235,12 +4043,12 @@ void pmpir_file_iread_at_all_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *
                                           MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_at_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_at_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                      FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                      *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                      request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_at_all_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_at_all_f08ts_large_, pmpir_file_iread_at_all_f08ts_large_)
@@ -4250,11 +4058,11 @@ void pmpir_file_iread_shared_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, 
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_shared");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_shared");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_shared(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                    *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_shared(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_shared", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_shared_f08ts_, pmpir_file_iread_shared_f08ts_)
@@ -4264,11 +4072,12 @@ void pmpir_file_iread_shared_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc 
                                           MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iread_shared_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_iread_shared_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_shared_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                      *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iread_shared_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
+                                      request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iread_shared_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iread_shared_f08ts_large_, pmpir_file_iread_shared_f08ts_large_)
@@ -4277,11 +4086,11 @@ void pmpir_file_iwrite_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, const 
                               const MPI_Datatype *datatype, MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_f08ts_, pmpir_file_iwrite_f08ts_)
@@ -4291,11 +4100,11 @@ void pmpir_file_iwrite_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                     MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_f08ts_large_, pmpir_file_iwrite_f08ts_large_)
@@ -4305,11 +4114,11 @@ void pmpir_file_iwrite_all_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, co
                                   MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_all(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                  *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_all(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_all", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_all_f08ts_, pmpir_file_iwrite_all_f08ts_)
@@ -4319,11 +4128,11 @@ void pmpir_file_iwrite_all_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *b
                                         MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_all_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                    *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_all_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_all_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_all_f08ts_large_, pmpir_file_iwrite_all_f08ts_large_)
@@ -4334,12 +4143,12 @@ void pmpir_file_iwrite_at_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset,
                                  MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_at");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_at");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                 FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                 *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_at(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                 request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_at", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_f08ts_, pmpir_file_iwrite_at_f08ts_)
@@ -4350,12 +4159,12 @@ void pmpir_file_iwrite_at_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *off
                                        MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_at_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_at_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                   FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                   *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                   request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_at_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_f08ts_large_, pmpir_file_iwrite_at_f08ts_large_)
@@ -4366,12 +4175,12 @@ void pmpir_file_iwrite_at_all_f08ts_(const MPI_Fint *fh, const MPI_Offset *offse
                                      MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_at_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_at_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                     FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                     *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                     request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_at_all", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08ts_, pmpir_file_iwrite_at_all_f08ts_)
@@ -4382,13 +4191,12 @@ void pmpir_file_iwrite_at_all_f08ts_large_(const MPI_Fint *fh, const MPI_Offset 
                                            MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_iwrite_at_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_at_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                       FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                       *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count,
+                                       *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_at_all_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_at_all_f08ts_large_, pmpir_file_iwrite_at_all_f08ts_large_)
@@ -4398,11 +4206,11 @@ void pmpir_file_iwrite_shared_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                      MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_iwrite_shared");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_shared");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_shared(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                     *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_shared(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype, request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_shared", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_shared_f08ts_, pmpir_file_iwrite_shared_f08ts_)
@@ -4412,12 +4220,12 @@ void pmpir_file_iwrite_shared_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc
                                            MPI_Request *request, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_iwrite_shared_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_iwrite_shared_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_shared_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                       *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype), request);
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_iwrite_shared_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
+                                       request);
+    rc = FMPL_F_KEEP_CHOICES(rc, request, "MPI_File_iwrite_shared_c", &buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_iwrite_shared_f08ts_large_, pmpir_file_iwrite_shared_f08ts_large_)
@@ -4426,11 +4234,11 @@ void pmpir_file_read_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, const in
                             const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                            FMPL_F_CHOICE_TYPE(buf_c, *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
+                            fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_f08ts_, pmpir_file_read_f08ts_)
@@ -4440,11 +4248,11 @@ void pmpir_file_read_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                   MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                              FMPL_F_CHOICE_TYPE(buf_c, *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
+                              fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_f08ts_large_, pmpir_file_read_f08ts_large_)
@@ -4453,12 +4261,11 @@ void pmpir_file_read_all_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, cons
                                 const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_all(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_all(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                 fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_f08ts_, pmpir_file_read_all_f08ts_)
@@ -4468,12 +4275,11 @@ void pmpir_file_read_all_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *buf
                                       MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_all_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                  *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_all_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                   fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_f08ts_large_, pmpir_file_read_all_f08ts_large_)
@@ -4482,11 +4288,12 @@ void pmpir_file_read_all_begin_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf
                                       const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_all_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_all_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_all_begin(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
                                       *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_begin_f08ts_, pmpir_file_read_all_begin_f08ts_)
@@ -4496,13 +4303,13 @@ void pmpir_file_read_all_begin_f08ts_large_(const MPI_Fint *fh, const fmpl_f_des
                                             MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_read_all_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_all_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_all_begin_c(PMPI_File_f2c(*fh), buf_c.address,
                                         FMPL_F_CHOICE_COUNT(buf_c, *count),
                                         FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_begin_f08ts_large_, pmpir_file_read_all_begin_f08ts_large_)
@@ -4511,10 +4318,10 @@ void pmpir_file_read_all_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, 
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_read_all_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_read_all_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_all_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_all_end_f08ts_, pmpir_file_read_all_end_f08ts_)
@@ -4524,12 +4331,11 @@ void pmpir_file_read_at_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset, con
                                MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_at");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_at");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                               FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                               *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read_at(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                               fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_f08ts_, pmpir_file_read_at_f08ts_)
@@ -4540,12 +4346,11 @@ void pmpir_file_read_at_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *offse
                                      MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_at_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_at_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                 FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                 *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                 fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_f08ts_large_, pmpir_file_read_at_f08ts_large_)
@@ -4555,12 +4360,11 @@ void pmpir_file_read_at_all_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset,
                                    const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_at_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_at_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                   FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                   *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                   fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_f08ts_, pmpir_file_read_at_all_f08ts_)
@@ -4571,12 +4375,11 @@ void pmpir_file_read_at_all_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *o
                                          MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_at_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_at_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                     FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                     *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_read_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                     fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_f08ts_large_, pmpir_file_read_at_all_f08ts_large_)
@@ -4586,13 +4389,13 @@ void pmpir_file_read_at_all_begin_f08ts_(const MPI_Fint *fh, const MPI_Offset *o
                                          const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_read_at_all_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_at_all_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_at_all_begin(PMPI_File_f2c(*fh), *offset, buf_c.address,
                                          FMPL_F_CHOICE_COUNT(buf_c, *count),
                                          FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08ts_, pmpir_file_read_at_all_begin_f08ts_)
@@ -4602,13 +4405,13 @@ void pmpir_file_read_at_all_begin_f08ts_large_(const MPI_Fint *fh, const MPI_Off
                                                const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_read_at_all_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_at_all_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_at_all_begin_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
                                            FMPL_F_CHOICE_COUNT(buf_c, *count),
                                            FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_begin_f08ts_large_, pmpir_file_read_at_all_begin_f08ts_large_)
@@ -4617,10 +4420,11 @@ void pmpir_file_read_at_all_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *bu
                                        MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_read_at_all_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL,
+                                     "MPI_File_read_at_all_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_at_all_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_at_all_end_f08ts_, pmpir_file_read_at_all_end_f08ts_)
@@ -4630,12 +4434,11 @@ void pmpir_file_read_ordered_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, 
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_ordered");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_ordered");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_ordered(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                    *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_ordered(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                     fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_f08ts_, pmpir_file_read_ordered_f08ts_)
@@ -4645,12 +4448,11 @@ void pmpir_file_read_ordered_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc 
                                           MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_ordered_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_ordered_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_ordered_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                      *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_ordered_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                       fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_f08ts_large_, pmpir_file_read_ordered_f08ts_large_)
@@ -4660,13 +4462,13 @@ void pmpir_file_read_ordered_begin_f08ts_(const MPI_Fint *fh, const fmpl_f_desc 
                                           MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_read_ordered_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_ordered_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_ordered_begin(PMPI_File_f2c(*fh), buf_c.address,
                                           FMPL_F_CHOICE_COUNT(buf_c, *count),
                                           FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08ts_, pmpir_file_read_ordered_begin_f08ts_)
@@ -4676,13 +4478,13 @@ void pmpir_file_read_ordered_begin_f08ts_large_(const MPI_Fint *fh, const fmpl_f
                                                 const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_read_ordered_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_read_ordered_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_ordered_begin_c(PMPI_File_f2c(*fh), buf_c.address,
                                             FMPL_F_CHOICE_COUNT(buf_c, *count),
                                             FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_begin_f08ts_large_, pmpir_file_read_ordered_begin_f08ts_large_)
@@ -4691,10 +4493,11 @@ void pmpir_file_read_ordered_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *b
                                         MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_read_ordered_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL,
+                                     "MPI_File_read_ordered_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_read_ordered_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_ordered_end_f08ts_, pmpir_file_read_ordered_end_f08ts_)
@@ -4703,12 +4506,11 @@ void pmpir_file_read_shared_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, c
                                    const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_shared");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_shared");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_shared(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                   *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_shared(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                    fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_shared_f08ts_, pmpir_file_read_shared_f08ts_)
@@ -4718,12 +4520,11 @@ void pmpir_file_read_shared_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *
                                          MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_read_shared_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_WRITTEN, "MPI_File_read_shared_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_shared_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                     *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_read_shared_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                      fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_read_shared_f08ts_large_, pmpir_file_read_shared_f08ts_large_)
@@ -4732,11 +4533,11 @@ void pmpir_file_write_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, const i
                              const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c, *count),
-                             FMPL_F_CHOICE_TYPE(buf_c, *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_write(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
+                             fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_f08ts_, pmpir_file_write_f08ts_)
@@ -4746,12 +4547,11 @@ void pmpir_file_write_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                    MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                               *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_f08ts_large_, pmpir_file_write_f08ts_large_)
@@ -4760,12 +4560,11 @@ void pmpir_file_write_all_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, con
                                  const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_all(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                 *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_all(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                  fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_f08ts_, pmpir_file_write_all_f08ts_)
@@ -4775,12 +4574,11 @@ void pmpir_file_write_all_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc *bu
                                        MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_all_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                   *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_all_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                    fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_f08ts_large_, pmpir_file_write_all_f08ts_large_)
@@ -4789,12 +4587,12 @@ void pmpir_file_write_all_begin_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *bu
                                        const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_all_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_all_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_all_begin(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
                                        *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_begin_f08ts_, pmpir_file_write_all_begin_f08ts_)
@@ -4804,13 +4602,13 @@ void pmpir_file_write_all_begin_f08ts_large_(const MPI_Fint *fh, const fmpl_f_de
                                              MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_all_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_all_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_all_begin_c(PMPI_File_f2c(*fh), buf_c.address,
                                          FMPL_F_CHOICE_COUNT(buf_c, *count),
                                          FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_begin_f08ts_large_, pmpir_file_write_all_begin_f08ts_large_)
@@ -4819,10 +4617,10 @@ void pmpir_file_write_all_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                      MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_write_all_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_write_all_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_all_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_all_end_f08ts_, pmpir_file_write_all_end_f08ts_)
@@ -4832,12 +4630,11 @@ void pmpir_file_write_at_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset,
                                 const MPI_Datatype *datatype, MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_at");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_at");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_write_at(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_f08ts_, pmpir_file_write_at_f08ts_)
@@ -4848,12 +4645,11 @@ void pmpir_file_write_at_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *offs
                                       MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_at_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_at_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                  FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                  *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_write_at_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                  fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_f08ts_large_, pmpir_file_write_at_f08ts_large_)
@@ -4864,12 +4660,11 @@ void pmpir_file_write_at_all_f08ts_(const MPI_Fint *fh, const MPI_Offset *offset
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_at_all");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_at_all");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                    FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                    *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_write_at_all(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                    fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_f08ts_, pmpir_file_write_at_all_f08ts_)
@@ -4880,12 +4675,11 @@ void pmpir_file_write_at_all_f08ts_large_(const MPI_Fint *fh, const MPI_Offset *
                                           MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_at_all_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_at_all_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
-                                      FMPL_F_CHOICE_COUNT(buf_c, *count), FMPL_F_CHOICE_TYPE(buf_c,
-                                      *datatype), fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+        rc = PMPI_File_write_at_all_c(PMPI_File_f2c(*fh), *offset, buf_c.address, *count, *datatype,
+                                      fmpl_f_status(status));
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_f08ts_large_, pmpir_file_write_at_all_f08ts_large_)
@@ -4895,13 +4689,13 @@ void pmpir_file_write_at_all_begin_f08ts_(const MPI_Fint *fh, const MPI_Offset *
                                           const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_at_all_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_at_all_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_at_all_begin(PMPI_File_f2c(*fh), *offset, buf_c.address,
                                           FMPL_F_CHOICE_COUNT(buf_c, *count),
                                           FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08ts_, pmpir_file_write_at_all_begin_f08ts_)
@@ -4911,13 +4705,13 @@ void pmpir_file_write_at_all_begin_f08ts_large_(const MPI_Fint *fh, const MPI_Of
                                                 const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_at_all_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_at_all_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_at_all_begin_c(PMPI_File_f2c(*fh), *offset, buf_c.address,
                                             FMPL_F_CHOICE_COUNT(buf_c, *count),
                                             FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_begin_f08ts_large_, pmpir_file_write_at_all_begin_f08ts_large_)
@@ -4926,10 +4720,11 @@ void pmpir_file_write_at_all_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *b
                                         MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_write_at_all_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL,
+                                     "MPI_File_write_at_all_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_at_all_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_at_all_end_f08ts_, pmpir_file_write_at_all_end_f08ts_)
@@ -4939,12 +4734,11 @@ void pmpir_file_write_ordered_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf,
                                      MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_ordered");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_ordered");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_ordered(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                     *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_ordered(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                      fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_f08ts_, pmpir_file_write_ordered_f08ts_)
@@ -4954,13 +4748,11 @@ void pmpir_file_write_ordered_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc
                                            MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_ordered_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_ordered_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_ordered_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                       *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_ordered_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                        fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_f08ts_large_, pmpir_file_write_ordered_f08ts_large_)
@@ -4970,13 +4762,13 @@ void pmpir_file_write_ordered_begin_f08ts_(const MPI_Fint *fh, const fmpl_f_desc
                                            MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_ordered_begin");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_ordered_begin");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_ordered_begin(PMPI_File_f2c(*fh), buf_c.address,
                                            FMPL_F_CHOICE_COUNT(buf_c, *count),
                                            FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08ts_, pmpir_file_write_ordered_begin_f08ts_)
@@ -4986,13 +4778,13 @@ void pmpir_file_write_ordered_begin_f08ts_large_(const MPI_Fint *fh, const fmpl_
                                                  const MPI_Datatype *datatype, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype,
-                              "MPI_File_write_ordered_begin_c");
+    int rc = fmpl_f_choice_described(&buf_c, buf, (MPI_Count)*count, *datatype,
+                                     "MPI_File_write_ordered_begin_c");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_ordered_begin_c(PMPI_File_f2c(*fh), buf_c.address,
                                              FMPL_F_CHOICE_COUNT(buf_c, *count),
                                              FMPL_F_CHOICE_TYPE(buf_c, *datatype));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_begin_f08ts_large_, pmpir_file_write_ordered_begin_f08ts_large_)
@@ -5001,10 +4793,11 @@ void pmpir_file_write_ordered_end_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *
                                          MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, -1, MPI_DATATYPE_NULL, "MPI_File_write_ordered_end");
+    int rc = fmpl_f_choice_described(&buf_c, buf, -1, MPI_DATATYPE_NULL,
+                                     "MPI_File_write_ordered_end");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_write_ordered_end(PMPI_File_f2c(*fh), buf_c.address, fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_ordered_end_f08ts_, pmpir_file_write_ordered_end_f08ts_)
@@ -5014,12 +4807,11 @@ void pmpir_file_write_shared_f08ts_(const MPI_Fint *fh, const fmpl_f_desc *buf, 
                                     MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_shared");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_shared");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_shared(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                    *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_shared(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                     fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_shared_f08ts_, pmpir_file_write_shared_f08ts_)
@@ -5029,52 +4821,94 @@ void pmpir_file_write_shared_f08ts_large_(const MPI_Fint *fh, const fmpl_f_desc 
                                           MPI_Fint *status, MPI_Fint *ierror)
 {
     fmpl_f_choice buf_c = {0};
-    int rc = fmpl_f_choice_of(&buf_c, buf, (MPI_Count)*count, *datatype, "MPI_File_write_shared_c");
+    int rc = fmpl_f_choice_copy(&buf_c, buf, FMPL_F_READ, "MPI_File_write_shared_c");
     if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_shared_c(PMPI_File_f2c(*fh), buf_c.address, FMPL_F_CHOICE_COUNT(buf_c,
-                                      *count), FMPL_F_CHOICE_TYPE(buf_c, *datatype),
+        rc = PMPI_File_write_shared_c(PMPI_File_f2c(*fh), buf_c.address, *count, *datatype,
                                       fmpl_f_status(status));
-    fmpl_f_choice_free(&buf_c);
+    fmpl_f_choice_done(&buf_c);
     fmpl_f_set_ierror(ierror, rc);
 }
 FMPL_F_ALIAS(mpi_file_write_shared_f08ts_large_, pmpir_file_write_shared_f08ts_large_)
 
 /* ---- MPICH's extensions ---- */
-FMPL_F08_EXTENSION_2(mpix_comm_agree_f08_, pmpixr_comm_agree_f08_, "MPIX_Comm_agree")
-FMPL_F08_EXTENSION_1(mpix_comm_revoke_f08_, pmpixr_comm_revoke_f08_, "MPIX_Comm_revoke")
-FMPL_F08_EXTENSION_2(mpix_comm_shrink_f08_, pmpixr_comm_shrink_f08_, "MPIX_Comm_shrink")
-FMPL_F08_EXTENSION_1(mpix_comm_failure_ack_f08_, pmpixr_comm_failure_ack_f08_, "MPIX_Comm_failure_ack")
-FMPL_F08_EXTENSION_2(mpix_comm_failure_get_acked_f08_, pmpixr_comm_failure_get_acked_f08_, "MPIX_Comm_failure_get_acked")
-FMPL_F08_EXTENSION_2(mpix_gpu_query_support_f08_, pmpixr_gpu_query_support_f08_, "MPIX_GPU_query_support")
-FMPL_F08_EXTENSION_0(mpix_query_cuda_support_f08_, pmpixr_query_cuda_support_f08_, "MPIX_Query_cuda_support")
-FMPL_F08_EXTENSION_0(mpix_query_hip_support_f08_, pmpixr_query_hip_support_f08_, "MPIX_Query_hip_support")
-FMPL_F08_EXTENSION_0(mpix_query_ze_support_f08_, pmpixr_query_ze_support_f08_, "MPIX_Query_ze_support")
-FMPL_F08_EXTENSION_1(mpi_delete_error_class_f08_, pmpir_delete_error_class_f08_, "MPI_Delete_error_class")
-FMPL_F08_EXTENSION_1(mpi_delete_error_code_f08_, pmpir_delete_error_code_f08_, "MPI_Delete_error_code")
-FMPL_F08_EXTENSION_1(mpi_delete_error_string_f08_, pmpir_delete_error_string_f08_, "MPI_Delete_error_string")
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+FMPL_F_EXTENSION(mpix, comm_agree, PMPIX_Comm_agree, (const MPI_Comm *comm, int *flag,
+                 MPI_Fint *ierror), (*comm, flag))
+FMPL_F_MPIX_NAMES(comm_agree, COMM_AGREE, pmpixr_comm_agree_f08_)
+
+int PMPIX_Comm_revoke(MPI_Comm comm);
+FMPL_F_EXTENSION(mpix, comm_revoke, PMPIX_Comm_revoke, (const MPI_Comm *comm, MPI_Fint *ierror),
+                 (*comm))
+FMPL_F_MPIX_NAMES(comm_revoke, COMM_REVOKE, pmpixr_comm_revoke_f08_)
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+FMPL_F_EXTENSION(mpix, comm_shrink, PMPIX_Comm_shrink, (const MPI_Comm *comm, MPI_Comm *newcomm,
+                 MPI_Fint *ierror), (*comm, newcomm))
+FMPL_F_MPIX_NAMES(comm_shrink, COMM_SHRINK, pmpixr_comm_shrink_f08_)
+
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+FMPL_F_EXTENSION(mpix, comm_failure_ack, PMPIX_Comm_failure_ack, (const MPI_Comm *comm,
+                 MPI_Fint *ierror), (*comm))
+FMPL_F_MPIX_NAMES(comm_failure_ack, COMM_FAILURE_ACK, pmpixr_comm_failure_ack_f08_)
+
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+FMPL_F_EXTENSION(mpix, comm_failure_get_acked, PMPIX_Comm_failure_get_acked, (const MPI_Comm *comm,
+                 MPI_Group *failedgrp, MPI_Fint *ierror), (*comm, failedgrp))
+FMPL_F_MPIX_NAMES(comm_failure_get_acked, COMM_FAILURE_GET_ACKED,
+                  pmpixr_comm_failure_get_acked_f08_)
+
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+FMPL_F_EXTENSION(mpix, gpu_query_support, PMPIX_GPU_query_support, (const int *gpu_type,
+                 int *is_supported, MPI_Fint *ierror), (*gpu_type, is_supported))
+FMPL_F_MPIX_NAMES(gpu_query_support, GPU_QUERY_SUPPORT, pmpixr_gpu_query_support_f08_)
+
+int PMPIX_Query_cuda_support(void);
+FMPL_F_EXTENSION(mpix, query_cuda_support, PMPIX_Query_cuda_support, (MPI_Fint *ierror), ())
+FMPL_F_MPIX_NAMES(query_cuda_support, QUERY_CUDA_SUPPORT, pmpixr_query_cuda_support_f08_)
+
+int PMPIX_Query_hip_support(void);
+FMPL_F_EXTENSION(mpix, query_hip_support, PMPIX_Query_hip_support, (MPI_Fint *ierror), ())
+FMPL_F_MPIX_NAMES(query_hip_support, QUERY_HIP_SUPPORT, pmpixr_query_hip_support_f08_)
+
+int PMPIX_Query_ze_support(void);
+FMPL_F_EXTENSION(mpix, query_ze_support, PMPIX_Query_ze_support, (MPI_Fint *ierror), ())
+FMPL_F_MPIX_NAMES(query_ze_support, QUERY_ZE_SUPPORT, pmpixr_query_ze_support_f08_)
+
+int PMPIX_Delete_error_class(int errorclass);
+FMPL_F_EXTENSION(mpi, delete_error_class, PMPIX_Delete_error_class, (const int *errorclass,
+                 MPI_Fint *ierror), (*errorclass))
+
+int PMPIX_Delete_error_code(int errorcode);
+FMPL_F_EXTENSION(mpi, delete_error_code, PMPIX_Delete_error_code, (const int *errorcode,
+                 MPI_Fint *ierror), (*errorcode))
+
+int PMPIX_Delete_error_string(int errorcode);
+FMPL_F_EXTENSION(mpi, delete_error_string, PMPIX_Delete_error_string, (const int *errorcode,
+                 MPI_Fint *ierror), (*errorcode))
+
 
 /* ---- module mpi_f08_types: operators, conversions ---- */
-FMPL_F08_HANDLE_TYPE(comm, Mpi_comm)
+FMPL_F08_HANDLE_TYPE(comm)
 FMPL_F08_HANDLE_CONVERSIONS(comm)
-FMPL_F08_HANDLE_TYPE(datatype, Mpi_datatype)
+FMPL_F08_HANDLE_TYPE(datatype)
 FMPL_F08_HANDLE_CONVERSIONS(datatype)
-FMPL_F08_HANDLE_TYPE(errhandler, Mpi_errhandler)
+FMPL_F08_HANDLE_TYPE(errhandler)
 FMPL_F08_HANDLE_CONVERSIONS(errhandler)
-FMPL_F08_HANDLE_TYPE(group, Mpi_group)
+FMPL_F08_HANDLE_TYPE(group)
 FMPL_F08_HANDLE_CONVERSIONS(group)
-FMPL_F08_HANDLE_TYPE(info, Mpi_info)
+FMPL_F08_HANDLE_TYPE(info)
 FMPL_F08_HANDLE_CONVERSIONS(info)
-FMPL_F08_HANDLE_TYPE(message, Mpi_message)
+FMPL_F08_HANDLE_TYPE(message)
 FMPL_F08_HANDLE_CONVERSIONS(message)
-FMPL_F08_HANDLE_TYPE(op, Mpi_op)
+FMPL_F08_HANDLE_TYPE(op)
 FMPL_F08_HANDLE_CONVERSIONS(op)
-FMPL_F08_HANDLE_TYPE(request, Mpi_request)
+FMPL_F08_HANDLE_TYPE(request)
 FMPL_F08_HANDLE_CONVERSIONS(request)
-FMPL_F08_HANDLE_TYPE(session, Mpi_session)
+FMPL_F08_HANDLE_TYPE(session)
 FMPL_F08_HANDLE_CONVERSIONS(session)
-FMPL_F08_HANDLE_TYPE(win, Mpi_win)
+FMPL_F08_HANDLE_TYPE(win)
 FMPL_F08_HANDLE_CONVERSIONS(win)
-FMPL_F08_HANDLE_TYPE(file, Mpi_file)
+FMPL_F08_HANDLE_TYPE(file)
 
 /* ---- module mpi_f08_compile_constants: the handle constants ---- */
 FMPL_F08_CONSTANT(mpi_comm_null, 67108864)

@@ -362,6 +362,24 @@ void fmpl_mpi_async_request_persistent(fmpl_mpi_request *r, MPI_Comm comm, void 
 int fmpl_mpi_async_request_restart(fmpl_mpi_request *r, const char *func);
 /* fmpl_mpi_request_test of an FMPL_MREQ_ASYNC request. */
 int fmpl_mpi_async_request_test(fmpl_mpi_request *r);
+/* A request of its own around *request, a request an MPI call has just
+ * returned (request_wrap.c): it completes with the inner one, with its
+ * status and error, and runs the hooks in the program's thread: `start`
+ * before each MPI_Start (persistent), `complete` after each completion,
+ * `release` when the request goes (after `complete` unless persistent;
+ * MPI_Request_free of an inactive persistent one).  Each gets the state:
+ * state_size zeroed bytes, returned here for the caller to fill, freed with
+ * the request.  *request becomes the new handle.  NULL: no memory; the
+ * operation was ended here then (waited for; a persistent request, not
+ * started yet, freed) and *request is MPI_REQUEST_NULL (or *request was
+ * not a request at all, and is left alone). */
+typedef struct fmpl_mpi_request_hooks {
+    void (*start)(void *state);
+    void (*complete)(void *state);
+    void (*release)(void *state);
+} fmpl_mpi_request_hooks;
+void *fmpl_mpi_request_wrap(MPI_Request *request, const fmpl_mpi_request_hooks *hooks,
+                            size_t state_size);
 /* Persistent collectives (coll_nbc.c): an FMPL_MREQ_ASYNC request with
  * `persistent` set keeps its schedule in async_state.  Start restarts it;
  * release frees it unless an instance is still running (then 0). */
