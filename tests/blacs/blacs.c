@@ -2,10 +2,10 @@
  * at any number of ranks: process grids of several shapes (row-major,
  * column-major, a user map, a grid smaller than the job), and in each, for
  * every type I S D C Z:
- *   - point-to-point: every process sends three general blocks (strided and
- *     contiguous) to every process, itself included, before receiving any;
- *     received in order, checked element by element, the rows past m left
- *     alone;
+ *   - point-to-point: every process sends four general blocks (strided,
+ *     contiguous, and a row: one element per column) to every process,
+ *     itself included, before receiving any; received in order, checked
+ *     element by element, the rows past m left alone;
  *   - trapezoids (uplo U/L x diag U/N, m < n, m = n, m > n) sent to the next
  *     process: exactly the trapezoid's elements arrive, the rest untouched;
  *   - broadcasts in each scope, from every root, with every topology, general
@@ -207,22 +207,24 @@ static void test_p2p(const grid_t *g, int t)
 {
     where = "p2p";
     const ops_t *o = &ops[t];
-    int m = 5, n = 4;
-    int lda_strided = 7; /* message 0 and 2 strided, message 1 contiguous */
-    int lda[3] = {lda_strided, m, lda_strided};
+    /* messages 0 and 2 strided, 1 contiguous, 3 a row (as PDLASWP swaps) */
+    enum { MESSAGES = 4 };
+    static const int ms[MESSAGES] = {5, 5, 5, 1}, ns[MESSAGES] = {4, 4, 4, 6},
+                     lda[MESSAGES] = {7, 5, 7, 3};
     int peers = g->nprow * g->npcol;
-    void *out = alloc_sentinel(t, (long)lda_strided * n);
+    void *out = alloc_sentinel(t, 7 * 4);
     for (int dst = 0; dst < peers; dst++) /* everything sent before anything is received */
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < MESSAGES; k++) {
             int dr = dst / g->npcol, dc = dst % g->npcol;
-            fill(t, out, m, n, lda[k], 100 * k + dst, g->myrow, g->mycol);
-            o->gesd(g->ctx, m, n, out, lda[k], dr, dc);
+            fill(t, out, ms[k], ns[k], lda[k], 100 * k + dst, g->myrow, g->mycol);
+            o->gesd(g->ctx, ms[k], ns[k], out, lda[k], dr, dc);
         }
     free(out);
     for (int src = 0; src < peers; src++) {
         int sr = src / g->npcol, sc = src % g->npcol;
         int mine = g->myrow * g->npcol + g->mycol;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < MESSAGES; k++) {
+            int m = ms[k], n = ns[k];
             void *in = alloc_sentinel(t, (long)lda[k] * n);
             o->gerv(g->ctx, m, n, in, lda[k], sr, sc);
             for (int j = 0; j < n; j++)
