@@ -221,9 +221,10 @@ int fmpl_irecv_test(int src, int index, fmpl_comm comm, int *flag, fmpl_status *
  * spool, the send returns FMPL_ERR_SPOOL_FULL having sent nothing: post the
  * receives or call fmpl_sendbuf_check, and send again.  Each message takes
  * its size rounded up to 64 bytes plus a 64-byte record header; space is
- * reclaimed in order.  A spooled message keeps its index busy until it is
- * delivered (fmpl_isend_wait does not apply to it).  Replacing or removing
- * (buf NULL, size 0) the spool while it holds messages is FMPL_ERR_BUSY. */
+ * reclaimed in order, and an empty spool starts over at its beginning.  A
+ * spooled message keeps its index busy until it is delivered
+ * (fmpl_isend_wait does not apply to it).  Replacing or removing (buf NULL,
+ * size 0) the spool while it holds messages is FMPL_ERR_BUSY. */
 int fmpl_sendbuf_set(void *buf, long size, int timeout_ms);
 
 /* Send every spooled message whose receive is now posted.  *nsend: messages

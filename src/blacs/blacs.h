@@ -111,9 +111,13 @@ void blacs_barrier_delivering(fmpl_comm comm, const char *func);
 
 /* Give the send spool back to FMPL (Cblacs_exit; it must be empty). */
 void blacs_spool_release(void);
+/* Free the reduction operations of combines with locations (Cblacs_exit;
+ * made again if BLACS is used after it). */
+void blacs_coll_release(void);
 
-/* Scratch buffers (0: packing, 1: the locations), from FMPL's
- * shared heap, grown on demand and kept until Cblacs_freebuff. */
+/* Scratch buffers (0: packing, 1: the (value, rank) pairs of combines with
+ * locations), from FMPL's shared heap, grown on demand and kept until
+ * Cblacs_freebuff. */
 void *blacs_scratch(int which, size_t bytes);
 void blacs_scratch_free(void);
 

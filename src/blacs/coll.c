@@ -12,10 +12,12 @@
  *                                          FMPL's absolute-value max and min
  *                                          (BLACS's AMX / AMN, |re| + |im| for
  *                                          complex, ties to the lower rank);
- *                                          with locations (ldia != -1) an
- *                                          allreduce of the values, then one
- *                                          of the lowest rank holding each
- *                                          result (fmpl_imax)
+ *                                          with locations (ldia != -1) one
+ *                                          allreduce of (value, rank) pairs
+ *                                          with an operation of this file's
+ *                                          (made once, the same selection
+ *                                          as fmpl_Xmax / fmpl_Xmin, the
+ *                                          rank travelling with its value)
  *
  * Broadcasts are messages, not a collective: BLACS lets a scope's
  * processes take broadcasts from different roots, and broadcasts and
@@ -30,7 +32,9 @@
  * processes of a scope take part in its combines in the same order. */
 #include "blacs/blacs.h"
 
+#include <math.h>
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 
 static void bcast_shape(int context, const char *scope, const char *top, const blacs_shape *s,
@@ -104,34 +108,114 @@ static const fmpl_op *const *const ops[5][3] = {
     {&fmpl_dsum, &fmpl_dmax, &fmpl_dmin}, {&fmpl_csum, &fmpl_cmax, &fmpl_cmin},
     {&fmpl_zsum, &fmpl_zmax, &fmpl_zmin}};
 
-/* Where each result came from: the lowest rank of the scope whose element
- * has the result's bits, as grid coordinates in ra/ca (ldia x n). */
-static void locate(blacs_ctx *ctx, fmpl_comm comm, char which, const blacs_shape *s,
-                   size_t esize, const void *mine, const void *result, int *ra, int *ca,
-                   int ldia, int dest, const char *func)
+/* Combines with locations: each element travels with the rank of the
+ * scope that holds it, {value, int32 rank}, the value first (so a pair's
+ * value is at offset 0 and its rank at blacs_type_size[t]).  The
+ * operations select as fmpl_Xmax / fmpl_Xmin do (fmpl.h): the
+ * higher-ranked operand only when its absolute value is strictly larger
+ * (smaller), so a NaN or a tie keeps the lower rank's value and rank.
+ * The rank settles a tie itself, whatever order the operands come in:
+ * the result is the value of the lowest rank holding the largest
+ * (smallest) absolute value, with that rank, as BLACS reports it. */
+typedef struct { int32_t v, rank; } pair_i;
+typedef struct { float v; int32_t rank; } pair_s;
+typedef struct { double v; int32_t rank, pad; } pair_d;
+typedef struct { float re, im; int32_t rank; } pair_c;
+typedef struct { double re, im; int32_t rank, pad; } pair_z;
+static const size_t pair_size[5] = {sizeof(pair_i), sizeof(pair_s), sizeof(pair_d),
+                                    sizeof(pair_c), sizeof(pair_z)};
+_Static_assert(offsetof(pair_i, rank) == sizeof(int) && offsetof(pair_s, rank) == sizeof(float) &&
+                   offsetof(pair_d, rank) == sizeof(double) &&
+                   offsetof(pair_c, rank) == 2 * sizeof(float) &&
+                   offsetof(pair_z, rank) == 2 * sizeof(double),
+               "a pair's rank follows its value");
+
+static inline uint32_t abs_i(const pair_i *p) /* unsigned: INT_MIN is the largest */
 {
-    int me, size;
-    blacs_check(fmpl_comm_rank(comm, &me), func, "fmpl_comm_rank");
-    blacs_check(fmpl_comm_size(comm, &size), func, "fmpl_comm_size");
+    return p->v < 0 ? 0u - (uint32_t)p->v : (uint32_t)p->v;
+}
+static inline float abs_s(const pair_s *p) { return fabsf(p->v); }
+static inline double abs_d(const pair_d *p) { return fabs(p->v); }
+static inline float abs_c(const pair_c *p) { return fabsf(p->re) + fabsf(p->im); }
+static inline double abs_z(const pair_z *p) { return fabs(p->re) + fabs(p->im); }
+
+/* inout[k] = in[k] unless inout[k] wins: its |value| strictly larger (AMX,
+ * CMP >) or smaller (AMN, CMP <), or equal with a lower rank. */
+#define PAIR_OP(L, KIND, CMP)                                                                  \
+    static void located_##L##KIND(const void *in_, void *inout_, long count, void *unused)     \
+    {                                                                                          \
+        (void)unused;                                                                          \
+        const pair_##L *in = in_;                                                              \
+        pair_##L *inout = inout_;                                                              \
+        for (long k = 0; k < count; k++) {                                                     \
+            int keep = abs_##L(&inout[k]) CMP abs_##L(&in[k]) ||                               \
+                       (abs_##L(&inout[k]) == abs_##L(&in[k]) && inout[k].rank < in[k].rank);  \
+            if (!keep)                                                                         \
+                inout[k] = in[k];                                                              \
+        }                                                                                      \
+    }
+#define PAIR_OPS(L) PAIR_OP(L, amx, >) PAIR_OP(L, amn, <)
+PAIR_OPS(i)
+PAIR_OPS(s)
+PAIR_OPS(d)
+PAIR_OPS(c)
+PAIR_OPS(z)
+
+static const fmpl_user_fn located_fns[5][2] = {
+    {located_iamx, located_iamn}, {located_samx, located_samn}, {located_damx, located_damn},
+    {located_camx, located_camn}, {located_zamx, located_zamn}};
+static fmpl_op *located_ops[5][2]; /* made on first use, freed by Cblacs_exit */
+
+static const fmpl_op *located_op(blacs_type t, int kind, const char *func)
+{
+    fmpl_op **op = &located_ops[t][kind == AMX ? 0 : 1];
+    if (!*op)
+        blacs_check(fmpl_op_create(located_fns[t][kind == AMX ? 0 : 1], pair_size[t], NULL, op),
+                    func, "fmpl_op_create");
+    return *op;
+}
+
+void blacs_coll_release(void)
+{
+    for (int t = 0; t < 5; t++)
+        for (int k = 0; k < 2; k++)
+            if (located_ops[t][k])
+                blacs_check(fmpl_op_free(&located_ops[t][k]), "BLACS_EXIT", "fmpl_op_free");
+}
+
+/* AMX / AMN with locations: the pairs of A's elements and this process's
+ * rank, one allreduce, then on the processes that get the result its
+ * values into A and its ranks, as grid coordinates, into ra/ca (ldia x n).
+ * A is only read until then, so it stays as it was elsewhere. */
+static void combine_located(const blacs_ctx *ctx, fmpl_comm comm, char which,
+                            const blacs_shape *s, blacs_type t, int kind, void *a, int *ra,
+                            int *ca, int ldia, int me, int dest, const char *func)
+{
+    size_t esize = blacs_type_size[t], psize = pair_size[t];
     long count = (long)s->m * s->n;
-    int *holder = blacs_scratch(1, (size_t)count * sizeof *holder);
-    const char *my = mine, *res = result; /* A itself (lda), the packed result */
-    for (int j = 0; j < s->n; j++) /* size - rank: the largest is the lowest rank */
+    char *pairs = blacs_scratch(1, (size_t)count * psize), *matrix = a;
+    int32_t rank = me;
+    for (int j = 0; j < s->n; j++)
         for (int i = 0; i < s->m; i++) {
-            long k = (long)j * s->m + i;
-            holder[k] = memcmp(my + ((size_t)j * s->lda + i) * esize, res + k * esize, esize)
-                                == 0 ? size - me : 0;
+            char *p = pairs + ((size_t)j * s->m + i) * psize;
+            memcpy(p, matrix + ((size_t)j * s->lda + i) * esize, esize);
+            memcpy(p + esize, &rank, sizeof rank);
+            memset(p + esize + sizeof rank, 0, psize - esize - sizeof rank); /* pad */
         }
-    allreduce_delivering(holder, count, fmpl_imax, comm, func);
+    allreduce_delivering(pairs, count, located_op(t, kind, func), comm, func);
     if (dest >= 0 && dest != me)
         return;
     for (int j = 0; j < s->n; j++)
         for (int i = 0; i < s->m; i++) {
-            int rank = size - holder[(long)j * s->m + i];
-            int r = which == 'R' ? ctx->myrow : which == 'C' ? rank : rank / ctx->npcol;
-            int c = which == 'R' ? rank : which == 'C' ? ctx->mycol : rank % ctx->npcol;
-            ra[(long)j * ldia + i] = r;
-            ca[(long)j * ldia + i] = c;
+            const char *p = pairs + ((size_t)j * s->m + i) * psize;
+            memcpy(matrix + ((size_t)j * s->lda + i) * esize, p, esize);
+            memcpy(&rank, p + esize, sizeof rank);
+            ra[(long)j * ldia + i] = which == 'R'   ? ctx->myrow
+                                     : which == 'C' ? rank
+                                                    : rank / ctx->npcol;
+            ca[(long)j * ldia + i] = which == 'R'   ? rank
+                                     : which == 'C' ? ctx->mycol
+                                                    : rank % ctx->npcol;
         }
 }
 
@@ -156,17 +240,17 @@ static void combine(int context, const char *scope, const char *top, int m, int 
     long count = (long)m * n;
     if (count == 0)
         return;
+    if (located) {
+        combine_located(ctx, comm, which, &s, t, kind, a, ra, ca, ldia, me, dest, func);
+        return;
+    }
     size_t esize = blacs_type_size[t];
-    const fmpl_op *op = *ops[t][kind];
-    /* In place only when every process gets the result and A's own values
-     * are not needed afterwards (the locations compare them). */
-    int in_place = dest < 0 && !located && blacs_shape_contiguous(&s);
+    /* In place only when every process gets the result. */
+    int in_place = dest < 0 && blacs_shape_contiguous(&s);
     void *buf = in_place ? a : blacs_scratch(0, (size_t)count * esize);
     if (!in_place)
         blacs_pack(&s, esize, a, buf);
-    allreduce_delivering(buf, count, op, comm, func);
-    if (located) /* before A takes the result: the locations compare A's values */
-        locate(ctx, comm, which, &s, esize, a, buf, ra, ca, ldia, dest, func);
+    allreduce_delivering(buf, count, *ops[t][kind], comm, func);
     if (!in_place && (dest < 0 || dest == me))
         blacs_unpack(&s, esize, buf, a);
 }

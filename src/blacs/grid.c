@@ -333,6 +333,7 @@ void Cblacs_exit(int cont)
     drain_spool();
     blacs_scratch_free();
     blacs_spool_release();
+    blacs_coll_release();
     free(systems);
     systems = NULL;
     nsystems = 0;

@@ -16,7 +16,9 @@
  *  c      spool full: 200 B into a 100 B spool -> FMPL_ERR_SPOOL_FULL, nothing
  *         sent (the posted receive stays incomplete); the same send succeeds
  *         once the receive is posted; a partly filled spool refuses a message
- *         that does not fit in its free part and keeps the one it holds.
+ *         that does not fit in its free part and keeps the one it holds; a
+ *         spool emptied again takes a message of nearly its whole size
+ *         wherever the last one ended (an empty ring starts over).
  *  g      a spooled message goes out while the sender is blocked in fmpl_recv
  *         (spool progress inside other calls; a spool in private memory,
  *         which the receiver cannot copy from itself).
@@ -34,7 +36,7 @@
 static int me, n;
 static tu_oob *oob;
 
-enum { SLOT_SYNC0, SLOT_B, SLOT_C1, SLOT_C2, SLOT_G, SLOT_F, SLOT_SYNC1 };
+enum { SLOT_SYNC0, SLOT_B, SLOT_C1, SLOT_C2, SLOT_C3, SLOT_G, SLOT_F, SLOT_SYNC1 };
 
 static void drain(const char *why)
 {
@@ -301,6 +303,41 @@ static void sub_spool_full(int peer, int snd)
         tu_buf_put(&r1);
         tu_buf_put(&r2);
     }
+    tu_pair_sync(peer, SYNC, FMPL_COMM_WORLD);
+
+    /* 1000 B take the spool's first 1088 B; once they are delivered the
+     * ring is empty, and 3500 B (3584 B with the header) fit only from its
+     * start.  One buffer on each side serves both messages. */
+    tu_sub = "c: an emptied 4096 B spool takes 3500 B after 1000 B were delivered";
+    tu_buf b;
+    tu_buf_get(&b, TU_HEAP, 3500, NULL);
+    if (snd) {
+        void *spool = malloc(4096);
+        CALL(fmpl_sendbuf_set(spool, 4096, 0));
+        for (int k = 0; k < 2; k++) {
+            long size = k ? 3500 : 1000;
+            tu_fill(b.p, size, tu_seed(me, 53 + k, size, 6));
+            CALL(fmpl_send(b.p, size, peer, 53 + k, FMPL_COMM_WORLD));
+            tu_check_spool_counts(0, 1, k ? "3500 B spooled in the emptied spool"
+                                          : "1000 B spooled");
+            tu_oob_set(oob, SLOT_C3, k + 1);
+            drain("the receiver takes the message");
+        }
+        CALL(fmpl_sendbuf_set(NULL, 0, FMPL_TIMEOUT_NONE));
+        free(spool);
+    } else {
+        for (int k = 0; k < 2; k++) {
+            long size = k ? 3500 : 1000;
+            fmpl_status st;
+            tu_buf_arm(&b);
+            tu_oob_wait(oob, SLOT_C3, k + 1, "the sender spools the message");
+            CALL(fmpl_recv(b.p, size, peer, 53 + k, FMPL_COMM_WORLD, &st));
+            CHECK_STATUS(st, peer, 53 + k, size, FMPL_SUCCESS, "spooled message");
+            CHECK_PATTERN(b.p, size, tu_seed(peer, 53 + k, size, 6), "spooled message");
+            CHECK_BUF_UNTOUCHED_FROM(&b, size, "spooled message");
+        }
+    }
+    tu_buf_put(&b);
     tu_pair_sync(peer, SYNC, FMPL_COMM_WORLD);
 }
 

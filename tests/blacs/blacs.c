@@ -2,18 +2,22 @@
  * at any number of ranks: process grids of several shapes (row-major,
  * column-major, a user map, a grid smaller than the job), and in each, for
  * every type I S D C Z:
- *   - point-to-point: every process sends three general blocks (strided and
- *     contiguous) to every process, itself included, before receiving any;
- *     received in order, checked element by element, the rows past m left
- *     alone;
+ *   - point-to-point: every process sends four general blocks (strided,
+ *     contiguous, and a row: one element per column) to every process,
+ *     itself included, before receiving any; received in order, checked
+ *     element by element, the rows past m left alone;
  *   - trapezoids (uplo U/L x diag U/N, m < n, m = n, m > n) sent to the next
  *     process: exactly the trapezoid's elements arrive, the rest untouched;
  *   - broadcasts in each scope, from every root, with every topology, general
  *     (strided and contiguous) and trapezoidal;
  *   - combines: sum, absolute max and min in each scope, to all (rdest -1)
- *     and to each destination, with and without the locations, checked
- *     against values computed here; a location must name a process whose
- *     element is the result, and A is unchanged where no result goes.
+ *     and to each destination, with and without the locations, on a block
+ *     and on a row, with spread values and with values made to tie (both
+ *     signs, |re| + |im| equal for different complex numbers), checked
+ *     against values computed here: AMX / AMN give, bit for bit, the value
+ *     of the lowest-ranked member of the scope holding the largest
+ *     (smallest) absolute value, and name that member as the location; A
+ *     is unchanged where no result goes.
  * Exits non-zero with a FAIL line on the first mismatch. */
 #include "fmpl_blacs.h"
 
@@ -207,22 +211,24 @@ static void test_p2p(const grid_t *g, int t)
 {
     where = "p2p";
     const ops_t *o = &ops[t];
-    int m = 5, n = 4;
-    int lda_strided = 7; /* message 0 and 2 strided, message 1 contiguous */
-    int lda[3] = {lda_strided, m, lda_strided};
+    /* messages 0 and 2 strided, 1 contiguous, 3 a row (as PDLASWP swaps) */
+    enum { MESSAGES = 4 };
+    static const int ms[MESSAGES] = {5, 5, 5, 1}, ns[MESSAGES] = {4, 4, 4, 6},
+                     lda[MESSAGES] = {7, 5, 7, 3};
     int peers = g->nprow * g->npcol;
-    void *out = alloc_sentinel(t, (long)lda_strided * n);
+    void *out = alloc_sentinel(t, 7 * 4);
     for (int dst = 0; dst < peers; dst++) /* everything sent before anything is received */
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < MESSAGES; k++) {
             int dr = dst / g->npcol, dc = dst % g->npcol;
-            fill(t, out, m, n, lda[k], 100 * k + dst, g->myrow, g->mycol);
-            o->gesd(g->ctx, m, n, out, lda[k], dr, dc);
+            fill(t, out, ms[k], ns[k], lda[k], 100 * k + dst, g->myrow, g->mycol);
+            o->gesd(g->ctx, ms[k], ns[k], out, lda[k], dr, dc);
         }
     free(out);
     for (int src = 0; src < peers; src++) {
         int sr = src / g->npcol, sc = src % g->npcol;
         int mine = g->myrow * g->npcol + g->mycol;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < MESSAGES; k++) {
+            int m = ms[k], n = ns[k];
             void *in = alloc_sentinel(t, (long)lda[k] * n);
             o->gerv(g->ctx, m, n, in, lda[k], sr, sc);
             for (int j = 0; j < n; j++)
@@ -351,104 +357,126 @@ static void test_bcast(const grid_t *g, int t)
 
 static double absval(int t, double re, double im) { return t >= TC ? fabs(re) + fabs(im) : fabs(re); }
 
+/* Combine operands: value_re / value_im, or (ties) -2, -1, 1 or 2 in each
+ * part, so that members of a scope often hold the same absolute value,
+ * with the same bits or not (-2 and 2; 1 - 2i, -2 + i and 2 + i). */
+static double tie_part(int h) { return h % 4 == 0 ? -2 : h % 4 == 1 ? -1 : h % 4 == 2 ? 1 : 2; }
+static double combine_re(int ties, int seed, int r, int c, int i, int j)
+{
+    return ties ? tie_part(seed + r * 5 + c * 3 + i * 7 + j) : value_re(seed, r, c, i, j);
+}
+static double combine_im(int t, int ties, int seed, int r, int c, int i, int j)
+{
+    if (!ties)
+        return value_im(t, seed, r, c, i, j);
+    return t >= TC ? tie_part(seed * 3 + r + c * 7 + i + j * 5) : 0;
+}
+
+/* A block and a row (one element per column); ldia * n <= 8. */
+static const int combine_shapes[][4] = {{3, 2, 5, 4}, {1, 4, 3, 2}}; /* m, n, lda, ldia */
+
 static void test_combine(const grid_t *g, int t)
 {
     const ops_t *o = &ops[t];
     static const char scopes[] = "RCA";
-    int m = 3, n = 2, lda = 5, ldia = 4;
     int topi = 0;
-    for (int s = 0; s < 3; s++) {
-        char scope[2] = {scopes[s], 0};
-        int members = scope_size(g, scopes[s]);
-        for (int dk = -1; dk < members; dk++) { /* -1: every process gets the result */
-            int drow = -1, dcol = -1;
-            if (dk >= 0)
-                scope_member(g, scopes[s], dk, &drow, &dcol);
-            int gets = dk < 0 || (drow == g->myrow && dcol == g->mycol);
-            const char *top = tops[topi++ % NTOPS];
-            for (int kind = 0; kind < 3; kind++)
-                for (int located = 0; located < 2; located++) {
-                    if (kind == 0 && located)
-                        continue;
-                    where = kind == 0 ? "gsum2d" : kind == 1 ? "gamx2d" : "gamn2d";
-                    int seed = 200 + 7 * s + dk + 3 * kind;
-                    void *a = alloc_sentinel(t, (long)lda * n);
-                    fill(t, a, m, n, lda, seed, g->myrow, g->mycol);
-                    int ra[8], ca[8];
-                    for (int q = 0; q < 8; q++)
-                        ra[q] = ca[q] = -7;
-                    if (kind == 0)
-                        o->gsum(g->ctx, scope, top, m, n, a, lda, drow, dcol);
-                    else
-                        (kind == 1 ? o->gamx : o->gamn)(g->ctx, scope, top, m, n, a, lda, ra,
-                                                        ca, located ? ldia : -1, drow, dcol);
-                    for (int j = 0; j < n; j++)
-                        for (int i = 0; i < lda; i++) {
-                            long e = (long)j * lda + i;
-                            if (i >= m) {
-                                expect_value(t, a, e, SENTINEL, SENTINEL, "combine padding");
+    for (int shape = 0; shape < 2; shape++)
+        for (int ties = 0; ties < 2; ties++)
+            for (int s = 0; s < 3; s++) {
+                int m = combine_shapes[shape][0], n = combine_shapes[shape][1];
+                int lda = combine_shapes[shape][2], ldia = combine_shapes[shape][3];
+                char scope[2] = {scopes[s], 0};
+                int members = scope_size(g, scopes[s]);
+                for (int dk = -1; dk < members; dk++) { /* -1: every process gets the result */
+                    int drow = -1, dcol = -1;
+                    if (dk >= 0)
+                        scope_member(g, scopes[s], dk, &drow, &dcol);
+                    int gets = dk < 0 || (drow == g->myrow && dcol == g->mycol);
+                    const char *top = tops[topi++ % NTOPS];
+                    for (int kind = 0; kind < 3; kind++)
+                        for (int located = 0; located < 2; located++) {
+                            if (kind == 0 && located)
                                 continue;
-                            }
-                            if (!gets) { /* A as it was */
-                                expect_value(t, a, e, value_re(seed, g->myrow, g->mycol, i, j),
-                                             value_im(t, seed, g->myrow, g->mycol, i, j),
-                                             "unchanged where no result goes");
-                                continue;
-                            }
-                            double sre = 0, sim = 0, best = kind == 1 ? -1 : 1e300;
-                            for (int k = 0; k < members; k++) {
-                                int r, c;
-                                scope_member(g, scopes[s], k, &r, &c);
-                                double re = value_re(seed, r, c, i, j);
-                                double im = value_im(t, seed, r, c, i, j);
-                                sre += re;
-                                sim += im;
-                                double av = absval(t, re, im);
-                                if (kind == 1 ? av > best : av < best)
-                                    best = av;
-                            }
-                            double gre, gim;
-                            get(t, a, e, &gre, &gim);
-                            if (kind == 0) {
-                                expect_value(t, a, e, sre, sim, "sum");
-                                continue;
-                            }
-                            EXPECT(absval(t, gre, gim) == best,
-                                   "type %c %s (%d,%d): |result| %g, expected %g", letters[t],
-                                   where, i, j, absval(t, gre, gim), best);
-                            int found = 0; /* some member holds exactly the result */
-                            for (int k = 0; k < members && !found; k++) {
-                                int r, c;
-                                scope_member(g, scopes[s], k, &r, &c);
-                                found = value_re(seed, r, c, i, j) == gre &&
-                                        value_im(t, seed, r, c, i, j) == (t >= TC ? gim : 0);
-                            }
-                            EXPECT(found, "type %c %s (%d,%d): result (%g,%g) is nobody's",
-                                   letters[t], where, i, j, gre, gim);
-                            if (located) {
-                                int r = ra[j * ldia + i], c = ca[j * ldia + i];
-                                EXPECT(r >= 0 && r < g->nprow && c >= 0 && c < g->npcol,
-                                       "location (%d,%d) outside the grid", r, c);
-                                EXPECT((scopes[s] != 'R' || r == g->myrow) &&
-                                           (scopes[s] != 'C' || c == g->mycol),
-                                       "location (%d,%d) outside the scope", r, c);
-                                EXPECT(value_re(seed, r, c, i, j) == gre &&
-                                           value_im(t, seed, r, c, i, j) == (t >= TC ? gim : 0),
-                                       "type %c %s (%d,%d): location {%d,%d} does not hold "
-                                       "the result", letters[t], where, i, j, r, c);
-                            }
+                            where = kind == 0 ? "gsum2d" : kind == 1 ? "gamx2d" : "gamn2d";
+                            int seed = 200 + 7 * s + dk + 3 * kind;
+                            void *a = alloc_sentinel(t, (long)lda * n);
+                            for (int j = 0; j < n; j++)
+                                for (int i = 0; i < m; i++)
+                                    put(t, a, (long)j * lda + i,
+                                        combine_re(ties, seed, g->myrow, g->mycol, i, j),
+                                        combine_im(t, ties, seed, g->myrow, g->mycol, i, j));
+                            int ra[8], ca[8];
+                            for (int q = 0; q < 8; q++)
+                                ra[q] = ca[q] = -7;
+                            if (kind == 0)
+                                o->gsum(g->ctx, scope, top, m, n, a, lda, drow, dcol);
+                            else
+                                (kind == 1 ? o->gamx : o->gamn)(g->ctx, scope, top, m, n, a,
+                                                                lda, ra, ca,
+                                                                located ? ldia : -1, drow, dcol);
+                            for (int j = 0; j < n; j++)
+                                for (int i = 0; i < lda; i++) {
+                                    long e = (long)j * lda + i;
+                                    if (i >= m) {
+                                        expect_value(t, a, e, SENTINEL, SENTINEL,
+                                                     "combine padding");
+                                        continue;
+                                    }
+                                    if (!gets) { /* A as it was */
+                                        expect_value(
+                                            t, a, e,
+                                            combine_re(ties, seed, g->myrow, g->mycol, i, j),
+                                            combine_im(t, ties, seed, g->myrow, g->mycol, i, j),
+                                            "unchanged where no result goes");
+                                        continue;
+                                    }
+                                    /* The sum, and the lowest-ranked member holding the
+                                     * largest (smallest) |x|: its value and place. */
+                                    double sre = 0, sim = 0, best = 0, wre = 0, wim = 0;
+                                    int wr = -1, wc = -1;
+                                    for (int k = 0; k < members; k++) {
+                                        int r, c;
+                                        scope_member(g, scopes[s], k, &r, &c);
+                                        double re = combine_re(ties, seed, r, c, i, j);
+                                        double im = combine_im(t, ties, seed, r, c, i, j);
+                                        sre += re;
+                                        sim += im;
+                                        double av = absval(t, re, im);
+                                        if (k == 0 || (kind == 1 ? av > best : av < best)) {
+                                            best = av;
+                                            wre = re;
+                                            wim = im;
+                                            wr = r;
+                                            wc = c;
+                                        }
+                                    }
+                                    if (kind == 0) {
+                                        expect_value(t, a, e, sre, sim, "sum");
+                                        continue;
+                                    }
+                                    expect_value(t, a, e, wre, wim,
+                                                 "result (the value of the lowest-ranked "
+                                                 "member with the largest / smallest |x|)");
+                                    if (located)
+                                        EXPECT(ra[j * ldia + i] == wr && ca[j * ldia + i] == wc,
+                                               "type %c %s%s (%d,%d) of %d x %d: location "
+                                               "{%d,%d}, expected {%d,%d}",
+                                               letters[t], where, ties ? " with ties" : "", i,
+                                               j, m, n, ra[j * ldia + i], ca[j * ldia + i], wr,
+                                               wc);
+                                }
+                            if (located) /* ra/ca past m in each column are not written */
+                                for (int j = 0; j < n; j++)
+                                    EXPECT(ra[j * ldia + m] == -7 && ca[j * ldia + m] == -7,
+                                           "location written past m");
+                            if (!located && kind)
+                                for (int q = 0; q < 8; q++)
+                                    EXPECT(ra[q] == -7 && ca[q] == -7,
+                                           "ldia -1 wrote locations");
+                            free(a);
                         }
-                    if (located) /* ra/ca past m in each column are not written */
-                        for (int j = 0; j < n; j++)
-                            EXPECT(ra[j * ldia + m] == -7 && ca[j * ldia + m] == -7,
-                                   "location written past m");
-                    if (!located && kind)
-                        for (int q = 0; q < 8; q++)
-                            EXPECT(ra[q] == -7 && ca[q] == -7, "ldia -1 wrote locations");
-                    free(a);
                 }
-        }
-    }
+            }
 }
 
 /* ----------------------------------------------------- the grids */
