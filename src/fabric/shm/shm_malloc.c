@@ -123,13 +123,16 @@ void fmpl_mem_hooks_prepare(void) { (void)libc_usable_size(NULL); }
  * page.  Packed at cache-line alignment instead, the arrays of a program
  * sat at arbitrary offsets from each other, and NPB's CG (class B, 4 ranks
  * on 2 cores, arrays allocated at start) spent 5-8% more user time in its
- * own loops: 19.4 s median against 17.9 s page-aligned and 18.0 s on Open
- * MPI (5 interleaved runs each, perf stat task-clock).  At most a page is
- * lost per block of at least FMPL_MALLOC_SHARED (64 KiB) bytes. */
+ * own loops (perf stat: 38-40 s of user time against 37 s): 19.4 s median
+ * against 17.9 s page-aligned and 18.0 s on Open MPI (NPB's seconds, 5
+ * interleaved runs each).  At most a page is lost per block of at least
+ * FMPL_MALLOC_SHARED (64 KiB) bytes. */
 #define BLOCK_ALIGN 4096
 
 /* A block of n bytes from the heap, or NULL (small, disabled, too big for
- * what the reserve leaves, or an alignment the heap cannot promise). */
+ * what the reserve leaves, or an alignment the heap cannot promise).
+ * `align` is what the caller needs; every block is page-aligned, which
+ * meets any power of two up to a page. */
 static void *heap_alloc(size_t n, size_t align)
 {
     if (n < __atomic_load_n(&threshold, __ATOMIC_ACQUIRE) || align > BLOCK_ALIGN ||
