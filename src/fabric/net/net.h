@@ -72,6 +72,12 @@ enum {
     NET_NOTIFY_FENCE         /* the flag write carries FI_FENCE */
 };
 
+/* How a record and its flag go in one operation (fmpl_net.msg_records). */
+enum {
+    NET_RECORDS_MESSAGE = 1, /* a message applied by the target's progress */
+    NET_RECORDS_WRITE        /* one RMA write of two segments, the flag last */
+};
+
 /* What may still be on its way to a rank (fmpl_net.unsettled). */
 enum {
     NET_UNSETTLED_PUT = 1,  /* data (fmpl_fab_put): a later flagged put must follow it */
@@ -103,7 +109,7 @@ typedef struct fmpl_net {
                                 net_ep.c: settle) */
     int cq_fd;               /* the CQ's wait file descriptor, or -1 */
     long spin;               /* polls before an idle wait blocks */
-    int msg_records;         /* flagged puts go as messages (net_msg.c) */
+    int msg_records;         /* flagged puts go as one operation: NET_RECORDS_* (net_msg.c) */
     int flag_pieces;         /* testing: an RMA-written flag goes in this many
                                 writes, lowest address first (FMPL_NET_FLAG_PIECES) */
     _Atomic uint64_t polls;  /* progress passes of the owner's threads: the
@@ -182,12 +188,14 @@ void fmpl_net_rcache_stats_get(fmpl_fab_rcache_info *s);
 int fmpl_net_msg_open(void);          /* post receive buffers, if messages are used */
 void fmpl_net_msg_drain(void);        /* before: every send's completion read */
 void fmpl_net_msg_close(void);        /* after the endpoint is closed */
-size_t fmpl_net_msg_max(void);        /* largest block one message carries; 0: none */
+size_t fmpl_net_msg_max(void);        /* largest block one operation carries; 0: none */
 /* A completion for one of the receive buffers?  Then applied (or dropped
  * with err) and 1; else 0.  Data lock held. */
 int fmpl_net_msg_completed(void *context, int err);
 void fmpl_net_msg_repost(void);       /* data lock held */
 int fmpl_net_msg_send(int rank, uint64_t offset, const void *src, size_t len);
+/* The record route NET_RECORDS_WRITE: src[0, len) to (rank, addr, key). */
+int fmpl_net_record_write(int rank, uint64_t addr, uint64_t key, const void *src, size_t len);
 
 /* net_ep.c */
 extern const fmpl_fab_ops fmpl_net_ops;

@@ -298,6 +298,13 @@ static int net_put_flagged(const void *src, size_t len, fmpl_raddr dst)
      * need not be placed first: they are at other addresses, read by
      * their own waits. */
     int puts_pending = N.unsettled && (N.unsettled[dst.rank] & NET_UNSETTLED_PUT);
+    if (N.msg_records == NET_RECORDS_WRITE && len >= 8 && len <= fmpl_net_msg_max()) {
+        /* Behind earlier puts by FI_ORDER_WAW; a get or atomic settles it. */
+        rc = fmpl_net_record_write(dst.rank, addr, key, src, len);
+        if (rc == FMPL_SUCCESS && N.unsettled)
+            N.unsettled[dst.rank] |= NET_UNSETTLED_FLAG;
+        return rc;
+    }
     if (dst.kind == FMPL_MEM_SHARED && len <= fmpl_net_msg_max() &&
         (!puts_pending || (N.info->tx_attr->msg_order & FI_ORDER_SAW)))
         return fmpl_net_msg_send(dst.rank, dst.addr, src, len);

@@ -378,7 +378,9 @@ int fmpl_net_open(fmpl_bootstrap *bs)
              N.notify_mode == NET_NOTIFY_ORDERED && N.flag_by_rma
                  ? " of RMA writes only: the flag goes as an RMA write"
                  : "",
-             N.msg_records ? "as messages (FI_MSG)" : "as put and notify",
+             N.msg_records == NET_RECORDS_WRITE     ? "as one write, the flag last"
+             : N.msg_records == NET_RECORDS_MESSAGE ? "as messages (FI_MSG)"
+                                                    : "as put and notify",
              N.cq_fd >= 0 ? "fd" : "none",
              N.virt_addr ? " virt_addr" : " offsets",
              N.mr_local ? " local" : "", N.prov_key ? " prov_key" : "",
