@@ -50,7 +50,7 @@
  * posted receive, and a start allocates nothing.  The root's buffer is
  * free again when its sends completed (eager: copied; rendezvous: pulled),
  * which the instance waits for.
- * A persistent schedule whose messages are all small is *prepared* instead
+ * A persistent schedule whose messages all hold 16 KiB at most is *prepared* instead
  * (sched_prepared.c): each receiver gives its sender, at prepare, the
  * address of a mailbox; each instance's message is one put into it, with
  * no token and no tag matching.
@@ -107,7 +107,9 @@ typedef struct fmpl_step {
     int pending;          /* issued, not yet put or taken */
     uint64_t instance;    /* instances put or taken so far */
     uint64_t room;        /* SEND: the receiver's `taken` when last read */
-    uint64_t mailbox_at;  /* SEND: the receiver's mailbox (packed address) */
+    uint64_t mailbox_at[2]; /* SEND: the receiver's mailbox (packed address) and the
+                               stride of its entries */
+    void *staging;        /* SEND: where an entry is built (the schedule's arena) */
     void *mailbox;        /* RECV: its own mailbox */
 } fmpl_step;
 

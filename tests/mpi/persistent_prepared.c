@@ -1,16 +1,17 @@
 /* Prepared messages of persistent collectives (src/collectives/sched_prepared.c):
- * a persistent schedule whose messages are all small sends each as one put
- * into a mailbox the receiver prepared at init.  Run with schedules of
- * messages (the point-to-point algorithms forced on shared memory, or
+ * a persistent schedule whose messages all hold 16 KiB at most sends each as
+ * one put into a mailbox the receiver prepared at init.  Run with schedules
+ * of messages (the point-to-point algorithms forced on shared memory, or
  * FMPL_FABRIC=net):
- *   A  the root runs ahead: it completes 100 instances of an 8-byte
- *      MPI_Bcast_init while the others have not started, so it fills each
- *      mailbox (16 entries) and must wait until they take entries;
+ *   A  the root runs ahead: it completes 150 instances of a MPI_Bcast_init
+ *      (8 bytes, 4 KiB, 16 KiB) while the others have not started, so it
+ *      fills each mailbox (64, 15 and 4 entries) and must wait until they
+ *      take entries;
  *   B  MPI_Allreduce_init of 8 bytes, 200 instances, random short delays;
- *   C  a 56-byte broadcast and a 16-byte allreduce started together
- *      (MPI_Startall), waited for in either order;
- *   D  a 57-byte broadcast (its schedule is not prepared) beside an 8-byte
- *      one (prepared), in the same rounds;
+ *   C  a 56-byte and a 16 KiB broadcast and a 16-byte allreduce started
+ *      together (MPI_Startall), waited for in either order;
+ *   D  a broadcast of 16 KiB + 1 byte (its schedule is not prepared) beside
+ *      an 8-byte one (prepared), in the same rounds;
  *   E  requests freed without a start, between the others.
  * Every byte of every instance is checked; the root's buffer is poisoned
  * right after its wait. */
@@ -23,21 +24,28 @@
 
 static int me, np;
 
-static void part_a(int root)
+static void part_a(int root, int bytes)
 {
-    long long v = -1;
+    int n = bytes / 8;
+    long long *v = malloc((size_t)n * sizeof *v);
+    CHECK(v != NULL, "no memory");
     MPI_Request req;
-    CHECK_OK(MPI_Bcast_init(&v, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    CHECK_OK(MPI_Bcast_init(v, n, MPI_LONG_LONG, root, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
     if (me != root)
         usleep(20000); /* the root runs a mailbox ahead and waits */
-    for (long i = 0; i < 100; i++) {
-        v = me == root ? i * 7 + root : -1;
+    for (long i = 0; i < 150; i++) {
+        for (int j = 0; j < n; j++)
+            v[j] = me == root ? i * 7 + root + j : -1;
         CHECK_OK(MPI_Start(&req));
         CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        CHECK(v == i * 7 + root, "instance %ld from root %d: %lld", i, root, v);
-        v = -2; /* poison */
+        for (int j = 0; j < n; j++)
+            CHECK(v[j] == i * 7 + root + j, "instance %ld (%d bytes) from root %d, word %d: "
+                  "%lld", i, bytes, root, j, v[j]);
+        for (int j = 0; j < n; j++)
+            v[j] = -2; /* poison */
     }
     CHECK_OK(MPI_Request_free(&req));
+    free(v);
 }
 
 static void part_b(void)
@@ -61,54 +69,65 @@ static void part_b(void)
     CHECK_OK(MPI_Request_free(&req));
 }
 
+enum { BIG = 16384 };
+
 static void part_c(void)
 {
-    unsigned char b[56];
+    static unsigned char b[56], c[BIG];
     long long in[2] = {0, 0}, out[2] = {0, 0};
     int root = 1 % np;
-    MPI_Request reqs[2];
+    MPI_Request reqs[3];
     CHECK_OK(MPI_Bcast_init(b, 56, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
     CHECK_OK(MPI_Allreduce_init(in, out, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD,
                                 MPI_INFO_NULL, &reqs[1]));
+    CHECK_OK(MPI_Bcast_init(c, BIG, MPI_BYTE, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[2]));
     for (int i = 0; i < 100; i++) {
         for (int j = 0; j < 56; j++)
             b[j] = me == root ? (unsigned char)(i * 3 + j) : 0xEE;
+        for (int j = 0; j < BIG; j++)
+            c[j] = me == 0 ? (unsigned char)(i * 11 + j / 7) : 0xEE;
         in[0] = me * 10 + i;
         in[1] = -me - i;
         out[0] = out[1] = 0;
-        CHECK_OK(MPI_Startall(2, reqs));
+        CHECK_OK(MPI_Startall(3, reqs));
         if (i % 2) {
             CHECK_OK(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE));
+            CHECK_OK(MPI_Wait(&reqs[2], MPI_STATUS_IGNORE));
             CHECK_OK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
         } else {
-            CHECK_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
+            CHECK_OK(MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE));
         }
         for (int j = 0; j < 56; j++)
             CHECK(b[j] == (unsigned char)(i * 3 + j), "round %d byte %d: %d", i, j, b[j]);
+        for (int j = 0; j < BIG; j++)
+            CHECK(c[j] == (unsigned char)(i * 11 + j / 7), "round %d, 16 KiB byte %d: %d", i,
+                  j, c[j]);
         CHECK(out[0] == (np - 1) * 10 + i && out[1] == -i, "round %d: max %lld %lld", i,
               out[0], out[1]);
         memset(b, 0x55, sizeof b); /* poison */
+        memset(c, 0x55, sizeof c);
     }
-    CHECK_OK(MPI_Request_free(&reqs[0]));
-    CHECK_OK(MPI_Request_free(&reqs[1]));
+    for (int r = 0; r < 3; r++)
+        CHECK_OK(MPI_Request_free(&reqs[r]));
 }
 
 static void part_d(void)
 {
-    unsigned char big[57];
+    static unsigned char big[BIG + 1];
     long long small;
     int root = np - 1;
     MPI_Request reqs[2];
-    CHECK_OK(MPI_Bcast_init(big, 57, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
+    CHECK_OK(MPI_Bcast_init(big, BIG + 1, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL,
+                            &reqs[0]));
     CHECK_OK(MPI_Bcast_init(&small, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD, MPI_INFO_NULL,
                             &reqs[1]));
     for (int i = 0; i < 60; i++) {
-        for (int j = 0; j < 57; j++)
+        for (int j = 0; j < BIG + 1; j++)
             big[j] = me == root ? (unsigned char)(i + j * 5) : 0xEE;
         small = me == 0 ? 1000 + i : -1;
         CHECK_OK(MPI_Startall(2, reqs));
         CHECK_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
-        for (int j = 0; j < 57; j++)
+        for (int j = 0; j < BIG + 1; j++)
             CHECK(big[j] == (unsigned char)(i + j * 5), "round %d byte %d: %d", i, j, big[j]);
         CHECK(small == 1000 + i, "round %d: %lld", i, small);
     }
@@ -137,13 +156,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     srand(12345u + (unsigned)me);
-    part_a(0);
-    part_a(np - 1);
+    part_a(0, 8);
+    part_a(np - 1, 8);
+    part_a(0, 4096);
+    part_a(np - 1, BIG);
     part_b();
     part_c();
     part_d();
     part_e();
-    part_a(np / 2); /* after the frees: the mailboxes of new requests */
+    part_a(np / 2, 8); /* after the frees: the mailboxes of new requests */
     CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == 0)
         printf("persistent_prepared: %d ranks ok\n", np);
