@@ -383,7 +383,8 @@ int fmpl_get_notify(void *dst, const void *src, size_t size, int src_rank, fmpl_
  * runs FMPL's progress: while it waits or tests in fmpl_wait_flag,
  * fmpl_wait_count, their test forms, fmpl_copy_sync, a collective or
  * fmpl_coll_wait/test (not in the waits of the indexed point-to-point
- * calls, which serve their own messages only).  Its note, or
+ * calls, which serve their own messages only), or at once by src_rank's
+ * agent where it runs on the caller's host (FMPL_AGENT).  Its note, or
  * fmpl_copy_sync here, tells when it is done.  Checks at src_rank that
  * fail (a block freed there) are logged there and reported by the next
  * fmpl_copy_sync here. */

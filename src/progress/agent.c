@@ -212,11 +212,16 @@ static int serve(void)
 {
     long empty = 0;
     unsigned spins = 0;
+    /* The first pass runs even with nothing outstanding here: a ring from
+     * a peer (a forwarded copy, an active message) names work that only a
+     * pass finds, in a channel. */
+    int first = 1;
     for (;;) {
         if (atomic_load_explicit(&fmpl_core.app_in, memory_order_relaxed))
             return 0;
-        if (!fmpl_progress_pending() && !watchers)
+        if (!first && !fmpl_progress_pending() && !watchers)
             return 0;
+        first = 0;
         stat_passes++;
         if (fmpl_progress() > 0) {
             stat_advanced++;

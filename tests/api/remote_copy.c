@@ -28,7 +28,12 @@
  * copy       fmpl_copy as a put, as a get (forwarded to the source) and
  *            third-party (rank 0 orders copies between every pair of
  *            others), with notes, and without notes checked after
- *            fmpl_copy_sync */
+ *            fmpl_copy_sync
+ * asleep     (agent on, shared memory) a copy forwarded to a source that
+ *            computes without FMPL calls, its agent asleep: the forwarding
+ *            rings that agent, which carries the copy out (without the ring
+ *            the copy waited for the source's next call: the test then
+ *            times out) */
 #include "test_util.h"
 
 static int me, n;
@@ -484,6 +489,43 @@ static void copy(void)
     CALL(fmpl_free_symmetric(src, COMM));
 }
 
+static void copy_from_asleep(void)
+{
+    const char *agent = getenv("FMPL_AGENT"), *fabric = getenv("FMPL_FABRIC");
+    if (!agent || strcmp(agent, "thread") != 0 || (fabric && strcmp(fabric, "shm") != 0))
+        return; /* the agent must run, and be within a ring's reach */
+    tu_sub = "copy from a source whose agent sleeps";
+    const long m = 4096;
+    char *src = fmpl_alloc_symmetric((size_t)m, COMM);
+    char *dst = fmpl_alloc_symmetric((size_t)m, COMM);
+    uint64_t *word = sym_u64(1);
+    CHECK(src && dst, "no memory");
+    tu_fill(src, m, tu_seed(me, 9, m, 0));
+    memset(dst, 0, (size_t)m);
+    CALL(fmpl_barrier(COMM));
+    if (me < 2) {
+        tu_oob *oob = tu_oob_open(1 - me, 61);
+        if (me == 1) {
+            tu_oob_set(oob, 0, 1);
+            tu_oob_wait(oob, 1, 1, "rank 0's copy from this rank's memory"); /* no FMPL */
+        } else {
+            tu_oob_wait(oob, 0, 1, "rank 1 to stop calling FMPL");
+            usleep(5000); /* past the agent's linger: it sleeps */
+            fmpl_notify note = {FMPL_NOTIFY_SET, word, 5};
+            CALL(fmpl_copy(1, src, 0, dst, (size_t)m, COMM, &note));
+            CALL(fmpl_wait_flag(word, 5));
+            CHECK(tu_find_mismatch_at(dst, 0, m, tu_seed(1, 9, m, 0)) < 0,
+                  "copy from rank 1 while it computed");
+            tu_oob_set(oob, 1, 1);
+        }
+        tu_oob_close(oob);
+    }
+    CALL(fmpl_barrier(COMM));
+    CALL(fmpl_free_symmetric(word, COMM));
+    CALL(fmpl_free_symmetric(dst, COMM));
+    CALL(fmpl_free_symmetric(src, COMM));
+}
+
 /* --------------------------------------------------------------- errors */
 
 static void errors(void)
@@ -594,6 +636,7 @@ int main(int argc, char **argv)
         count();
         get();
         copy();
+        copy_from_asleep();
         return tu_finish();
     }
     errors();

@@ -3,6 +3,7 @@
  * (protocols/remote_copy.c). */
 #include "api/fmpl/api.h"
 #include "fabric/symmetric.h"
+#include "progress/agent.h"
 #include "progress/progress.h"
 #include "protocols/remote_copy.h"
 #include "runtime/runtime.h"
@@ -159,8 +160,13 @@ int fmpl_copy(int src_rank, const void *src, int dst_rank, void *dst, size_t siz
     uint64_t src_off = 0;
     if (size || src)
         CHECK(check_symmetric(src, size, "src", __func__, &src_off));
-    return fmpl_rc_forward(t->world[src_rank], src_off, t->world[dst_rank], a.sym_off, size,
-                           a.use);
+    int rc = fmpl_rc_forward(t->world[src_rank], src_off, t->world[dst_rank], a.sym_off, size,
+                             a.use);
+    /* The source carries it out in its progress: a sleeping agent of a
+     * source on this host starts now, not when its rank next calls. */
+    if (rc == FMPL_SUCCESS)
+        fmpl_agent_ring(t->world[src_rank]);
+    return rc;
 }
 
 int fmpl_copy_sync(fmpl_comm comm)
