@@ -99,6 +99,8 @@ typedef struct fmpl_net {
     int mr_endpoint;         /* FI_MR_ENDPOINT: bind registrations to the endpoint */
     size_t inject_size;
     size_t max_msg;
+    size_t rma_chunk;        /* puts and gets go in pieces of this size (net_ep.c:
+                                rma_pieces; FMPL_NET_RMA_CHUNK, at most max_msg) */
     uint64_t write_flags;    /* FI_DELIVERY_COMPLETE when the notify mode needs it */
     int notify_mode;         /* NET_NOTIFY_* */
     int atomic_write;        /* flags go by FI_ATOMIC_WRITE on FI_UINT64 */

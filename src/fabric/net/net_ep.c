@@ -55,7 +55,6 @@
  * registration's start address (net_md.c), so the offset is addr - start. */
 #include "fabric/net/net.h"
 #include "base/error.h"
-#include "base/tunable.h"
 #include "fabric/shm/shm_segment.h"
 
 #include <stddef.h>
@@ -144,33 +143,18 @@ static int settle_before_read(int rank)
     return N.raw_ordered ? FMPL_SUCCESS : settle(rank);
 }
 
-FMPL_TUNABLE(tunable_rma_chunk, "FMPL_NET_RMA_CHUNK", "256k",
-             "network puts and gets larger than this go as pieces of this size, one after "
-             "the other (0: the provider's largest message)");
-
-/* Pieces of a large put or get: with tcp;ofi_rxm (libfabric 1.17) across
- * the namespace hosts, a 1 MiB get took 670-680 us as one operation and
- * 207-226 us as four of 256 KiB one after the other (512 KiB pieces: 640;
- * 128 KiB: 280); rendezvous data is one get, so 1 MiB one-way latency went
- * from 670 to 216-220 us and bandwidth from 1.5 to 4.7-5.1 GB/s.  Two or
- * four pieces in flight were no faster and far less steady (1 MiB: 190 to
- * 490 us). */
-static size_t rma_chunk(void)
-{
-    static size_t chunk;
-    if (!chunk) {
-        long long c = fmpl_tunable_long(&tunable_rma_chunk);
-        chunk = c <= 0 || (unsigned long long)c > N.max_msg ? N.max_msg : (size_t)c;
-    }
-    return chunk;
-}
-
 /* len bytes between buf (descriptor desc) and (rank, addr, key), piece
- * after piece.  write: 0 for a get, else the NET_UNSETTLED_* kind. */
+ * after piece (N.rma_chunk bytes each).  write: 0 for a get, else the
+ * NET_UNSETTLED_* kind.  With tcp;ofi_rxm (libfabric 1.17) across the
+ * namespace hosts, a 1 MiB get took 670-680 us as one operation and 207-226
+ * us as four of 256 KiB one after the other (512 KiB pieces: 640; 128 KiB:
+ * 280); rendezvous data is one get, so 1 MiB one-way latency went from 670
+ * to 216-220 us and bandwidth from 1.5 to 4.7-5.1 GB/s.  Two or four pieces
+ * in flight were no faster and far less steady (1 MiB: 190 to 490 us). */
 static int rma_pieces(int write, char *buf, size_t len, void *desc, int rank, uint64_t addr,
                       uint64_t key, uint64_t flags, const char *what)
 {
-    size_t chunk = rma_chunk();
+    size_t chunk = N.rma_chunk;
     int rc = FMPL_SUCCESS;
     for (size_t done = 0; rc == FMPL_SUCCESS && done < len;) {
         size_t n = len - done < chunk ? len - done : chunk;

@@ -67,6 +67,10 @@ FMPL_TUNABLE(tunable_notify, "FMPL_NET_NOTIFY", "auto",
              "ordered (FI_ORDER_WAW), fence "
              "(FI_FENCE)");
 
+FMPL_TUNABLE(tunable_rma_chunk, "FMPL_NET_RMA_CHUNK", "256k",
+             "network puts and gets larger than this go as pieces of this size, one after "
+             "the other (0: the provider's largest message)");
+
 FMPL_TUNABLE(tunable_thread, "FMPL_NET_PROGRESS_THREAD", "off",
              "a thread that serves remote operations on this rank's memory while the rank "
              "computes outside FMPL: off (the default: with tcp;ofi_rxm of libfabric 1.17 "
@@ -339,6 +343,8 @@ int fmpl_net_open(fmpl_bootstrap *bs)
     N.mr_endpoint = (mr & FI_MR_ENDPOINT) != 0;
     N.inject_size = N.info->tx_attr->inject_size;
     N.max_msg = N.info->ep_attr->max_msg_size ? N.info->ep_attr->max_msg_size : SIZE_MAX;
+    long long chunk = fmpl_tunable_long(&tunable_rma_chunk);
+    N.rma_chunk = chunk <= 0 || (unsigned long long)chunk > N.max_msg ? N.max_msg : (size_t)chunk;
     long long spin = fmpl_tunable_long(&tunable_spin);
     N.spin = spin < 0 ? 0 : (long)spin;
     long long pieces = fmpl_tunable_long(&tunable_flag_pieces);
