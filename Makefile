@@ -95,11 +95,19 @@ build-werror: $(BUILD)/CMakeCache.txt
 # (collectives_4, mpi_nbc_sizes_4, collx_default_4), the schedules
 # (mpi_nbc_sizes_schedules_4, collx_schedules_4) and the split
 # collectives; the release run has every 4-rank variant.
+# The one-host runs keep libfabric's providers on the loopback interface.
+# Left to choose, they take the first interface up, which is tools/
+# testcluster's bridge whenever one is up: a multi-host test that brings up
+# its own cluster (none was up) deletes the bridge when it ends, and a
+# one-host network test running beside it that picked the bridge's address
+# then fails to connect ("Cannot assign requested address").  The
+# multi-host tests unset these (tests/cluster/cluster_begin.sh).
+ONE_HOST_NET := FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo FI_UDP_IFACE=lo
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
 SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_(shm|shm_staged|net|net_pieces|p2p)_4|collectives_(allreduce|reduce|bcast|barrier)_.+_4
 SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
 test-sanitize: build-sanitize
-	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	cd $(BUILD_SAN) && $(ONE_HOST_NET) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
 	  -E '$(SAN_SKIP)'
 
@@ -115,7 +123,7 @@ test-sanitize: build-sanitize
 # (SAN_SKIP, NET_SKIP, AGENT_SKIP).
 MPI4PY ?= $(FMPL_MPI4PY)
 test-release: build-werror
-	cd $(BUILD) && FMPL_MPI4PY=$(MPI4PY) ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(ONE_HOST_NET) FMPL_MPI4PY=$(MPI4PY) ctest --output-on-failure -j $(JOBS)
 
 test: test-sanitize test-release
 
@@ -136,7 +144,7 @@ test: test-sanitize test-release
 # communicators (100 s of CI's minutes).
 NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$|mpi_nbc_stress_4$$|mpi_rma_split_4$$)
 test-net: build-werror
-	cd $(BUILD) && FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
+	cd $(BUILD) && $(ONE_HOST_NET) FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
 # The suite with the agent thread on (it is off by default on a host with
 # no core to spare, such as CI's): every guarded entry point, with a second
@@ -152,8 +160,8 @@ test-net: build-werror
 # agent's own tests under ThreadSanitizer.
 AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
-	cd $(BUILD) && FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
-	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	cd $(BUILD) && $(ONE_HOST_NET) FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
+	cd $(BUILD_TSAN) && $(ONE_HOST_NET) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest -L agent --output-on-failure -j 1
 
 # NPB is not in any package registry, so it is not part of make test (whose

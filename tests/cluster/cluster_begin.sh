@@ -3,6 +3,9 @@
 # up 2 hosts and take them down on exit (cluster_end, called by the EXIT
 # trap the test sets, or by hand).  Sets TC (tools/testcluster) and the
 # cluster's environment (SLURM_CONF, ...).
+# The Makefile's one-host runs pin libfabric to the loopback interface
+# (ONE_HOST_NET); ranks on the cluster's hosts choose their own.
+unset FI_TCP_IFACE FI_SOCKETS_IFACE FI_UDP_IFACE
 TC=${FMPL_TESTCLUSTER:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tools" && pwd)/testcluster}
 "$TC" check || exit $?
 cluster_own=0

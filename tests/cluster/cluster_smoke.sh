@@ -8,6 +8,8 @@
 # Exit: 0 pass, 1 fail, 77 skip (not root, or the kernel refuses namespaces).
 set -uo pipefail
 
+# As in cluster_begin.sh: the one-host runs' loopback pin is not for here.
+unset FI_TCP_IFACE FI_SOCKETS_IFACE FI_UDP_IFACE
 here=$(cd "$(dirname "$0")" && pwd)
 TC=${FMPL_TESTCLUSTER:-$here/../../tools/testcluster}
 STATE=${FMPL_TESTCLUSTER_STATE:-/run/fmpl-testcluster}
