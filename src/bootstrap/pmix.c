@@ -17,7 +17,14 @@
  *                pmix_dynamic.c; then
  *                PMIx_Get((nspace, rank), "fmpl.<rank>.<key>") with
  *                PMIX_IMMEDIATE: a key nobody put is an error at once, never
- *                a wait for data that will not come.  (Not PMIX_OPTIONAL:
+ *                a wait for data that will not come.  A process of another
+ *                world instead gets PMIX_TIMEOUT (5 s): with IMMEDIATE the
+ *                local server answers from what it holds, and it holds
+ *                nothing of a world on another host (mpirun fetches that
+ *                from the other host's server only for a get that may
+ *                wait); a key that host has not got yet is then
+ *                PROC-ENTRY-NOT-FOUND, which try_get also takes as "not
+ *                yet" (the next get asks again).  (Not PMIX_OPTIONAL:
  *                that looks only in the client's own store, where collected
  *                data is not found when the server uses the "hash" GDS
  *                instead of the shared-memory dstore.)  A key put again
@@ -139,15 +146,19 @@ static int get_key(fmpl_bootstrap *bs, const char *func, int urank, const char *
         return rc;
     pmix_info_t info;
     bool immediate = true;
+    int timeout = 5; /* seconds; another world's process (see the top) */
     PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+    if (PMIX_CHECK_NSPACE(proc.nspace, p->me.nspace))
+        PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+    else
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
     pmix_value_t *v = NULL;
     pmix_status_t st = PMIx_Get(&proc, k, &info, 1, &v);
     PMIX_INFO_DESTRUCT(&info);
     if (st != PMIX_SUCCESS || !v) {
         if (v)
             PMIX_VALUE_RELEASE(v);
-        if (quiet && st == PMIX_ERR_NOT_FOUND)
+        if (quiet && (st == PMIX_ERR_NOT_FOUND || st == PMIX_ERR_PROC_ENTRY_NOT_FOUND))
             return FMPL_ERR_NOT_PENDING;
         return fmpl_error_report(FMPL_ERR_BOOTSTRAP, func, "PMIx_Get(rank %d, %s) failed: %s",
                                  urank, k, st == PMIX_SUCCESS ? "no value"

@@ -40,9 +40,16 @@
  * up a put commits at once and PMIx_Get reaches any nspace of the job.
  *
  * Spawn: the programs are checked here first (found, executable, wdir a
- * directory, host this one), since ORTE ends the whole job when it cannot
- * start one; the preput keys travel in the environment,
- * FMPL_PMIX_PREPUT_<key>=<value>.
+ * directory, the host one of the job's), since ORTE ends the whole job when
+ * it cannot start one; the preput keys travel in the environment,
+ * FMPL_PMIX_PREPUT_<key>=<value>.  A new world goes to the spawner's host
+ * unless info "host" names another of the job's hosts.
+ *
+ * Hosts: world 0 counts the hosts mpirun placed it on (PMIX_NUM_NODES); a
+ * spawned world gets its spawner's count in FMPL_PMIX_JOB_HOSTS.  Above 1,
+ * every world opens the network backend at start-up (fabric.c, net_needed)
+ * and so can link with worlds on other hosts; a world 0 on one host keeps
+ * to shared memory, and its spawns to its host.
  *
  * Name service: "fmpl.name.<service>" = port, published and removed under
  * the token, so that a name is published once; unpublish works only for
@@ -69,6 +76,7 @@
 #define TOKEN_KEY "fmpl.next"
 #define BASE_ENV "FMPL_PMIX_UNIVERSE_BASE"
 #define PREPUT_ENV "FMPL_PMIX_PREPUT_"
+#define JOB_HOSTS_ENV "FMPL_PMIX_JOB_HOSTS"
 /* How long a take of the token or a world's nspace may keep finding
  * nothing: each is published a few round trips after it was taken or
  * reserved, so only a lost process manager record takes this long. */
@@ -294,6 +302,17 @@ int fmpl_bootstrap_pmix_universe(fmpl_bootstrap *bs, pmixbs *p)
     PMIX_PROC_LOAD(&wild, p->me.nspace, PMIX_RANK_WILDCARD);
     optional_int(&wild, PMIX_UNIV_SIZE, &bs->universe_size);
     optional_int(&p->me, PMIX_APPNUM, &bs->appnum);
+    const char *hosts = getenv(JOB_HOSTS_ENV);
+    if (hosts) {
+        char *end;
+        long v = strtol(hosts, &end, 10);
+        if (!*hosts || *end || v < 1 || v > 1 << 20)
+            return FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "%s='%s' is not a number of hosts (FMPL sets "
+                              "it for the worlds it spawns, not by hand)", JOB_HOSTS_ENV, hosts);
+        bs->universe_hosts = (int)v;
+    } else {
+        optional_int(&wild, PMIX_NUM_NODES, &bs->universe_hosts);
+    }
     const char *env = getenv(BASE_ENV);
     int base = 0;
     if (env) {
@@ -339,9 +358,60 @@ void fmpl_pmix_dynamic_free(pmixbs *p)
 
 /* ------------------------------------------------------------ spawn */
 
+/* Is `host` in the PMIx node list of nspace `ns` (a comma-separated list)? */
+static bool in_node_list(const char *ns, const char *host)
+{
+    pmix_proc_t wild;
+    PMIX_PROC_LOAD(&wild, ns, PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    bool found = false;
+    if (PMIx_Get(&wild, PMIX_NODE_LIST, NULL, 0, &v) == PMIX_SUCCESS && v &&
+        v->type == PMIX_STRING && v->data.string) {
+        size_t n = strlen(host);
+        for (const char *s = v->data.string; *s;) {
+            size_t len = strcspn(s, ",");
+            if (len == n && strncmp(s, host, n) == 0)
+                found = true;
+            s += len + (s[len] == ',');
+        }
+    }
+    if (v)
+        PMIX_VALUE_RELEASE(v);
+    return found;
+}
+
+/* The host a command's processes go to: info "host" when it names one of
+ * the job's hosts (this world's or world 0's) and the worlds link over the
+ * network, else this host. */
+static int spawn_host(const char *func, fmpl_bootstrap *bs, const fmpl_spawn_cmd *c,
+                      char *host, size_t len)
+{
+    if (gethostname(host, len) != 0)
+        return fmpl_error_report(FMPL_ERR_ARG, func, "cannot read this host's name: %s",
+                                 strerror(errno));
+    host[len - 1] = '\0';
+    if (!c->host || fmpl_spawn_host_is_here(c->host))
+        return FMPL_SUCCESS;
+    if (bs->universe_hosts <= 1)
+        return fmpl_error_report(FMPL_ERR_ARG, func, "host '%s' is not this host: under PMIx, a "
+                                 "job on one host spawns on that host only", c->host);
+    const pmixbs *p = bs->impl;
+    pmix_proc_t world0;
+    if (!in_node_list(p->me.nspace, c->host) &&
+        !(fmpl_pmix_proc_of(bs, 0, &world0) == FMPL_SUCCESS &&
+          in_node_list(world0.nspace, c->host)))
+        return fmpl_error_report(FMPL_ERR_ARG, func, "host '%s' is none of the job's hosts "
+                                 "(PMIx's node list)", c->host);
+    if (strlen(c->host) >= len)
+        return fmpl_error_report(FMPL_ERR_ARG, func, "host name '%s' is too long", c->host);
+    strcpy(host, c->host);
+    return FMPL_SUCCESS;
+}
+
 /* Check a command as fmplrun does (spawn_rules.h) and fill its app (cmd,
  * cwd: allocated). */
-static int prepare_app(const char *func, const fmpl_spawn_cmd *c, pmix_app_t *app)
+static int prepare_app(const char *func, fmpl_bootstrap *bs, const fmpl_spawn_cmd *c,
+                       pmix_app_t *app)
 {
     char dir[2 * PATH_MAX], prog[4 * PATH_MAX];
     int bad = fmpl_spawn_start_dir(c->wdir, dir, sizeof dir);
@@ -351,9 +421,10 @@ static int prepare_app(const char *func, const fmpl_spawn_cmd *c, pmix_app_t *ap
     if (bad)
         return fmpl_error_report(FMPL_ERR_ARG, func, "cannot enter wdir '%s': %s", c->wdir,
                                  strerror(bad));
-    if (c->host && !fmpl_spawn_host_is_here(c->host))
-        return fmpl_error_report(FMPL_ERR_ARG, func, "host '%s' is not this host: under PMIx, "
-                                 "FMPL spawns on the spawner's host only", c->host);
+    char host[256];
+    int hrc = spawn_host(func, bs, c, host, sizeof host);
+    if (hrc != FMPL_SUCCESS)
+        return hrc;
     int err = fmpl_spawn_find_program(c->command, c->path, dir, prog, sizeof prog);
     if (err)
         return fmpl_error_report(FMPL_ERR_ARG, func, "cannot execute '%s': %s", c->command,
@@ -361,13 +432,8 @@ static int prepare_app(const char *func, const fmpl_spawn_cmd *c, pmix_app_t *ap
     app->cmd = strdup(prog);
     app->cwd = strdup(dir);
     app->maxprocs = c->maxprocs;
-    /* On this host: linking worlds needs shared memory (the mapper of a
-     * job across hosts would otherwise place them anywhere). */
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
-        return fmpl_error_report(FMPL_ERR_ARG, func, "cannot read this host's name: %s",
-                                 strerror(errno));
-    host[sizeof host - 1] = '\0';
+    /* Always a host: the mapper would otherwise place them anywhere, also
+     * where a world on one host cannot link with them. */
     PMIX_INFO_CREATE(app->info, 1);
     if (app->info) {
         app->ninfo = 1;
@@ -419,15 +485,17 @@ static int env_key_ok(const char *key)
 }
 
 /* The environment every process of the new world gets from FMPL. */
-static char **spawn_env(int base, int npreput, const char *const *keys,
+static char **spawn_env(int base, int hosts, int npreput, const char *const *keys,
                         const char *const *values)
 {
-    char **env = calloc((size_t)npreput + 2, sizeof *env);
-    int ok = env != NULL;
+    char **env = calloc((size_t)npreput + 3, sizeof *env);
+    int ok = env != NULL, n = 0;
     if (ok)
-        ok = asprintf(&env[0], BASE_ENV "=%d", base) >= 0;
+        ok = asprintf(&env[n++], BASE_ENV "=%d", base) >= 0;
+    if (ok && hosts > 1)
+        ok = asprintf(&env[n++], JOB_HOSTS_ENV "=%d", hosts) >= 0;
     for (int i = 0; ok && i < npreput; i++)
-        ok = asprintf(&env[i + 1], PREPUT_ENV "%s=%s", keys[i], values[i]) >= 0;
+        ok = asprintf(&env[n++], PREPUT_ENV "%s=%s", keys[i], values[i]) >= 0;
     if (!ok && env) {
         free_list(env);
         return NULL;
@@ -483,7 +551,7 @@ static int x_spawn(fmpl_bootstrap *bs, int ncmds, const fmpl_spawn_cmd *cmds, in
         return fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory");
     int rc = FMPL_SUCCESS, total = 0;
     for (int i = 0; i < ncmds && rc == FMPL_SUCCESS; i++) {
-        rc = prepare_app(func, &cmds[i], &apps[i]);
+        rc = prepare_app(func, bs, &cmds[i], &apps[i]);
         if (rc == FMPL_SUCCESS && !(apps[i].argv = string_list(apps[i].cmd, cmds[i].argv)))
             rc = fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory");
         total += cmds[i].maxprocs;
@@ -492,7 +560,7 @@ static int x_spawn(fmpl_bootstrap *bs, int ncmds, const fmpl_spawn_cmd *cmds, in
     if (rc == FMPL_SUCCESS)
         rc = reserve(func, total, &base);
     for (int i = 0; i < ncmds && rc == FMPL_SUCCESS; i++)
-        if (!(apps[i].env = spawn_env(base, npreput, keys, values)))
+        if (!(apps[i].env = spawn_env(base, bs->universe_hosts, npreput, keys, values)))
             rc = fmpl_error_report(FMPL_ERR_NO_MEMORY, func, "no memory");
     pmix_nspace_t nspace;
     memset(nspace, 0, sizeof nspace);

@@ -15,7 +15,11 @@
  *    of the merged group reversed (world ranks of two worlds);
  *  - MPI_Comm_disconnect ends each link; MPI_Comm_get_parent is then NULL;
  *  - a program that does not exist fails with MPI_ERR_SPAWN on every parent,
- *    at once, and the job goes on. */
+ *    at once, and the job goes on.
+ * With FMPL_TEST_SPAWN_HOST=<host> (the multi-host tests: tests/cluster),
+ * spawn_multiple's second command goes there by info "host", its process
+ * checks that it runs there, and a host outside the job fails with
+ * MPI_ERR_SPAWN. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +167,12 @@ static int child(int argc, char **argv, MPI_Comm parent)
         CHECK((want == 0) == (rank < 2), "rank %d runs %s", rank, mode);
         CHECK(argc > 3 && strcmp(argv[3], want ? "b arg" : "a arg") == 0, "argv[3] '%s'",
               argc > 3 ? argv[3] : "");
+        if (argc > 4) { /* placed by info "host" */
+            char name[MPI_MAX_PROCESSOR_NAME];
+            int len;
+            CHECK_OK(MPI_Get_processor_name(name, &len));
+            CHECK(strcmp(name, argv[4]) == 0, "runs on %s, not on %s (info host)", name, argv[4]);
+        }
         int sum = 0, one = 1; /* each side gets the other's sum: parents give 10 */
         CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, parent));
         int rsize;
@@ -209,16 +219,33 @@ int main(int argc, char **argv)
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
 
     char *cmds[2] = {argv[0], argv[0]};
-    char *argv_a[] = {"child", "multi-a", "a arg", NULL}, *argv_b[] = {"child", "multi-b", "b arg", NULL};
+    char *where = getenv("FMPL_TEST_SPAWN_HOST");
+    char *argv_a[] = {"child", "multi-a", "a arg", NULL};
+    char *argv_b[] = {"child", "multi-b", "b arg", where, NULL};
     char **argvs[2] = {argv_a, argv_b};
     int maxprocs[2] = {2, 1};
     MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    if (where) {
+        CHECK_OK(MPI_Info_create(&infos[1]));
+        CHECK_OK(MPI_Info_set(infos[1], "host", where));
+    }
     CHECK_OK(MPI_Comm_spawn_multiple(2, cmds, argvs, maxprocs, infos, 0, MPI_COMM_WORLD, &inter,
                                      MPI_ERRCODES_IGNORE));
     int sum = 0, ten = 10;
     CHECK_OK(MPI_Allreduce(&ten, &sum, 1, MPI_INT, MPI_SUM, inter));
     CHECK(sum == 3, "allreduce from the multiple spawn gave %d", sum); /* children give 1 */
     CHECK_OK(MPI_Comm_disconnect(&inter));
+    if (where) {
+        CHECK_OK(MPI_Info_free(&infos[1]));
+        MPI_Info nowhere;
+        CHECK_OK(MPI_Info_create(&nowhere));
+        CHECK_OK(MPI_Info_set(nowhere, "host", "fmpl-no-such-host"));
+        CHECK_CLASS(MPI_Comm_spawn(argv[0], args, 1, nowhere, 0, MPI_COMM_WORLD, &inter,
+                                   MPI_ERRCODES_IGNORE),
+                    MPI_ERR_SPAWN);
+        CHECK(inter == MPI_COMM_NULL, "a spawn to no host gave a communicator");
+        CHECK_OK(MPI_Info_free(&nowhere));
+    }
 
     char *self_args[] = {"child", "self", NULL};
     inter = MPI_COMM_NULL;
