@@ -309,10 +309,11 @@ int fmpl_sched_on_free(fmpl_sched *s, void (*release)(void *), void *arg)
 
 static char no_bytes; /* the zero-byte messages' buffer */
 
-/* A message of a prepared schedule (sched_prepared.c moves it). */
+/* A prepared message of a persistent schedule (sched_prepared.c moves it). */
 static int prepared_message(const fmpl_sched *s, const fmpl_step *st)
 {
-    return s->prepared && (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV);
+    return s->persistent && st->prep != FMPL_PREP_NONE &&
+           (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV);
 }
 
 static void post_ready(fmpl_sched *s, fmpl_step *st)
@@ -324,7 +325,18 @@ static void post_ready(fmpl_sched *s, fmpl_step *st)
 void fmpl_sched_prepare(fmpl_sched *s)
 {
     s->persistent = 1;
-    s->prepared = fmpl_sched_prepared_eligible(s);
+    s->prepared = 0;
+    int messages = 0, tokens = 0;
+    for (int i = 0; i < s->nsteps; i++) {
+        fmpl_step *st = &s->steps[i];
+        st->prep = FMPL_PREP_NONE;
+        if (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV) {
+            st->prep = fmpl_sched_prepared_mode(s, st);
+            messages = 1;
+            tokens |= st->prep == FMPL_PREP_NONE;
+        }
+    }
+    s->prepared = messages && !tokens;
     for (int i = 0; i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
         if (prepared_message(s, st))
@@ -347,7 +359,7 @@ static void issue(fmpl_sched *s, fmpl_step *st)
     const fmpl_sched_lane *l = &s->lanes[st->lane];
     fmpl_team *t = l->team;
     if (prepared_message(s, st)) {
-        st->pending = 1; /* put or taken by step_done */
+        fmpl_sched_prepared_issue(s, st); /* put or taken by step_done */
         return;
     }
     switch (st->kind) {
@@ -389,7 +401,7 @@ static int step_done(fmpl_sched *s, fmpl_step *st)
     }
     if (st->kind != FMPL_STEP_SEND && st->kind != FMPL_STEP_RECV)
         return 1;
-    if (s->prepared) {
+    if (prepared_message(s, st)) {
         int err;
         if (!fmpl_sched_prepared_poll(s, st, &err))
             return 0;

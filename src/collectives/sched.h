@@ -50,10 +50,14 @@
  * posted receive, and a start allocates nothing.  The root's buffer is
  * free again when its sends completed (eager: copied; rendezvous: pulled),
  * which the instance waits for.
- * A persistent schedule whose messages all hold 16 KiB at most is *prepared* instead
- * (sched_prepared.c): each receiver gives its sender, at prepare, the
- * address of a mailbox; each instance's message is one put into it, with
- * no token and no tag matching.
+ * A persistent schedule's messages are *prepared* instead where both ends
+ * can tell alike (sched_prepared.c: by the message's size and whether the
+ * peer is a network peer): each receiver gives its sender, at prepare, the
+ * address of a mailbox (16 KiB at most: each instance's message is one put
+ * into it, with no token and no tag matching), or, for a larger message to
+ * a network peer, of its registered buffer and a completion line (each
+ * instance: the token, then one put straight into the buffer and the
+ * line's flag; no rendezvous).
  *
  * Lanes: a schedule's messages travel on its own team (lane 0, bound
  * first) and, when a composed collective runs parts of itself on other
@@ -100,18 +104,25 @@ typedef struct fmpl_step {
     void (*fn)(void *arg);
     void *arg;
     struct fmpl_coll_algo *algo; /* RUN */
-    fmpl_tm_req req;      /* SEND, RECV */
+    fmpl_tm_req req;      /* SEND, RECV; SEND prepared direct: the READY token */
     fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token, or
                              (prepared) the receiver's mailbox address */
     /* Prepared messages (sched_prepared.c) */
+    int prep;             /* SEND, RECV of a persistent schedule: FMPL_PREP_* */
     int pending;          /* issued, not yet put or taken */
     uint64_t instance;    /* instances put or taken so far */
     uint64_t room;        /* SEND: the receiver's `taken` when last read */
-    uint64_t mailbox_at[2]; /* SEND: the receiver's mailbox (packed address) and the
-                               stride of its entries */
+    uint64_t mailbox_at[6]; /* SEND: the receiver's setup message: its mailbox (packed
+                               address) and the stride of its entries; direct: its
+                               buffer's address, kind and key, its completion line
+                               (packed) and its size */
     void *staging;        /* SEND: where an entry is built (the schedule's arena) */
-    void *mailbox;        /* RECV: its own mailbox */
+    void *mailbox;        /* RECV: its own mailbox; direct: its completion line */
+    int registered;       /* RECV direct: dst registered with the fabric */
 } fmpl_step;
+
+/* How a persistent schedule's message travels (fmpl_step.prep). */
+enum { FMPL_PREP_NONE = 0, FMPL_PREP_MAILBOX, FMPL_PREP_DIRECT };
 
 /* Memory a schedule owns beyond its arena (freed with it). */
 typedef struct fmpl_sched_block {
@@ -146,7 +157,7 @@ typedef struct fmpl_sched {
     int nlanes;
     int lane;             /* the lane of the messages added next */
     int persistent;       /* readiness protocol (fmpl_sched_prepare) */
-    int prepared;         /* persistent, its messages prepared (sched_prepared.c) */
+    int prepared;         /* persistent, every message prepared (sched_prepared.c) */
     int active;           /* started, not finished */
     int error;            /* first error of the instance */
     int nsteps, cap;
@@ -215,11 +226,13 @@ static inline int fmpl_sched_done(const fmpl_sched *s) { return !s->active; }
  * team lives; a freed communicator's team may be gone, its queues too). */
 void fmpl_sched_free(fmpl_sched *s);
 
-/* Prepared messages (sched_prepared.c): may the schedule's be prepared?
- * Set up one SEND or RECV step at prepare; advance an issued one (0: not
- * yet; 1: done, *err its outcome); release it with the schedule. */
-int fmpl_sched_prepared_eligible(const fmpl_sched *s);
+/* Prepared messages (sched_prepared.c): how a persistent schedule's SEND
+ * or RECV step travels (FMPL_PREP_*; both ends decide alike).  Set one up
+ * at prepare; issue it; advance an issued one (0: not yet; 1: done, *err
+ * its outcome); release it with the schedule. */
+int fmpl_sched_prepared_mode(const fmpl_sched *s, const fmpl_step *st);
 void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st);
+void fmpl_sched_prepared_issue(fmpl_sched *s, fmpl_step *st);
 int fmpl_sched_prepared_poll(fmpl_sched *s, fmpl_step *st, int *err);
 void fmpl_sched_prepared_free(fmpl_sched *s, fmpl_step *st);
 

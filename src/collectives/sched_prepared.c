@@ -2,19 +2,28 @@
  * put each (seed 002: the schedule prepared once at init, the start a
  * doorbell, the wait one word; sched.h).
  *
- * A persistent schedule all of whose messages hold at most PREPARED_MAX
- * (16 KiB, the eager limit) bytes (every MPI_Bcast_init or
- * MPI_Allreduce_init of up to 16 KiB that runs as messages, on any team,
- * across hosts too) sends none of them through the tag-matched protocol.
- * Per SEND/RECV pair, sender S, receiver R, instance k (counted per step: a
- * persistent request completes before it starts again):
+ * Which pairs (fmpl_sched_prepared_mode): both ends must choose alike, so
+ * the choice rests on what both see, the message's size and whether the
+ * peer is reached over the network, never on the rest of either's schedule
+ * (a gatherv's root receives large and small messages, its leaves send one
+ * each).  Mailbox: messages of at most PREPARED_MAX (16 KiB, the eager
+ * limit) bytes, on any team, across hosts too.  Direct: larger ones to a
+ * network peer (FMPL_PREPARED_DIRECT).  Others keep the READY tokens and
+ * the tag-matched protocol (sched.c).  The setup message (below) goes on
+ * the lane's data tag: each end sends and posts its setups at prepare, in
+ * step order, before any data message of the schedule is sent or its
+ * receive posted, so on every (sender, tag) the setups come first and
+ * match the setup receives, whatever mix of kinds the pair has.
+ *
+ * Mailbox, per SEND/RECV pair, sender S, receiver R, instance k (counted
+ * per step: a persistent request completes before it starts again):
  *   prepare  R allocates a mailbox in its shared heap: line 0 holds
  *            `taken`, how many entries R has copied out; then `slots`
  *            entries of `stride` bytes each, {sequence (32 bits), length
  *            (32 bits), data}, the stride the entry rounded up to whole
  *            lines, as many slots as fit 64 KiB (4 to 64: mailbox_slots).
  *            R sends {the mailbox's packed address, stride} to S (one
- *            eager message on the lane's ready tag; address 0 when R has
+ *            eager message on the lane's data tag; address 0 when R has
  *            no memory for it); S posts its receive.  Both are done at
  *            *_init, once.
  *   S, k     (first instance: the address has arrived; S's message must
@@ -40,7 +49,27 @@
  * no READY message and the sender no wait for one: the data goes at once.
  * Across the namespace hosts (2 x 1 rank, TCP), 64 B to 8 KiB persistent
  * broadcasts took 12.3-17.8 us with the tokens and take 5.2-11.5 us
- * prepared (MPICH 5.9-9.7 us). */
+ * prepared (MPICH 5.9-9.7 us).
+ *
+ * Direct (a message above 16 KiB to a network peer), same names:
+ *   prepare  R registers its buffer (fmpl_fab_register: the key travels)
+ *            and allocates a completion line in its shared heap; R sends
+ *            {buffer address, kind, key, the line's packed address, its
+ *            size} to S as above; S posts that receive, and the receive
+ *            of instance 0's READY token (a zero-byte message on the
+ *            lane's ready tag, as sched.c's tokens).
+ *   R, k     (issue) send the token: its buffer may be written.
+ *   S, k     once the setup and the token are in: post the receive of the
+ *            next token, put the data straight into R's buffer
+ *            (fmpl_fab_put: 256 KiB pieces over the network), then the
+ *            line {k + 1, length} with the flag last (fmpl_fab_put_flagged,
+ *            placed after the data); a message larger than R's buffer puts
+ *            only the line, whose length R reports as a truncation.  S's
+ *            instance is complete (a put's source is free on return).
+ *   R, k     wait until the line's first word carries k + 1: the data is
+ *            in its buffer.
+ * Against the tokens: no RTS, no get and no FIN; one network operation of
+ * R's per instance (the token) and two of S's. */
 #include "collectives/sched.h"
 #include "fabric/fabric.h"
 #include "base/error.h"
@@ -49,9 +78,13 @@
 #include <string.h>
 
 FMPL_TUNABLE(tunable_prepared, "FMPL_PREPARED_MESSAGES", "on",
-             "persistent collectives whose messages all hold 16 KiB at most send each as one "
-             "put into a mailbox the receiver prepared at init (on), or through "
-             "the tag-matched protocol with a READY token per instance (off)");
+             "persistent collectives send each message of 16 KiB at most as one put into a "
+             "mailbox the receiver prepared at init (on), or through the tag-matched "
+             "protocol with a READY token per instance (off)");
+FMPL_TUNABLE(tunable_direct, "FMPL_PREPARED_DIRECT", "on",
+             "persistent collectives put each message above 16 KiB to a network peer straight "
+             "into the receiver's buffer, registered at init, after its READY token (on), or "
+             "send it through the tag-matched protocol (off)");
 
 #define PREPARED_MAX 16384
 #define LINE 64
@@ -76,29 +109,54 @@ static uint64_t mailbox_slots(size_t stride)
     return n < 4 ? 4 : n > 64 ? 64 : n;
 }
 
-int fmpl_sched_prepared_eligible(const fmpl_sched *s)
-{
-    static int on = -1;
-    if (on < 0) {
-        static const char *const choices[] = {"off", "on", NULL};
-        on = fmpl_tunable_choice(&tunable_prepared, choices);
-    }
-    int messages = 0;
-    for (int i = 0; i < s->nsteps; i++) {
-        const fmpl_step *st = &s->steps[i];
-        if (st->kind != FMPL_STEP_SEND && st->kind != FMPL_STEP_RECV)
-            continue;
-        if (st->bytes > PREPARED_MAX)
-            return 0;
-        messages = 1;
-    }
-    return on == 1 && messages;
-}
-
 static fmpl_raddr lane_peer(const fmpl_sched *s, const fmpl_step *st, uint64_t packed)
 {
     const fmpl_team *t = s->lanes[st->lane].team;
     return fmpl_raddr_unpack(packed, t->world[st->peer]);
+}
+
+int fmpl_sched_prepared_mode(const fmpl_sched *s, const fmpl_step *st)
+{
+    static const char *const choices[] = {"off", "on", NULL};
+    static _Atomic int mailbox = -1, direct = -1;
+    if (atomic_load_explicit(&mailbox, memory_order_relaxed) < 0) {
+        atomic_store_explicit(&mailbox, fmpl_tunable_choice(&tunable_prepared, choices),
+                              memory_order_relaxed);
+        atomic_store_explicit(&direct, fmpl_tunable_choice(&tunable_direct, choices),
+                              memory_order_relaxed);
+    }
+    if (st->bytes <= PREPARED_MAX)
+        return atomic_load_explicit(&mailbox, memory_order_relaxed) == 1 ? FMPL_PREP_MAILBOX
+                                                                         : FMPL_PREP_NONE;
+    const fmpl_team *t = s->lanes[st->lane].team;
+    return atomic_load_explicit(&direct, memory_order_relaxed) == 1 &&
+                   st->bytes < INT32_MAX && fmpl_fab.peers[t->world[st->peer]].net
+               ? FMPL_PREP_DIRECT
+               : FMPL_PREP_NONE;
+}
+
+/* Direct, receiver: register the buffer, send the setup. */
+static void setup_direct_recv(fmpl_sched *s, fmpl_step *st)
+{
+    const fmpl_sched_lane *l = &s->lanes[st->lane];
+    uint64_t msg[6] = {0};
+    fmpl_raddr buf;
+    st->mailbox = fmpl_fab_alloc(LINE);
+    st->registered = st->mailbox && fmpl_fab_register(st->dst, (size_t)st->bytes, &buf) ==
+                                        FMPL_SUCCESS;
+    if (st->registered) {
+        memset(st->mailbox, 0, LINE);
+        msg[0] = buf.addr;
+        msg[1] = buf.kind;
+        msg[2] = buf.key;
+        msg[3] = fmpl_raddr_pack(fmpl_fab_raddr(st->mailbox));
+        msg[4] = (uint64_t)st->bytes;
+    } else {
+        FMPL_ERROR(FMPL_ERR_NO_MEMORY, "a persistent collective's receive of %lld bytes could "
+                   "not be prepared (no completion line, or its buffer not registered): its "
+                   "instances fail", (long long)st->bytes);
+    }
+    fmpl_tm_send_eager(l->team, msg, sizeof msg, st->peer, l->tag);
 }
 
 void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st)
@@ -107,11 +165,25 @@ void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st)
     st->instance = 0;
     st->room = 0;
     st->pending = 0;
+    st->registered = 0;
+    st->mailbox = NULL;
     if (st->kind == FMPL_STEP_SEND) {
-        st->mailbox_at[0] = st->mailbox_at[1] = 0;
+        memset(st->mailbox_at, 0, sizeof st->mailbox_at);
+        if (st->prep == FMPL_PREP_DIRECT) {
+            st->staging = NULL;
+            fmpl_tm_irecv(&st->ready, l->team, st->mailbox_at, 6 * sizeof st->mailbox_at[0],
+                          st->peer, l->tag);
+            static char no_bytes;
+            fmpl_tm_irecv(&st->req, l->team, &no_bytes, 0, st->peer, l->ready_tag);
+            return;
+        }
         st->staging = fmpl_sched_alloc(s, entry_stride(st->bytes));
-        fmpl_tm_irecv(&st->ready, l->team, st->mailbox_at, sizeof st->mailbox_at, st->peer,
-                      l->ready_tag);
+        fmpl_tm_irecv(&st->ready, l->team, st->mailbox_at, 2 * sizeof st->mailbox_at[0],
+                      st->peer, l->tag);
+        return;
+    }
+    if (st->prep == FMPL_PREP_DIRECT) {
+        setup_direct_recv(s, st);
         return;
     }
     size_t stride = entry_stride(st->bytes);
@@ -125,7 +197,80 @@ void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st)
         FMPL_ERROR(FMPL_ERR_NO_MEMORY, "no shared memory for a persistent collective's "
                    "mailbox (%zu bytes): its instances fail", bytes);
     }
-    fmpl_tm_send_eager(l->team, msg, sizeof msg, st->peer, l->ready_tag);
+    fmpl_tm_send_eager(l->team, msg, sizeof msg, st->peer, l->tag);
+}
+
+void fmpl_sched_prepared_issue(fmpl_sched *s, fmpl_step *st)
+{
+    st->pending = 1;
+    if (st->prep == FMPL_PREP_DIRECT && st->kind == FMPL_STEP_RECV) {
+        /* The token: this instance's buffer may be written. */
+        static char no_bytes;
+        const fmpl_sched_lane *l = &s->lanes[st->lane];
+        fmpl_tm_send_eager(l->team, &no_bytes, 0, st->peer, l->ready_tag);
+    }
+}
+
+/* Direct, sender: put instance k's data and line once the setup and the
+ * token are in.  Returns 0 while it must wait, else 1 with *err set. */
+static int send_direct(fmpl_sched *s, fmpl_step *st, int *err)
+{
+    if (!st->ready.complete || !st->req.complete)
+        return 0;
+    if (!st->mailbox_at[3]) {
+        *err = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "rank %d of the team could not prepare its "
+                          "receive of this persistent collective", st->peer);
+        return 1;
+    }
+    const fmpl_sched_lane *l = &s->lanes[st->lane];
+    uint64_t k = st->instance++;
+    static char no_bytes;
+    fmpl_tm_irecv(&st->req, l->team, &no_bytes, 0, st->peer, l->ready_tag); /* k + 1's */
+    const fmpl_team *t = l->team;
+    int64_t room = (int64_t)st->mailbox_at[4];
+    if (st->bytes <= room && st->bytes > 0) {
+        fmpl_raddr buf = {st->mailbox_at[0], t->world[st->peer], (uint32_t)st->mailbox_at[1],
+                          st->mailbox_at[2]};
+        *err = fmpl_fab_put(st->src, (size_t)st->bytes, buf);
+        if (*err != FMPL_SUCCESS)
+            return 1;
+    }
+    entry_head line;
+    atomic_init(&line.head, (uint64_t)(uint32_t)(k + 1) | (uint64_t)st->bytes << 32);
+    *err = fmpl_fab_put_flagged(&line, sizeof line, lane_peer(s, st, st->mailbox_at[3]));
+    if (*err == FMPL_SUCCESS && st->bytes > room)
+        *err = FMPL_ERROR(FMPL_ERR_TRUNCATE, "a persistent collective's message of %lld "
+                          "bytes to rank %d, whose receive holds %lld",
+                          (long long)st->bytes, st->peer, (long long)room);
+    return 1;
+}
+
+/* Receiver: has the entry (or line) of instance st->instance arrived?  0:
+ * not yet; 1: yes, with *err the truncation when its length is not the
+ * receive's. */
+static int entry_arrived(entry_head *e, const fmpl_step *st, int *err)
+{
+    uint64_t head = atomic_load_explicit(&e->head, memory_order_acquire);
+    if ((uint32_t)head != (uint32_t)(st->instance + 1))
+        return 0;
+    if ((int64_t)(head >> 32) != st->bytes)
+        *err = FMPL_ERROR(FMPL_ERR_TRUNCATE, "a persistent collective's message of %llu bytes "
+                          "met a receive of %lld", (unsigned long long)(head >> 32),
+                          (long long)st->bytes);
+    return 1;
+}
+
+/* Direct, receiver: instance k's line is there? */
+static int take_direct(fmpl_step *st, int *err)
+{
+    if (!st->registered) {
+        *err = FMPL_ERR_NO_MEMORY; /* reported at prepare */
+        return 1;
+    }
+    if (!entry_arrived(st->mailbox, st, err))
+        return 0;
+    st->instance++;
+    return 1;
 }
 
 /* Sender: put instance k's entry if its slot is free.  Returns 0 while it
@@ -181,14 +326,9 @@ static int take_entry(fmpl_step *st, int *err)
     size_t stride = entry_stride(st->bytes);
     uint64_t k = st->instance;
     entry_head *e = (entry_head *)((char *)st->mailbox + LINE + stride * (k % mailbox_slots(stride)));
-    uint64_t head = atomic_load_explicit(&e->head, memory_order_acquire);
-    if ((uint32_t)head != (uint32_t)(k + 1))
+    if (!entry_arrived(e, st, err))
         return 0;
-    if ((int64_t)(head >> 32) != st->bytes)
-        *err = FMPL_ERROR(FMPL_ERR_TRUNCATE, "a persistent collective's message of %llu bytes "
-                          "met a receive of %lld", (unsigned long long)(head >> 32),
-                          (long long)st->bytes);
-    else
+    if (*err == FMPL_SUCCESS)
         memcpy(st->dst, e + 1, (size_t)st->bytes);
     st->instance = k + 1;
     atomic_store_explicit((_Atomic uint64_t *)st->mailbox, k + 1, memory_order_release);
@@ -200,7 +340,10 @@ int fmpl_sched_prepared_poll(fmpl_sched *s, fmpl_step *st, int *err)
     *err = FMPL_SUCCESS;
     if (!st->pending)
         return 1;
-    if (!(st->kind == FMPL_STEP_SEND ? send_entry(s, st, err) : take_entry(st, err)))
+    int done = st->prep == FMPL_PREP_DIRECT
+                   ? (st->kind == FMPL_STEP_SEND ? send_direct(s, st, err) : take_direct(st, err))
+                   : (st->kind == FMPL_STEP_SEND ? send_entry(s, st, err) : take_entry(st, err));
+    if (!done)
         return 0;
     st->pending = 0;
     return 1;
@@ -210,10 +353,16 @@ void fmpl_sched_prepared_free(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
     if (st->kind == FMPL_STEP_SEND) {
-        if (fmpl_teams[l->team_id] == l->team)
+        if (fmpl_teams[l->team_id] == l->team) {
             fmpl_tm_cancel_recv(&st->ready);
+            if (st->prep == FMPL_PREP_DIRECT)
+                fmpl_tm_cancel_recv(&st->req);
+        }
         return;
     }
+    if (st->registered)
+        fmpl_fab_deregister(st->dst, (size_t)st->bytes);
+    st->registered = 0;
     fmpl_fab_free(st->mailbox);
     st->mailbox = NULL;
 }

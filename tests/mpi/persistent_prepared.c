@@ -13,6 +13,19 @@
  *   D  a broadcast of 16 KiB + 1 byte (its schedule is not prepared) beside
  *      an 8-byte one (prepared), in the same rounds;
  *   E  requests freed without a start, between the others.
+ * Messages above 16 KiB to a network peer are prepared too (direct: put
+ * straight into the receiver's registered buffer after its token; under
+ * FMPL_FABRIC=net), the others keep the tokens; each message's kind is
+ * chosen by its two ends alike, so one schedule may mix them:
+ *   F  MPI_Bcast_init of 1 MiB (40 instances, members late at random) and
+ *      MPI_Allreduce_init of 64 KiB of doubles;
+ *   G  MPI_Gatherv_init whose root receives 10 bytes from rank 1 (mailbox)
+ *      and 100 000 from the others (direct, or tokens): a root and a leaf
+ *      whose schedules differ (this hung over the network when a whole
+ *      schedule was prepared or not);
+ *   H  (2 ranks) a broadcast of 64 KiB whose receiver posts 32 KiB: the
+ *      receiver's wait fails with MPI_ERR_TRUNCATE, and the next
+ *      collective still works.
  * Every byte of every instance is checked; the root's buffer is poisoned
  * right after its wait. */
 #include "check.h"
@@ -149,6 +162,100 @@ static void part_e(void)
     }
 }
 
+static void part_f(void)
+{
+    enum { MIB = 1 << 20, AR = 8192 };
+    unsigned char *b = malloc(MIB);
+    double *x = malloc(AR * sizeof *x), *y = malloc(AR * sizeof *y);
+    CHECK(b && x && y, "no memory");
+    int root = np > 2 ? 2 : np - 1;
+    MPI_Request reqs[2];
+    CHECK_OK(MPI_Bcast_init(b, MIB, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &reqs[0]));
+    CHECK_OK(MPI_Allreduce_init(x, y, AR, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                &reqs[1]));
+    for (int i = 0; i < 40; i++) {
+        for (int j = 0; j < MIB; j++)
+            b[j] = me == root ? (unsigned char)(i * 3 + j * 11) : 0xA5;
+        for (int j = 0; j < AR; j++)
+            x[j] = me + i + j;
+        if (rand() % 4 == 0)
+            usleep((useconds_t)(rand() % 3000));
+        CHECK_OK(MPI_Start(&reqs[0]));
+        CHECK_OK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
+        for (int j = 0; j < MIB; j++)
+            CHECK(b[j] == (unsigned char)(i * 3 + j * 11), "1 MiB round %d byte %d: %d", i, j,
+                  b[j]);
+        if (me == root)
+            memset(b, 0x5A, MIB);
+        CHECK_OK(MPI_Start(&reqs[1]));
+        CHECK_OK(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE));
+        for (int j = 0; j < AR; j++) {
+            double want = (double)np * (i + j) + (double)np * (np - 1) / 2;
+            CHECK(y[j] == want, "allreduce round %d element %d: %g, not %g", i, j, y[j], want);
+        }
+    }
+    CHECK_OK(MPI_Request_free(&reqs[0]));
+    CHECK_OK(MPI_Request_free(&reqs[1]));
+    free(b);
+    free(x);
+    free(y);
+}
+
+static void part_g(void)
+{
+    enum { LARGE = 100000 };
+    int *counts = malloc((size_t)np * sizeof *counts), *displs = malloc((size_t)np * sizeof *displs);
+    CHECK(counts && displs, "no memory");
+    int total = 0;
+    for (int r = 0; r < np; r++) {
+        counts[r] = r == 1 ? 10 : LARGE;
+        displs[r] = total;
+        total += counts[r];
+    }
+    unsigned char *sbuf = malloc(LARGE), *rbuf = malloc((size_t)total);
+    CHECK(sbuf && rbuf, "no memory");
+    MPI_Request req;
+    CHECK_OK(MPI_Gatherv_init(sbuf, counts[me], MPI_BYTE, rbuf, counts, displs, MPI_BYTE, 0,
+                              MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    for (int i = 0; i < 20; i++) {
+        for (int j = 0; j < counts[me]; j++)
+            sbuf[j] = (unsigned char)(me * 31 + i + j);
+        memset(rbuf, 0xEE, (size_t)total);
+        CHECK_OK(MPI_Start(&req));
+        CHECK_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (int r = 0; me == 0 && r < np; r++)
+            for (int j = 0; j < counts[r]; j++)
+                CHECK(rbuf[displs[r] + j] == (unsigned char)(r * 31 + i + j),
+                      "gatherv round %d from %d byte %d: %d", i, r, j, rbuf[displs[r] + j]);
+    }
+    CHECK_OK(MPI_Request_free(&req));
+    free(sbuf);
+    free(rbuf);
+    free(counts);
+    free(displs);
+}
+
+static void part_h(void)
+{
+    if (np != 2)
+        return;
+    enum { SENT = 65536 };
+    static unsigned char b[SENT];
+    MPI_Request req;
+    CHECK_OK(MPI_Bcast_init(b, me == 0 ? SENT : SENT / 2, MPI_BYTE, 0, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &req));
+    CHECK_OK(MPI_Start(&req));
+    int rc = MPI_Wait(&req, MPI_STATUS_IGNORE), cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    if (me == 1)
+        CHECK(cls == MPI_ERR_TRUNCATE, "a 64 KiB broadcast into 32 KiB: class %d, not "
+              "MPI_ERR_TRUNCATE", cls);
+    CHECK_OK(MPI_Request_free(&req));
+    long long v = me == 0 ? 4242 : 0;
+    CHECK_OK(MPI_Bcast(&v, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+    CHECK(v == 4242, "the broadcast after a truncated one: %lld", v);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -164,6 +271,9 @@ int main(int argc, char **argv)
     part_c();
     part_d();
     part_e();
+    part_f();
+    part_g();
+    part_h();
     part_a(np / 2, 8); /* after the frees: the mailboxes of new requests */
     CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (me == 0)
