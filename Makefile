@@ -94,7 +94,10 @@ build-werror: $(BUILD)/CMakeCache.txt
 # At 4 ranks under the sanitizers stay the default selection
 # (collectives_4, mpi_nbc_sizes_4, collx_default_4), the schedules
 # (mpi_nbc_sizes_schedules_4, collx_schedules_4) and the split
-# collectives; the release run has every 4-rank variant.
+# collectives; the release run has every 4-rank variant.  Also the NBC
+# stress test and the windows on split communicators at 4 ranks
+# (mpi_nbc_stress_4, mpi_rma_split_4: 117 s of CPU under the sanitizers),
+# whose twins mpi_nbc_stress_2 and mpi_rma_4 stay.
 # The one-host runs keep libfabric's providers on the loopback interface.
 # Left to choose, they take the first interface up, which is tools/
 # testcluster's bridge whenever one is up: a multi-host test that brings up
@@ -104,7 +107,7 @@ build-werror: $(BUILD)/CMakeCache.txt
 # multi-host tests unset these (tests/cluster/cluster_begin.sh).
 ONE_HOST_NET := FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo FI_UDP_IFACE=lo
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
-SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_(shm|shm_staged|net|net_pieces|p2p)_4|collectives_(allreduce|reduce|bcast|barrier)_.+_4
+SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_(shm|shm_staged|net|net_pieces|p2p)_4|collectives_(allreduce|reduce|bcast|barrier)_.+_4|mpi_nbc_stress_4|mpi_rma_split_4
 SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && $(ONE_HOST_NET) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -155,10 +158,11 @@ test-net: build-werror
 # shared-memory and point-to-point collective families: the agent changes
 # who progresses between calls, not what a blocking algorithm computes; the
 # default selection, the schedules (which the agent runs) and every
-# nonblocking and persistent test stay (3 of CI's minutes).  The spool
+# nonblocking and persistent test stay (3 of CI's minutes); and
+# mpi_rma_split_4, mpi_rma_4's twin on split communicators (32 s).  The spool
 # tests pin the agent off (they observe the spool between calls).  Then the
 # agent's own tests under ThreadSanitizer.
-AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|$(HEAVY_SWEEPS))
+AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|mpi_rma_split_4$$|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
 	cd $(BUILD) && $(ONE_HOST_NET) FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && $(ONE_HOST_NET) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

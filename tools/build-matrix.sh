@@ -4,16 +4,19 @@
 # libraries.  Build only (the tests run on the default and sanitizer builds,
 # `make test`); the static build also links and runs one program with its
 # mpicc, since that is where a static link breaks.
-#   tools/build-matrix.sh [--only NAME[,NAME...]] [--dir DIR] [--list]
+#   tools/build-matrix.sh [--only NAME[,NAME...]] [--except NAME[,NAME...]]
+#                         [--dir DIR] [--list]
 # Needs gcc and clang (tools/install-deps.sh --builds installs clang).
 set -eu
 cd "$(dirname "$0")/.."
 dir=build-matrix
 only=
+except=
 list=no
 while [ $# -gt 0 ]; do
     case $1 in
         --only) only=$2; shift 2 ;;
+        --except) except=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --list) list=yes; shift ;;
         -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -47,6 +50,9 @@ start=$(date +%s)
 mkdir -p "$dir"
 while read -r name cc args; do
     if [ -n "$only" ] && ! echo ",$only," | grep -q ",$name,"; then
+        continue
+    fi
+    if [ -n "$except" ] && echo ",$except," | grep -q ",$name,"; then
         continue
     fi
     ran=$((ran + 1))
