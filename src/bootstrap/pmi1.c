@@ -17,7 +17,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -246,6 +248,34 @@ static int handshake(fmpl_bootstrap *bs, pmi1 *p)
     return FMPL_SUCCESS;
 }
 
+/* Under Hydra a rank is a child of hydra_pmi_proxy.  When that proxy dies
+ * (killed, out of memory), nothing else ends the rank: mpiexec waits for
+ * its output, and a rank computing outside MPI never asks the proxy again.
+ * So a rank whose parent is that proxy has the kernel kill it when the
+ * parent goes (fmplrun's proxies arrange the same for their ranks,
+ * tools/fmplrun/spawn.c); the mpiexec then ends, its ranks' output closed.
+ * Only for that parent: a program started through a wrapper script must
+ * not die with the script. */
+static void end_with_hydra_proxy(void)
+{
+    pid_t parent = getppid();
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)parent);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int named = fgets(comm, sizeof comm, f) != NULL;
+    fclose(f);
+    if (!named || strncmp(comm, "hydra_pmi_proxy", 15) != 0 ||
+        prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+        return;
+    if (getppid() != parent) { /* it went before prctl */
+        FMPL_ERROR(FMPL_ERR_BOOTSTRAP, "the process manager's proxy (hydra_pmi_proxy, pid %d) "
+                   "is gone: ending", (int)parent);
+        _exit(1);
+    }
+}
+
 int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
 {
     int fd = -1, rank = -1, size = 0;
@@ -266,6 +296,8 @@ int fmpl_bootstrap_pmi1_open(fmpl_bootstrap *bs, const char *pmi_fd)
     }
     bs->launcher = strcmp(fmpl_tunable_string(&tunable_launcher), "fmplrun") == 0 ? "fmplrun"
                                                                                   : "pmi1";
+    if (strcmp(bs->launcher, "pmi1") == 0)
+        end_with_hydra_proxy();
     bs->put = p_put;
     bs->fence = p_barrier; /* PMI-1 commits puts at the barrier */
     bs->get = p_get;

@@ -249,6 +249,41 @@ hydra)
     expect_status 0
     expect_out '^lt_exchange: rank 0 of 2 ok \(launcher pmi1, job kvs_'
     expect_out '^lt_exchange: rank 1 of 2 ok \(launcher pmi1, job kvs_' ;;
+hydra_proxy_killed)
+    # Under mpiexec.hydra the ranks are children of hydra_pmi_proxy; when it
+    # is SIGKILLed they must not outlive it (src/bootstrap/pmi1.c,
+    # end_with_hydra_proxy), and mpiexec must end (its ranks' output closes).
+    if ! command -v mpiexec.hydra >/dev/null; then
+        echo "SKIP: mpiexec.hydra is not installed (apt-get install mpich)"; exit 77
+    fi
+    mkdir -p "$work/pids"
+    mpiexec.hydra -n 2 "$LT_FAIL" sleep 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
+    mpiexec=$!
+    for _ in $(seq 100); do   # up to 5 s
+        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq 2 ] && [ -s "$work/pids/jobid" ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    proxy=$(pgrep -P "$mpiexec" hydra_pmi_prox)
+    [ -n "$proxy" ] || { kill -KILL "$mpiexec"; fail "no hydra_pmi_proxy under mpiexec $mpiexec"; }
+    kill -KILL "$proxy"
+    for _ in $(seq 40); do
+        alive=0
+        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
+        [ "$alive" -eq 0 ] && break
+        sleep 0.05
+    done
+    job=$(cat "$work/pids/jobid"); rm -f /dev/shm/fmpl-"$job"-*
+    if [ "$alive" -ne 0 ]; then
+        for f in "$work"/pids/pid.*; do kill -KILL "${f##*/pid.}" 2>/dev/null; done
+        kill -KILL "$mpiexec" 2>/dev/null
+        fail "ranks outlived their SIGKILLed hydra_pmi_proxy by 2 s"
+    fi
+    for _ in $(seq 100); do kill -0 "$mpiexec" 2>/dev/null || break; sleep 0.05; done
+    if kill -0 "$mpiexec" 2>/dev/null; then
+        kill -KILL "$mpiexec"; fail "mpiexec still running 5 s after its proxy and ranks ended"
+    fi
+    wait "$mpiexec" 2>/dev/null ;;
 hosts_run)
     # Ranks in blocks per host, one job (PMI across the proxies), output relayed.
     run "${HOSTS[@]}" --tag-output "$LT_EXCHANGE" --expect-size 4 --expect-launcher fmplrun --rounds 5
