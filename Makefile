@@ -97,7 +97,9 @@ build-werror: $(BUILD)/CMakeCache.txt
 # collectives; the release run has every 4-rank variant.  Also the NBC
 # stress test and the windows on split communicators at 4 ranks
 # (mpi_nbc_stress_4, mpi_rma_split_4: 117 s of CPU under the sanitizers),
-# whose twins mpi_nbc_stress_2 and mpi_rma_4 stay.
+# whose twins mpi_nbc_stress_2 and mpi_rma_4 stay.  And cluster.agent (56 s
+# under the sanitizers): the release run has it, and the agent's own tests
+# run under the sanitizers here and under ThreadSanitizer (make test-agent).
 # The one-host runs keep libfabric's providers on the loopback interface.
 # Left to choose, they take the first interface up, which is tools/
 # testcluster's bridge whenever one is up: a multi-host test that brings up
@@ -108,7 +110,7 @@ build-werror: $(BUILD)/CMakeCache.txt
 ONE_HOST_NET := FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo FI_UDP_IFACE=lo
 HEAVY_SWEEPS := mpi_nbc_sizes_shm_small_area_4|collx_shm_staged_4|collx_p2p_small_4|collectives_split_blocks_8
 SAN_4RANK_TWINS := collx_(shm_nocma|bcast_direct|net_pieces|shm_private|shm|p2p)_4|mpi_nbc_sizes_(shm|shm_staged|net|net_pieces|p2p)_4|collectives_(allreduce|reduce|bcast|barrier)_.+_4|mpi_nbc_stress_4|mpi_rma_split_4
-SAN_SKIP := ^(cluster\.launchers|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
+SAN_SKIP := ^(cluster\.launchers|cluster\.agent|scalapack|scalapack_mpi_blacs|npb|mpi4py|$(HEAVY_SWEEPS)|$(SAN_4RANK_TWINS))$$
 test-sanitize: build-sanitize
 	cd $(BUILD_SAN) && $(ONE_HOST_NET) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
@@ -144,8 +146,10 @@ test: test-sanitize test-release
 # network they run the default), and the 4-rank twins of the point-to-point
 # family's cross-checks, of the pieces sweep and of the NBC stress test,
 # whose 2-rank runs stay, and mpi_rma_split_4, mpi_rma_4's twin on split
-# communicators (100 s of CI's minutes).
-NET_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$|mpi_nbc_stress_4$$|mpi_rma_split_4$$)
+# communicators (100 s of CI's minutes); and fortran.mpich_binary, the ABI
+# check of an MPICH-built Fortran program (23 s; its calls are the ones the
+# other tests make over the network).
+NET_SKIP := ^(abi\.|fortran\.mpich_binary$$|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|hotpath_|spool_|example_spool|collectives_.+_|collx_shm|collx_bcast_direct|p2p_sizes_(no)?cma|core_caller_areas_need_cma|mpi_nbc_sizes_shm|collx_p2p_small_|collx_(p2p|net_pieces)_4$$|mpi_nbc_stress_4$$|mpi_rma_split_4$$)
 test-net: build-werror
 	cd $(BUILD) && $(ONE_HOST_NET) FMPL_FABRIC=net ctest -E '$(NET_SKIP)' --output-on-failure -j $(JOBS)
 
@@ -159,10 +163,11 @@ test-net: build-werror
 # who progresses between calls, not what a blocking algorithm computes; the
 # default selection, the schedules (which the agent runs) and every
 # nonblocking and persistent test stay (3 of CI's minutes); and
-# mpi_rma_split_4, mpi_rma_4's twin on split communicators (32 s).  The spool
+# mpi_rma_split_4, mpi_rma_4's twin on split communicators (32 s), and
+# fortran.mpich_binary (as in test-net).  The spool
 # tests pin the agent off (they observe the spool between calls).  Then the
 # agent's own tests under ThreadSanitizer.
-AGENT_SKIP := ^(abi\.|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|mpi_rma_split_4$$|$(HEAVY_SWEEPS))
+AGENT_SKIP := ^(abi\.|fortran\.mpich_binary$$|bench_|launcher\.|pmix|spack|cluster\.|scalapack|mpi4py$$|collectives_.+_|collx_(p2p|shm|bcast_direct|net_pieces)|mpi_rma_split_4$$|$(HEAVY_SWEEPS))
 test-agent: build-werror build-tsan
 	cd $(BUILD) && $(ONE_HOST_NET) FMPL_AGENT=thread ctest -E '$(AGENT_SKIP)' --output-on-failure -j $(JOBS)
 	cd $(BUILD_TSAN) && $(ONE_HOST_NET) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
