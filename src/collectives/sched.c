@@ -316,16 +316,21 @@ static int prepared_message(const fmpl_sched *s, const fmpl_step *st)
            (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV);
 }
 
-static void post_ready(fmpl_sched *s, fmpl_step *st)
+void fmpl_sched_token_expect(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
     fmpl_tm_irecv(&st->ready, l->team, &no_bytes, 0, st->peer, l->ready_tag);
 }
 
+void fmpl_sched_token_send(fmpl_sched *s, fmpl_step *st)
+{
+    const fmpl_sched_lane *l = &s->lanes[st->lane];
+    fmpl_tm_send_eager(l->team, &no_bytes, 0, st->peer, l->ready_tag);
+}
+
 void fmpl_sched_prepare(fmpl_sched *s)
 {
     s->persistent = 1;
-    s->prepared = 0;
     int messages = 0, tokens = 0;
     for (int i = 0; i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
@@ -342,7 +347,7 @@ void fmpl_sched_prepare(fmpl_sched *s)
         if (prepared_message(s, st))
             fmpl_sched_prepared_setup(s, st);
         else if (st->kind == FMPL_STEP_SEND)
-            post_ready(s, st);
+            fmpl_sched_token_expect(s, st);
         if (st->kind == FMPL_STEP_RUN && st->algo->prepare)
             st->algo->prepare(st->algo);
     }
@@ -375,7 +380,7 @@ static void issue(fmpl_sched *s, fmpl_step *st)
     case FMPL_STEP_RECV:
         keep_error(s, fmpl_tm_irecv(&st->req, t, st->dst, st->bytes, st->peer, l->tag));
         if (s->persistent)
-            fmpl_tm_send_eager(t, &no_bytes, 0, st->peer, l->ready_tag);
+            fmpl_sched_token_send(s, st);
         return;
     case FMPL_STEP_COPY:
         memmove(st->dst, st->src, (size_t)st->bytes);
@@ -412,7 +417,7 @@ static int step_done(fmpl_sched *s, fmpl_step *st)
         if (!st->ready.complete)
             return 0;
         st->waiting_ready = 0;
-        post_ready(s, st); /* the next instance's token */
+        fmpl_sched_token_expect(s, st); /* the next instance's token */
         const fmpl_sched_lane *l = &s->lanes[st->lane];
         keep_error(s, fmpl_tm_isend(&st->req, l->team, st->src, st->bytes, st->peer, l->tag,
                                     FMPL_TM_MODE_STANDARD));

@@ -104,15 +104,15 @@ typedef struct fmpl_step {
     void (*fn)(void *arg);
     void *arg;
     struct fmpl_coll_algo *algo; /* RUN */
-    fmpl_tm_req req;      /* SEND, RECV; SEND prepared direct: the READY token */
+    fmpl_tm_req req;      /* SEND, RECV; SEND prepared direct: the receiver's setup */
     fmpl_tm_req ready;    /* SEND of a persistent schedule: the READY token, or
-                             (prepared) the receiver's mailbox address */
+                             (prepared mailbox) the receiver's mailbox address */
     /* Prepared messages (sched_prepared.c) */
     int prep;             /* SEND, RECV of a persistent schedule: FMPL_PREP_* */
     int pending;          /* issued, not yet put or taken */
     uint64_t instance;    /* instances put or taken so far */
     uint64_t room;        /* SEND: the receiver's `taken` when last read */
-    uint64_t mailbox_at[6]; /* SEND: the receiver's setup message: its mailbox (packed
+    uint64_t mailbox_at[5]; /* SEND: the receiver's setup message: its mailbox (packed
                                address) and the stride of its entries; direct: its
                                buffer's address, kind and key, its completion line
                                (packed) and its size */
@@ -231,6 +231,11 @@ void fmpl_sched_free(fmpl_sched *s);
  * at prepare; issue it; advance an issued one (0: not yet; 1: done, *err
  * its outcome); release it with the schedule. */
 int fmpl_sched_prepared_mode(const fmpl_sched *s, const fmpl_step *st);
+/* The READY token of a persistent SEND/RECV pair (sched.c): the sender
+ * posts the receive of the next one into st->ready, the receiver sends it
+ * when its step starts. */
+void fmpl_sched_token_expect(fmpl_sched *s, fmpl_step *st);
+void fmpl_sched_token_send(fmpl_sched *s, fmpl_step *st);
 void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st);
 void fmpl_sched_prepared_issue(fmpl_sched *s, fmpl_step *st);
 int fmpl_sched_prepared_poll(fmpl_sched *s, fmpl_step *st, int *err);

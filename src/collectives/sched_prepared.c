@@ -87,6 +87,10 @@ FMPL_TUNABLE(tunable_direct, "FMPL_PREPARED_DIRECT", "on",
              "send it through the tag-matched protocol (off)");
 
 #define PREPARED_MAX 16384
+/* The words of a direct receiver's setup message (fmpl_step.mailbox_at). */
+enum { DIRECT_BUF_ADDR, DIRECT_BUF_KIND, DIRECT_BUF_KEY, DIRECT_LINE, DIRECT_SIZE, DIRECT_WORDS };
+_Static_assert(DIRECT_WORDS * sizeof(uint64_t) == sizeof ((fmpl_step *)0)->mailbox_at,
+               "fmpl_step.mailbox_at holds a direct setup message");
 #define LINE 64
 #define MAILBOX_TARGET (64 * 1024)
 
@@ -139,18 +143,18 @@ int fmpl_sched_prepared_mode(const fmpl_sched *s, const fmpl_step *st)
 static void setup_direct_recv(fmpl_sched *s, fmpl_step *st)
 {
     const fmpl_sched_lane *l = &s->lanes[st->lane];
-    uint64_t msg[6] = {0};
+    uint64_t msg[DIRECT_WORDS] = {0};
     fmpl_raddr buf;
     st->mailbox = fmpl_fab_alloc(LINE);
     st->registered = st->mailbox && fmpl_fab_register(st->dst, (size_t)st->bytes, &buf) ==
                                         FMPL_SUCCESS;
     if (st->registered) {
         memset(st->mailbox, 0, LINE);
-        msg[0] = buf.addr;
-        msg[1] = buf.kind;
-        msg[2] = buf.key;
-        msg[3] = fmpl_raddr_pack(fmpl_fab_raddr(st->mailbox));
-        msg[4] = (uint64_t)st->bytes;
+        msg[DIRECT_BUF_ADDR] = buf.addr;
+        msg[DIRECT_BUF_KIND] = buf.kind;
+        msg[DIRECT_BUF_KEY] = buf.key;
+        msg[DIRECT_LINE] = fmpl_raddr_pack(fmpl_fab_raddr(st->mailbox));
+        msg[DIRECT_SIZE] = (uint64_t)st->bytes;
     } else {
         FMPL_ERROR(FMPL_ERR_NO_MEMORY, "a persistent collective's receive of %lld bytes could "
                    "not be prepared (no completion line, or its buffer not registered): its "
@@ -171,10 +175,9 @@ void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st)
         memset(st->mailbox_at, 0, sizeof st->mailbox_at);
         if (st->prep == FMPL_PREP_DIRECT) {
             st->staging = NULL;
-            fmpl_tm_irecv(&st->ready, l->team, st->mailbox_at, 6 * sizeof st->mailbox_at[0],
-                          st->peer, l->tag);
-            static char no_bytes;
-            fmpl_tm_irecv(&st->req, l->team, &no_bytes, 0, st->peer, l->ready_tag);
+            fmpl_tm_irecv(&st->req, l->team, st->mailbox_at,
+                          DIRECT_WORDS * sizeof st->mailbox_at[0], st->peer, l->tag);
+            fmpl_sched_token_expect(s, st);
             return;
         }
         st->staging = fmpl_sched_alloc(s, entry_stride(st->bytes));
@@ -203,41 +206,35 @@ void fmpl_sched_prepared_setup(fmpl_sched *s, fmpl_step *st)
 void fmpl_sched_prepared_issue(fmpl_sched *s, fmpl_step *st)
 {
     st->pending = 1;
-    if (st->prep == FMPL_PREP_DIRECT && st->kind == FMPL_STEP_RECV) {
-        /* The token: this instance's buffer may be written. */
-        static char no_bytes;
-        const fmpl_sched_lane *l = &s->lanes[st->lane];
-        fmpl_tm_send_eager(l->team, &no_bytes, 0, st->peer, l->ready_tag);
-    }
+    if (st->prep == FMPL_PREP_DIRECT && st->kind == FMPL_STEP_RECV)
+        fmpl_sched_token_send(s, st); /* this instance's buffer may be written */
 }
 
 /* Direct, sender: put instance k's data and line once the setup and the
  * token are in.  Returns 0 while it must wait, else 1 with *err set. */
 static int send_direct(fmpl_sched *s, fmpl_step *st, int *err)
 {
-    if (!st->ready.complete || !st->req.complete)
-        return 0;
-    if (!st->mailbox_at[3]) {
+    if (!st->req.complete || !st->ready.complete)
+        return 0; /* the setup or the token has not arrived */
+    if (!st->mailbox_at[DIRECT_LINE]) {
         *err = FMPL_ERROR(FMPL_ERR_NO_MEMORY, "rank %d of the team could not prepare its "
                           "receive of this persistent collective", st->peer);
         return 1;
     }
-    const fmpl_sched_lane *l = &s->lanes[st->lane];
     uint64_t k = st->instance++;
-    static char no_bytes;
-    fmpl_tm_irecv(&st->req, l->team, &no_bytes, 0, st->peer, l->ready_tag); /* k + 1's */
-    const fmpl_team *t = l->team;
-    int64_t room = (int64_t)st->mailbox_at[4];
+    fmpl_sched_token_expect(s, st); /* instance k + 1's */
+    const fmpl_team *t = s->lanes[st->lane].team;
+    int64_t room = (int64_t)st->mailbox_at[DIRECT_SIZE];
     if (st->bytes <= room && st->bytes > 0) {
-        fmpl_raddr buf = {st->mailbox_at[0], t->world[st->peer], (uint32_t)st->mailbox_at[1],
-                          st->mailbox_at[2]};
+        fmpl_raddr buf = {st->mailbox_at[DIRECT_BUF_ADDR], t->world[st->peer],
+                          (uint32_t)st->mailbox_at[DIRECT_BUF_KIND], st->mailbox_at[DIRECT_BUF_KEY]};
         *err = fmpl_fab_put(st->src, (size_t)st->bytes, buf);
         if (*err != FMPL_SUCCESS)
             return 1;
     }
     entry_head line;
     atomic_init(&line.head, (uint64_t)(uint32_t)(k + 1) | (uint64_t)st->bytes << 32);
-    *err = fmpl_fab_put_flagged(&line, sizeof line, lane_peer(s, st, st->mailbox_at[3]));
+    *err = fmpl_fab_put_flagged(&line, sizeof line, lane_peer(s, st, st->mailbox_at[DIRECT_LINE]));
     if (*err == FMPL_SUCCESS && st->bytes > room)
         *err = FMPL_ERROR(FMPL_ERR_TRUNCATE, "a persistent collective's message of %lld "
                           "bytes to rank %d, whose receive holds %lld",

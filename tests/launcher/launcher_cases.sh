@@ -78,11 +78,31 @@ start_background() {
     t0=$(now_ms)
     "$FMPLRUN" -n "$n" "$@" "$LT_FAIL" "$mode" 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
     launcher=$!
-    for _ in $(seq 100); do   # up to 5 s
-        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$n" ] && [ -s "$work/pids/jobid" ] && break
+    ranks_started "$n"
+}
+
+# ranks_started N: wait (5 s at most) until N lt_fail ranks recorded their
+# pids and rank 0 the job id, then let them reach their blocking call.
+ranks_started() {
+    for _ in $(seq 100); do
+        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq "$1" ] && [ -s "$work/pids/jobid" ] && break
         sleep 0.05
     done
-    sleep 0.2   # let them reach their blocking call
+    sleep 0.2
+}
+
+# ranks_gone: wait (2 s at most) until no recorded rank is alive (sets
+# alive: 0 when none is), then remove the job's /dev/shm files, which a
+# launcher killed with SIGKILL could not.
+ranks_gone() {
+    local f
+    for _ in $(seq 40); do
+        alive=0
+        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
+        [ "$alive" -eq 0 ] && break
+        sleep 0.05
+    done
+    rm -f /dev/shm/fmpl-"$(cat "$work/pids/jobid")"-*
 }
 
 case $case_name in
@@ -145,13 +165,7 @@ launcher_killed)
     start_background 3 sleep
     kill -KILL "$launcher"
     wait "$launcher" 2>/dev/null
-    for _ in $(seq 40); do
-        alive=0
-        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
-        [ "$alive" -eq 0 ] && break
-        sleep 0.05
-    done
-    job=$(cat "$work/pids/jobid"); rm -f /dev/shm/fmpl-"$job"-*
+    ranks_gone
     [ "$alive" -eq 0 ] || fail "ranks outlived their SIGKILLed launcher" ;;
 early_exit)
     # A rank finishing first is normal: the others carry on.
@@ -259,21 +273,11 @@ hydra_proxy_killed)
     mkdir -p "$work/pids"
     mpiexec.hydra -n 2 "$LT_FAIL" sleep 0 "$work/pids" >"$work/out" 2>"$work/err" </dev/null &
     mpiexec=$!
-    for _ in $(seq 100); do   # up to 5 s
-        [ "$(compgen -G "$work/pids/pid.*" | wc -l)" -eq 2 ] && [ -s "$work/pids/jobid" ] && break
-        sleep 0.05
-    done
-    sleep 0.2
+    ranks_started 2
     proxy=$(pgrep -P "$mpiexec" hydra_pmi_prox)
     [ -n "$proxy" ] || { kill -KILL "$mpiexec"; fail "no hydra_pmi_proxy under mpiexec $mpiexec"; }
     kill -KILL "$proxy"
-    for _ in $(seq 40); do
-        alive=0
-        for f in "$work"/pids/pid.*; do rank_alive "${f##*/pid.}" && alive=1; done
-        [ "$alive" -eq 0 ] && break
-        sleep 0.05
-    done
-    job=$(cat "$work/pids/jobid"); rm -f /dev/shm/fmpl-"$job"-*
+    ranks_gone
     if [ "$alive" -ne 0 ]; then
         for f in "$work"/pids/pid.*; do kill -KILL "${f##*/pid.}" 2>/dev/null; done
         kill -KILL "$mpiexec" 2>/dev/null
