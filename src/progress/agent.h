@@ -36,7 +36,7 @@
  *
  * Several application threads (MPI_THREAD_SERIALIZED and _MULTIPLE,
  * threads.c): before step 1 the outermost call takes the application
- * threads' lock, a ticket lock (first come, first served), and gives it
+ * threads' lock (taken by whichever running thread finds it free), and gives it
  * back after step 4; so one application thread at a time owns the core,
  * and the agent side stays as it is.  A thread that waits inside a call
  * (a blocking receive, a collective waiting for a peer) lets the lock go
