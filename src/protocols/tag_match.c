@@ -978,7 +978,12 @@ int fmpl_tm_recv_direct_start(fmpl_tm_req *r, fmpl_team *t, void *buf, int64_t s
                               int tag)
 {
     recv_setup(r, t, buf, size, src, tag);
-    if (src < 0 || t->tm->posted.next != &t->tm->posted)
+    /* Not with several application threads: while this one waits, another
+     * thread's progress would move the records it is waiting for into the
+     * unexpected queue (no posted receive matches them), and the next poll
+     * of the channel would take a later message of the same source and tag
+     * before them (MPICH's threads/pt2pt/mt_bsendrecv saw 5, 3, 4). */
+    if (src < 0 || fmpl_threads_on || t->tm->posted.next != &t->tm->posted)
         return 0;
     return fmpl_tm_recv_direct_take(r) ? 2 : 1;
 }

@@ -116,7 +116,8 @@ static inline int fmpl_tm_poll_from(int w)
 }
 
 /* Blocking receives from a known source when no receive of the team is
- * posted, so that nothing else could match first (progress.c's
+ * posted and one application thread calls the library, so that nothing
+ * else could match first (progress.c's
  * fmpl_progress_recv_direct drives these).  start sets r up without
  * posting it: 0 = not eligible (post it with fmpl_tm_irecv instead),
  * 1 = not matched yet, 2 = matched from the unexpected queue.  Then poll

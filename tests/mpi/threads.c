@@ -3,6 +3,11 @@
  *   ring      blocking and nonblocking sends around the ranks with its own
  *             tag, sizes from 8 B to 256 KiB (eager and rendezvous), every
  *             byte checked;
+ *   order     a stream of small blocking sends and receives around the
+ *             ranks with its own tag: each message is the next in sequence
+ *             (MPI's non-overtaking rule while other threads' progress
+ *             handles the same channel: MPICH's threads/pt2pt/mt_bsendrecv
+ *             once received 5, 3, 4);
  *   any       receives from MPI_ANY_SOURCE with its own tag, each peer's
  *             message counted once;
  *   probe     MPI_Mprobe / MPI_Mrecv races: every thread of a rank probes
@@ -28,7 +33,7 @@
 
 #include "check.h"
 
-enum { NT = 8, ROUNDS = 100, PROBES = 200 };
+enum { NT = 8, ROUNDS = 100, PROBES = 200, ORDERED = 2000 };
 
 static int rank, size;
 static MPI_Comm own[NT], probe_comm, any_comm;
@@ -71,6 +76,18 @@ static void ring(int t)
     }
     free(out);
     free(in);
+}
+
+static void order(int t)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (int i = 0; i < ORDERED; i++) {
+        int got = -1;
+        CHECK_OK(MPI_Send(&i, 1, MPI_INT, next, 100 + t, MPI_COMM_WORLD)); /* eager: local */
+        CHECK_OK(MPI_Recv(&got, 1, MPI_INT, prev, 100 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        CHECK(got == i, "thread %d: message %d of its stream from rank %d arrived as number %d",
+              t, got, prev, i);
+    }
 }
 
 /* Every rank's thread t sends one message per round to every other rank
@@ -210,6 +227,8 @@ static void *worker(void *arg)
     CHECK(!flag, "thread %d is not the main thread", t);
     pthread_barrier_wait(&phase);
     ring(t);
+    pthread_barrier_wait(&phase);
+    order(t);
     pthread_barrier_wait(&phase);
     any_source(t);
     pthread_barrier_wait(&phase);

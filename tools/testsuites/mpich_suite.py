@@ -74,10 +74,6 @@ SLOW = 30                 # seconds from which a test is listed as slow
 KNOWN_FAILURES = {
     r"mpi_t/qmpi_test -n 2": "not built: QMPI (QMPI_Context, QMPI_Register_tool_name) is MPICH's "
     "own tool interface, not MPI's; FMPL's mpi.h has none of it",
-    r"threads/pt2pt/threads -n 2": "time: a message-rate run (13 sizes x 1-4 threads x 16 000 "
-    "messages per thread) that oversubscribes 2 cores; the threads take turns at FMPL's one "
-    "lock (about 2 ms a 0-byte blocking message at 3-4 threads on a loaded machine): over "
-    "180 s, passed in 400 s with a 360 s limit; MPICH 4.0.2 times out at 120 and 180 s too",
     r"part/nonblocking_pready -n 2": "sends and receives 0 elements of MPI_DATATYPE_NULL, which "
     "is no datatype: FMPL refuses it (MPI_ERR_TYPE), MPICH skips the check at count 0",
 }
