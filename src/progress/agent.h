@@ -15,7 +15,8 @@
  *                       1 -> wait until the agent sees app_in and stores 0
  *   application, leaving:
  *     3. if work is outstanding (a request in flight, a schedule running):
- *        ring the doorbell (bell += 1; futex wake only if the agent sleeps)
+ *        ring the doorbell if the agent sleeps (bell += 1, futex wake;
+ *        agent.c: sleep_on_bell says why nothing is missed)
  *     4. store-release app_in = 0
  *   agent, taking the core:
  *     a. store agent_in = 1; membarrier() (every thread of the process
