@@ -12,6 +12,7 @@
 #include "collectives/sched.h"
 #include "collectives/coll_run.h"
 #include "base/error.h"
+#include "progress/agent.h"
 #include "progress/progress.h"
 
 #include <stdlib.h>
@@ -332,11 +333,13 @@ void fmpl_sched_prepare(fmpl_sched *s)
 {
     s->persistent = 1;
     int messages = 0, tokens = 0;
+    s->direct = 0;
     for (int i = 0; i < s->nsteps; i++) {
         fmpl_step *st = &s->steps[i];
         st->prep = FMPL_PREP_NONE;
         if (st->kind == FMPL_STEP_SEND || st->kind == FMPL_STEP_RECV) {
             st->prep = fmpl_sched_prepared_mode(s, st);
+            s->direct |= st->prep == FMPL_PREP_DIRECT;
             messages = 1;
             tokens |= st->prep == FMPL_PREP_NONE;
         }
@@ -471,9 +474,13 @@ void fmpl_sched_start(fmpl_sched *s)
     /* A prepared run of its own (one unordered RUN step), or a schedule of
      * prepared messages, that finishes at once never enters the engine's
      * list: the root of a prepared broadcast, or a member whose data is
-     * already there. */
+     * already there.  Not a schedule with direct puts while the agent runs:
+     * its first round's local steps (the copy of a 1 MiB allreduce's vector,
+     * a reduction) would run on the caller's time, as fmpl_async_start
+     * avoids too: across the namespace hosts MPI_Start then took 108-118 us
+     * of CPU and the allreduce overlapped 84-89% while the rank slept. */
     if (((s->nsteps == 1 && s->steps[0].kind == FMPL_STEP_RUN && s->steps[0].algo->unordered) ||
-         s->prepared) &&
+         (s->prepared && !(s->direct && fmpl_agent_on))) &&
         sched_poll(&s->async)) {
         s->async.done = 1;
         s->async.next = NULL;

@@ -158,6 +158,7 @@ typedef struct fmpl_sched {
     int lane;             /* the lane of the messages added next */
     int persistent;       /* readiness protocol (fmpl_sched_prepare) */
     int prepared;         /* persistent, every message prepared (sched_prepared.c) */
+    int direct;           /* some of them are direct puts (large, to network peers) */
     int active;           /* started, not finished */
     int error;            /* first error of the instance */
     int nsteps, cap;
