@@ -55,6 +55,17 @@ static inline void fmpl_cpu_relax(void)
 #endif
 }
 
+/* The n-th unsuccessful poll of a wait that has no waiter's hooks (a lock,
+ * the agent's own loops): the pause instruction for the first `spins`
+ * polls, then a yield. */
+static inline void fmpl_spin_or_yield(unsigned n, unsigned spins)
+{
+    if (n < spins)
+        fmpl_cpu_relax();
+    else
+        sched_yield();
+}
+
 /* Call once per unsuccessful poll. */
 static inline void fmpl_wait_once(fmpl_waiter *w)
 {

@@ -117,15 +117,9 @@ static void heavy_barrier(void)
 void fmpl_core_wait_for_agent(void)
 {
     /* app_in is 1: the agent sees it after its current pass and lets go. */
-    fmpl_waiter w = FMPL_WAITER_INIT;
-    while (atomic_load_explicit(&fmpl_core.agent_in, memory_order_acquire)) {
-        if (w.polls < 64) {
-            w.polls++;
-            fmpl_cpu_relax();
-        } else {
-            sched_yield();
-        }
-    }
+    for (unsigned polls = 0; atomic_load_explicit(&fmpl_core.agent_in, memory_order_acquire);
+         polls++)
+        fmpl_spin_or_yield(polls, 64);
 }
 
 static void ring(_Atomic uint32_t *b, _Atomic uint32_t *s)
@@ -259,12 +253,9 @@ static int serve(void)
         }
         if (++empty >= poll_budget)
             return 1;
-        if (spins < fmpl_spin_count) {
+        fmpl_spin_or_yield(spins, fmpl_spin_count);
+        if (spins < fmpl_spin_count)
             spins++;
-            fmpl_cpu_relax();
-        } else {
-            sched_yield();
-        }
     }
 }
 
@@ -335,10 +326,7 @@ enum { WATCH_GAP_NS = 2000 };
 static void watch_gap(long t, unsigned polls)
 {
     if (!atomic_load_explicit(&agent_has_core, memory_order_relaxed)) {
-        if (polls < 64)
-            fmpl_cpu_relax();
-        else
-            sched_yield();
+        fmpl_spin_or_yield(polls, 64);
         return;
     }
     while (now_ns() - t < WATCH_GAP_NS)

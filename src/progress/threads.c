@@ -59,14 +59,6 @@ static int try_take(void)
            !atomic_exchange_explicit(&lock.held, 1, memory_order_acquire);
 }
 
-static void poll_pause(unsigned polls)
-{
-    if (polls < SPIN_POLLS)
-        fmpl_cpu_relax();
-    else
-        sched_yield();
-}
-
 void fmpl_threads_lock(void)
 {
     if (!atomic_load_explicit(&lock.claimed, memory_order_relaxed) &&
@@ -86,7 +78,7 @@ void fmpl_threads_lock(void)
         if ((claimant || !atomic_load_explicit(&lock.claimed, memory_order_relaxed)) &&
             try_take())
             break;
-        poll_pause(polls);
+        fmpl_spin_or_yield(polls, SPIN_POLLS);
     }
     if (claimant)
         atomic_store_explicit(&lock.claimed, 0, memory_order_relaxed);
