@@ -190,6 +190,38 @@ class OverlapReport(unittest.TestCase):
         off = one("persistent 8 B", "bcast_init_8b", "fmpl-off")
         self.assertIsNone(off["ok"])                                      # no figure
 
+    def test_sync_paths_against_agent_off(self):
+        def sync(pp, bc, ar):
+            return dict(bench="sync_8b", size=8, status="ok", unit="us", value=pp,
+                        pingpong_usec=pp, bcast_usec=bc, allreduce_usec=ar)
+        runs = []
+        # Medians: off 0.10 / 0.20 / 0.30; on 0.104 / 0.22 / 0.30.
+        for rep, (off, on) in enumerate([((0.10, 0.20, 0.30), (0.104, 0.22, 0.29)),
+                                         ((0.11, 0.19, 0.31), (0.100, 0.23, 0.30)),
+                                         ((0.09, 0.21, 0.30), (0.110, 0.21, 0.31))]):
+            runs.append(orun("fmpl-off", "overlap", [sync(*off)], rep))
+            runs.append(orun("fmpl-thread", "overlap", [sync(*on)], rep))
+        rows = ovr.build_rows(runs)
+        self.assertIn((2, "sync", "sync_8b", None), rows)
+        checks = {c["what"].split(" with ")[0].split("8 B ")[1]: c
+                  for c in ovr.check_targets(rows) if c["case"] == "sync_8b"}
+        self.assertEqual(sorted(checks), ["MPI_Allreduce", "MPI_Bcast",
+                                          "MPI_Send/MPI_Recv one way"])
+        self.assertAlmostEqual(checks["MPI_Send/MPI_Recv one way"]["value"], 1.04)
+        self.assertTrue(checks["MPI_Send/MPI_Recv one way"]["ok"])
+        self.assertAlmostEqual(checks["MPI_Bcast"]["value"], 1.1)
+        self.assertFalse(checks["MPI_Bcast"]["ok"])
+        self.assertTrue(checks["MPI_Allreduce"]["ok"])
+        self.assertIn("FMPL, agent off 0.200 us", checks["MPI_Bcast"]["detail"])
+        # Without agent-off runs there is nothing to compare with.
+        rows = ovr.build_rows([r for r in runs if r["config"] == "fmpl-thread"])
+        self.assertTrue(all(c["ok"] is None for c in ovr.check_targets(rows)
+                            if c["case"] == "sync_8b"))
+        md = ovr.markdown(dict(quick=False, reps=3, ranks=[2], duration="1s", configs={
+            c: dict(version="v", launcher="l", env={}) for c in ("fmpl-off", "fmpl-thread")},
+            date="d", host="h", cpu="c", cores=2, kernel="k"), rows, [], {})
+        self.assertIn("### Synchronous 8 B paths, 2 ranks", md)
+
     def test_missed_target_and_failure_marks(self):
         runs = [orun("fmpl-thread", "overlap", [ov("ibcast", "sleep", 50.0, cpu_pct=30.0)]),
                 orun("openmpi", "overlap", [ov("ibcast", "sleep", 20.0)]),

@@ -12,7 +12,11 @@
  * MPI_Start ... MPI_Wait), isend_irecv (4 MiB: ranks 2k and 2k+1 exchange;
  * each posts its MPI_Irecv, then its MPI_Isend, computes, and waits for both),
  * bcast_init_8b (MPI_Start to MPI_Wait of a persistent 8-byte MPI_Bcast_init
- * against a blocking 8-byte MPI_Bcast: the latency ratio).
+ * against a blocking 8-byte MPI_Bcast: the latency ratio), sync_8b (the
+ * synchronous paths a progress thread must not slow, issue 14 section 3:
+ * the one-way latency of an 8-byte MPI_Send/MPI_Recv ping-pong between
+ * ranks 2k and 2k+1, MPI_Bcast and MPI_Allreduce of 8 B; blocks of each in
+ * turn, the median block's time per operation, the slowest rank).
  *
  * Method, per case, OSU style (osu_iallreduce and friends), an MPI_Barrier
  * before every iteration, every iteration timed alone:
@@ -86,6 +90,8 @@
 #define MSG_LEN 512
 #define LATENCY_FACTOR 50 /* the 8-byte case runs this many times --iters */
 #define LATENCY_ROUNDS 10 /* ... alternating blocking and persistent blocks */
+#define SYNC_FACTOR 10    /* sync_8b: operations per timed block, times --iters */
+#define SYNC_ROUNDS 15    /* ... blocks of each operation, in turn */
 
 #define die(...) bench_die("mpi-overlap", rank, __VA_ARGS__)
 
@@ -158,8 +164,9 @@ struct ocase {
     /* Buffers for timing (check 0), or the verified pattern with the expected
      * result in ebuf (check 1); returns the bytes of rbuf to compare. */
     long (*fill)(struct op *, int check);
-    int latency; /* the 8-byte persistent broadcast against the blocking one */
+    int latency; /* LATENCY_PERSISTENT or LATENCY_SYNC: not an overlap case */
 };
+enum { LATENCY_PERSISTENT = 1, LATENCY_SYNC = 2 };
 
 struct op {
     const struct ocase *c;
@@ -305,11 +312,13 @@ static const struct ocase cases[] = {
      4 * MIB, 0, NULL, start_exchange, fill_exchange},
 #if HAVE_MPI4
     {"bcast_init_8b", "persistent MPI_Bcast_init of 8 B (MPI_Start to MPI_Wait) against MPI_Bcast",
-     8, 1, init_bcast, start_persistent, fill_bcast, 1},
+     8, 1, init_bcast, start_persistent, fill_bcast, LATENCY_PERSISTENT},
 #else
     {"bcast_init_8b", "persistent MPI_Bcast_init of 8 B against MPI_Bcast", 8, 1, NULL, NULL,
-     fill_bcast, 1},
+     fill_bcast, LATENCY_PERSISTENT},
 #endif
+    {"sync_8b", "blocking 8 B: MPI_Send/MPI_Recv one-way latency, MPI_Bcast, MPI_Allreduce", 8,
+     0, NULL, NULL, NULL, LATENCY_SYNC},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 static const struct ocase bcast_blocking_8b = {"bcast_8b", "MPI_Bcast of 8 B", 8, 0, NULL,
@@ -621,6 +630,95 @@ static void run_latency_case(const struct ocase *c)
     free_requests(&pers);
 }
 
+/* sync_8b: `iters` operations of kind k (0 ping-pong, 1 broadcast, 2
+ * allreduce) after a barrier; returns the time per operation in usec (per
+ * one-way message for the ping-pong).  Every operation's 8 bytes are
+ * checked: the iteration's number travels. */
+enum { SYNC_PINGPONG, SYNC_BCAST, SYNC_ALLREDUCE, SYNC_KINDS };
+static const char *const sync_name[SYNC_KINDS] = {"pingpong", "bcast", "allreduce"};
+
+static int sync_block(int k, long iters, long first, struct op *op, double *usec)
+{
+    int p = partner();
+    TRY(MPI_Barrier(MPI_COMM_WORLD));
+    int64_t t0 = mono_ns();
+    for (long i = first; i < first + iters; i++) {
+        long long v = i, got = -1;
+        double one = (double)(rank + 1), sum = 0;
+        switch (k) {
+        case SYNC_PINGPONG:
+            if (p < 0)
+                break;
+            if (rank % 2 == 0) {
+                TRY(MPI_Send(&v, 1, MPI_LONG_LONG, p, TAG, MPI_COMM_WORLD));
+                TRY(MPI_Recv(&got, 1, MPI_LONG_LONG, p, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            } else {
+                TRY(MPI_Recv(&got, 1, MPI_LONG_LONG, p, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                TRY(MPI_Send(&got, 1, MPI_LONG_LONG, p, TAG, MPI_COMM_WORLD));
+            }
+            break;
+        case SYNC_BCAST:
+            got = rank == ROOT ? v : -1;
+            TRY(MPI_Bcast(&got, 1, MPI_LONG_LONG, ROOT, MPI_COMM_WORLD));
+            break;
+        default:
+            one *= (double)(i % 7 + 1);
+            TRY(MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+            got = (long long)sum;
+            v = (long long)((double)nranks * (nranks + 1) / 2 * (double)(i % 7 + 1));
+            break;
+        }
+        if (got != v && !(k == SYNC_PINGPONG && p < 0) && !op->mismatch) {
+            snprintf(op->msg, MSG_LEN, "rank %d: sync_8b: %s %ld received %lld, expected %lld",
+                     rank, sync_name[k], i, got, v);
+            op->mismatch = 1;
+        }
+    }
+    *usec = usec_since(t0, mono_ns()) / (double)iters / (k == SYNC_PINGPONG ? 2 : 1);
+    return MPI_SUCCESS;
+}
+
+/* The synchronous 8-byte paths: SYNC_ROUNDS blocks of each operation in
+ * turn (drift hits all three alike), each operation's median block, the
+ * maximum over ranks. */
+static void run_sync_case(const struct ocase *c)
+{
+    struct op op = {.c = c};
+    long per_block = opt.iters * SYNC_FACTOR;
+    double *t = calloc(SYNC_KINDS * SYNC_ROUNDS, sizeof *t);
+    if (!t)
+        die("cannot allocate the sync_8b samples");
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < SYNC_KINDS && rc == MPI_SUCCESS; k++) /* warm-up */
+        rc = sync_block(k, per_block / 10 + 1, 0, &op, &t[k]);
+    for (long r = 0; r < SYNC_ROUNDS && rc == MPI_SUCCESS; r++)
+        for (int k = 0; k < SYNC_KINDS && rc == MPI_SUCCESS; k++)
+            rc = sync_block(k, per_block, r * per_block, &op, &t[k * SYNC_ROUNDS + r]);
+    double v[SYNC_KINDS];
+    for (int k = 0; k < SYNC_KINDS; k++)
+        v[k] = median_of(t + k * SYNC_ROUNDS, SYNC_ROUNDS);
+    free(t);
+    if (any_failed(&op, rc)) {
+        emit_status(c, "error", op.msg);
+        errors++;
+        return;
+    }
+    max_over_ranks(v, SYNC_KINDS);
+    if (rank != 0)
+        return;
+    printf("  %-15s %9ld  one-way %.3f us, MPI_Bcast %.3f us, MPI_Allreduce %.3f us (%d blocks "
+           "of %ld each)\n",
+           c->name, c->size, v[0], v[1], v[2], SYNC_ROUNDS, per_block);
+    if (json) {
+        json_begin(c->name, c->size, "ok");
+        fprintf(json,
+                ",\"unit\":\"us\",\"value\":%.6g,\"iters\":%ld,\"pingpong_usec\":%.6g,"
+                "\"bcast_usec\":%.6g,\"allreduce_usec\":%.6g}\n",
+                v[0], per_block * SYNC_ROUNDS, v[0], v[1], v[2]);
+        fflush(json);
+    }
+}
+
 /* ---- options, set-up ---- */
 
 static void usage(FILE *f)
@@ -763,7 +861,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "mpi-overlap: %s\n", cases[i].name);
             fflush(stderr);
         }
-        if (cases[i].latency)
+        if (cases[i].latency == LATENCY_SYNC)
+            run_sync_case(&cases[i]);
+        else if (cases[i].latency)
             run_latency_case(&cases[i]);
         else
             run_overlap_case(&cases[i]);

@@ -33,6 +33,10 @@ PEER_CONFIGS = ["openmpi", "mpich", "mpich-async"]
 CASES = ["iallreduce", "ibcast", "allreduce_init", "bcast_init", "isend_irecv"]
 MIB_CASES = ["iallreduce", "ibcast", "allreduce_init", "bcast_init"]
 LATENCY_CASE = "bcast_init_8b"
+SYNC_CASE = "sync_8b"
+SYNC_METRICS = ["pingpong_usec", "bcast_usec", "allreduce_usec"]
+SYNC_LABEL = {"pingpong_usec": "MPI_Send/MPI_Recv one way", "bcast_usec": "MPI_Bcast",
+              "allreduce_usec": "MPI_Allreduce"}
 COMPUTE = ["sleep", "busy"]
 JACOBI_MODES = ["overlap", "plain"]
 
@@ -41,11 +45,14 @@ METRICS = {
     "overlap": ["overlap_pct", "pure_usec", "overall_usec", "compute_usec", "host_cpu_usec",
                 "host_cpu_pct"],
     "latency": ["value", "bcast_usec", "ratio"],
+    "sync": SYNC_METRICS,
     "jacobi": ["value", "usec_min", "wait_usec"],
 }
 
-# Issue 14, section 5.  "configs": whose figure is checked; "min"/"max": the
-# bound; "ahead": above every peer configuration's median.
+# Issue 14, sections 5 and 3.  "configs": whose figure is checked;
+# "min"/"max": the bound; "ahead": above every peer configuration's median;
+# "over": the figure is the ratio of the configuration's median to that
+# configuration's (same run, interleaved).
 TARGETS = [
     dict(what="overlap >= 90% while the rank sleeps", table="overlap", compute="sleep",
          cases=CASES, configs=[AGENT_ON], metric="overlap_pct", min=90.0),
@@ -57,6 +64,11 @@ TARGETS = [
     dict(what="persistent 8 B MPI_Bcast_init (MPI_Start to MPI_Wait) <= 0.8 x MPI_Bcast",
          table="latency", compute=None, cases=[LATENCY_CASE], configs=["fmpl-off", AGENT_ON],
          metric="ratio", max=0.8),
+] + [
+    dict(what="synchronous 8 B %s with the agent on <= 1.05 x agent off" % SYNC_LABEL[m],
+         table="sync", compute=None, cases=[SYNC_CASE], configs=[AGENT_ON], metric=m,
+         max=1.05, over="fmpl-off")
+    for m in SYNC_METRICS
 ]
 
 
@@ -72,6 +84,8 @@ def record_key(kind, rec):
         return "jacobi", rec.get("mode"), None
     if rec.get("bench") == LATENCY_CASE:
         return "latency", LATENCY_CASE, None
+    if rec.get("bench") == SYNC_CASE:
+        return "sync", SYNC_CASE, None
     return "overlap", rec.get("bench"), rec.get("compute")
 
 
@@ -128,6 +142,11 @@ def check_targets(rows):
                 for cfg in t["configs"]:
                     v = figure(row, cfg, t["metric"])
                     detail = ""
+                    if v is not None and t.get("over"):
+                        base = figure(row, t["over"], t["metric"])
+                        detail = "%s %.3f us, %s %.3f us" % (
+                            LABEL[cfg], v, LABEL[t["over"]], base) if base else ""
+                        v = v / base if base else None
                     if v is None:
                         ok = None
                         if row and cfg in row["status"]:
@@ -304,6 +323,17 @@ def markdown(meta, rows, checks, plots):
                 md.append("| %s | %s |" % (LABEL[c], cell(row, c, " | ".join(
                     fmt(figure(row, c, m), 3) for m in ("value", "bcast_usec", "ratio"))) if
                     c in row["medians"] else cell(row, c, "") + " | |"))
+            md.append("")
+        row = rows.get((ranks, "sync", SYNC_CASE, None))
+        if row:
+            md += ["### Synchronous 8 B paths, %d ranks" % ranks, "",
+                   "Blocking calls, us per operation (the median of 15 blocks, the slowest "
+                   "rank); with the agent on they must stay within 5% of agent off.", "",
+                   "| configuration | " + " | ".join(SYNC_LABEL[m] for m in SYNC_METRICS) +
+                   " |", "|---|" + "---|" * len(SYNC_METRICS)]
+            for c in configs:
+                md.append("| %s | %s |" % (LABEL[c], cell(row, c, " | ".join(
+                    fmt(figure(row, c, m), 3) for m in SYNC_METRICS))))
             md.append("")
         jac = [rows.get((ranks, "jacobi", m, None)) for m in JACOBI_MODES]
         if any(jac):

@@ -1,6 +1,7 @@
 /* Per-thread grow-only scratch (scratch.h).  The areas live in thread-local
  * storage; the first growth in a thread registers them with a pthread key
  * whose destructor frees them when the thread ends. */
+#include "base/hidden.h"
 #include "base/scratch.h"
 
 #include <pthread.h>
@@ -11,8 +12,8 @@ typedef struct scratch_set {
     size_t have[FMPL_SCRATCH_SLOTS];
 } scratch_set;
 
-static __thread scratch_set mine;
-static __thread int registered;
+static FMPL_TLS scratch_set mine;
+static FMPL_TLS int registered;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 

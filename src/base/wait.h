@@ -9,9 +9,10 @@
 
 #include <sched.h>
 
-/* Read on every poll of every wait: hidden, so that the library reaches
- * them directly rather than through its symbol table. */
-#define FMPL_WAIT_INTERNAL __attribute__((visibility("hidden")))
+#include "base/hidden.h"
+
+/* Read on every poll of every wait (base/hidden.h). */
+#define FMPL_WAIT_INTERNAL FMPL_HIDDEN
 
 extern FMPL_WAIT_INTERNAL unsigned fmpl_spin_count; /* set once at init (FMPL_SPIN_COUNT) */
 /* This host runs more ranks of the job than it has cores (set at init; the

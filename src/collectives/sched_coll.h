@@ -16,10 +16,11 @@
 #ifndef FMPL_COLLECTIVES_SCHED_COLL_H
 #define FMPL_COLLECTIVES_SCHED_COLL_H
 
+#include "base/hidden.h"
 #include "collectives/collectives.h"
 #include "collectives/sched.h"
 
-extern __thread fmpl_sched *fmpl_coll_capture;
+extern FMPL_TLS fmpl_sched *fmpl_coll_capture;
 
 /* Entry points (sched_select.c): bind the schedule to the team, set the
  * operation, pick the builder. */

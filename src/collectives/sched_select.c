@@ -26,7 +26,7 @@ FMPL_TUNABLE(tunable_allreduce_split, "FMPL_ALLREDUCE_SPLIT_MIN", "512k",
              "block over the network (sched_allreduce_split.c), below it the node leaders "
              "carry the whole vector");
 
-__thread fmpl_sched *fmpl_coll_capture; /* per thread: threads.c */
+FMPL_TLS fmpl_sched *fmpl_coll_capture; /* per thread: threads.c */
 
 enum { ALGO_AUTO = 0, BCAST_BINOMIAL, BCAST_LEADERS, BCAST_SPLIT };
 static const char *const bcast_names[] = {"auto", "binomial", "leaders", "split", NULL};

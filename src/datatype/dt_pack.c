@@ -11,6 +11,7 @@
  *    displacement the walker computes is within the type's overflow-checked
  *    bounds, repeated at most count times (count * extent was checked too).
  */
+#include "base/hidden.h"
 #include "datatype/dt_impl.h"
 #include "base/error.h"
 
@@ -80,7 +81,7 @@ static inline __attribute__((always_inline)) void dt_copy(void *dst, const void 
  * a callback instead of memcpy.  The walker functions take no context, so
  * the callback and its first error live here for the duration of one walk
  * (one per thread). */
-static _Thread_local struct {
+static FMPL_TLS struct {
     fmpl_dt_chunk_fn fn;
     void *ctx;
     int err;

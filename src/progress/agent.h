@@ -14,10 +14,16 @@
  *     2. load agent_in: 0 -> the core is ours
  *                       1 -> wait until the agent sees app_in and stores 0
  *   application, leaving:
- *     3. if work is outstanding (a request in flight, a schedule running):
- *        ring the doorbell if the agent sleeps (bell += 1, futex wake;
- *        agent.c: sleep_on_bell says why nothing is missed)
- *     4. store-release app_in = 0
+ *     3. if nothing is outstanding (no request in flight, no schedule
+ *        running, no watcher, no peer that may ring: fmpl_agent_expect_
+ *        rings): keep the core (app_in stays 1, held = 1);
+ *        the next call skips steps 1-2.  The agent would only go back to
+ *        sleep, and the synchronous paths pay nothing for the hand-over:
+ *        work becomes outstanding only inside a call, whose leave hands the
+ *        core back.
+ *     4. else ring the doorbell if the agent sleeps (bell += 1, futex wake;
+ *        agent.c: sleep_on_bell says why nothing is missed) and
+ *        store-release app_in = 0 (held = 0)
  *   agent, taking the core:
  *     a. store agent_in = 1; membarrier() (every thread of the process
  *        executes a full barrier: an application store of step 1 that was
@@ -59,6 +65,7 @@
 #include <stdatomic.h>
 
 #include "base/wait.h"
+#include "progress/progress.h"
 
 typedef struct fmpl_core_flags {
     _Atomic int app_in;    /* written by the application thread */
@@ -70,9 +77,17 @@ typedef struct fmpl_core_flags {
 extern FMPL_WAIT_INTERNAL fmpl_core_flags fmpl_core;
 extern FMPL_WAIT_INTERNAL int fmpl_agent_on;   /* the agent thread runs */
 extern FMPL_WAIT_INTERNAL int fmpl_core_light; /* membarrier works: light side */
+/* The application kept the core when it last left (nothing was outstanding,
+ * so the agent had nothing to do): app_in is still 1.  Read and written by
+ * the application thread holding the threads' lock, never by the agent. */
+extern FMPL_WAIT_INTERNAL int fmpl_core_held;
+/* Watchers and ringers (fmpl_agent_watch, fmpl_agent_expect_rings): the
+ * application never keeps the core while this is above 0.  Application
+ * side only, changed with the core held. */
+extern FMPL_WAIT_INTERNAL int fmpl_core_no_keep;
 /* fmpl_agent_on || fmpl_threads_on: the guard has something to do. */
 extern FMPL_WAIT_INTERNAL int fmpl_core_guarded;
-extern __thread unsigned fmpl_core_depth __attribute__((tls_model("initial-exec")));
+extern FMPL_TLS unsigned fmpl_core_depth;
 
 void fmpl_core_wait_for_agent(void);
 void fmpl_core_handback(void);
@@ -86,6 +101,8 @@ enum { FMPL_CORE_COUNTED = 1, FMPL_CORE_LOCKED = 2, FMPL_CORE_APP_IN = 4 };
 /* Step 1-2: the application side of the hand-over (agent on). */
 static inline void fmpl_core_take(void)
 {
+    if (fmpl_core_held)
+        return;
     if (fmpl_core_light) {
         atomic_store_explicit(&fmpl_core.app_in, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
@@ -120,7 +137,10 @@ static inline int fmpl_core_enter(void)
 static inline void fmpl_core_leave(const int *entered)
 {
     if (__builtin_expect(*entered, 0) && --fmpl_core_depth == 0) {
-        if (*entered & FMPL_CORE_APP_IN)
+        /* Kept at the last leave and still nothing for the agent: keep it
+         * (step 3) without a call. */
+        if ((*entered & FMPL_CORE_APP_IN) &&
+            (!fmpl_core_held || fmpl_core_no_keep || fmpl_progress_pending()))
             fmpl_core_handback();
         if (*entered & FMPL_CORE_LOCKED)
             fmpl_threads_unlock();
@@ -151,6 +171,13 @@ const char *fmpl_agent_describe(void);
  * side needs polling): while the count is above 0 the agent polls with
  * growing naps instead of sleeping until rung.  Called with the core held. */
 void fmpl_agent_watch(int delta);
+
+/* Peers may ring this rank's agent for work that only a progress pass
+ * finds (a forwarded remote copy out of a symmetric block): while the count
+ * is above 0 the application gives the core back at every leave (agent.h
+ * step 3 does not apply), so that a rung agent can take it.  Called with
+ * the core held. */
+void fmpl_agent_expect_rings(int delta);
 
 /* Wake the agent of world rank `rank` if it sleeps (a local peer, through
  * its segment's bell): for records whose handling should not wait for the

@@ -16,6 +16,8 @@
 #ifndef FMPL_PROGRESS_ASYNC_H
 #define FMPL_PROGRESS_ASYNC_H
 
+#include "base/hidden.h"
+
 typedef struct fmpl_async {
     int (*poll)(struct fmpl_async *a); /* advance; nonzero once finished */
     struct fmpl_async *next;           /* the engine's list (start order) */
@@ -30,7 +32,7 @@ void fmpl_async_start(fmpl_async *a, int (*poll)(fmpl_async *a));
 /* Poll every started operation once; returns how many finished.  Called by
  * fmpl_progress. */
 int fmpl_async_progress(void);
-extern fmpl_async *fmpl_async_head; /* for the engine's idle test */
+extern FMPL_HIDDEN fmpl_async *fmpl_async_head; /* for the engine's idle test */
 /* Poll `a` alone, out of turn (its owner waits for it): nonzero once done.
  * Only for an operation whose polls do not depend on the others' order. */
 int fmpl_async_poll_one(fmpl_async *a);

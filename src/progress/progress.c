@@ -6,31 +6,6 @@
 #include "fabric/fabric.h"
 #include "base/wait.h"
 
-typedef struct progress_hook {
-    int (*poll)(void);
-    const int *pending;
-} progress_hook;
-
-static progress_hook hooks[8];
-static int nhooks;
-
-void fmpl_progress_add_hook(int (*poll)(void), const int *pending)
-{
-    for (int i = 0; i < nhooks; i++)
-        if (hooks[i].poll == poll)
-            return;
-    if (nhooks < (int)(sizeof hooks / sizeof hooks[0]))
-        hooks[nhooks++] = (progress_hook){poll, pending};
-}
-
-static int hooks_progress(void)
-{
-    int n = 0;
-    for (int i = 0; i < nhooks; i++)
-        if (*hooks[i].pending)
-            n += hooks[i].poll();
-    return n;
-}
 fmpl_progress_hook fmpl_progress_barrier_hook;
 
 /* Parts with nothing outstanding are skipped with one load instead of a
@@ -46,18 +21,7 @@ int fmpl_progress(void)
            (atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed)
                 ? fmpl_progress_barrier_hook.poll()
                 : 0) +
-           (fmpl_fab.net ? fmpl_fab.net->progress() : 0) + (nhooks ? hooks_progress() : 0);
-}
-
-int fmpl_progress_pending(void)
-{
-    if (fmpl_sm_outstanding || fmpl_tm_inflight || fmpl_async_head || fmpl_am_queued ||
-        atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed))
-        return 1;
-    for (int i = 0; i < nhooks; i++)
-        if (*hooks[i].pending)
-            return 1;
-    return 0;
+           (fmpl_fab.net ? fmpl_fab.net->progress() : 0);
 }
 
 /* Most polls of a receive from a known source look only at that source's

@@ -1,29 +1,22 @@
 /* The progress engine: one call that advances everything outstanding.
  * Every wait in the layers above polls it.  Today it drives the point-to-
  * point protocols, the async list (collective schedules, nonblocking
- * communicator creation) and the protocols' hooks; the agent thread
+ * communicator creation) and the split-phase barriers; the agent thread
  * (agent.h) calls it while the application computes. */
 #ifndef FMPL_PROGRESS_H
 #define FMPL_PROGRESS_H
 
 #include "base/wait.h"
+#include "progress/async.h"
+#include "protocols/active_message.h"
+#include "protocols/sender_match.h"
+#include "protocols/tag_match.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 
 /* Returns how many operations advanced (0: nothing to do right now). */
 int fmpl_progress(void);
-
-/* Something this rank started needs its progress to finish (a posted
- * receive, a rendezvous send, a matching slot, a schedule, a protocol
- * hook's work): the agent polls while this holds.  Cheap loads only. */
-int fmpl_progress_pending(void);
-
-/* Protocols outside the point-to-point core (active messages, split-phase
- * barriers, remote copies) plug into the engine: `poll` runs on every
- * progress pass while `*pending` is non-zero (one load when it is zero),
- * and `*pending` also keeps the agent polling.  At start-up, at most 8. */
-void fmpl_progress_add_hook(int (*poll)(void), const int *pending);
 
 /* Work of a layer above this one that advances only inside progress and
  * is not an fmpl_async: the split-phase barriers (collectives/
@@ -36,7 +29,18 @@ typedef struct fmpl_progress_hook {
     _Atomic uint64_t pending;
     int (*poll)(void); /* returns how many things advanced */
 } fmpl_progress_hook;
-extern fmpl_progress_hook fmpl_progress_barrier_hook;
+extern FMPL_HIDDEN fmpl_progress_hook fmpl_progress_barrier_hook;
+
+/* Something this rank started needs its progress to finish (a posted
+ * receive, a rendezvous send, a matching slot, a schedule, active messages
+ * queued, split-phase barriers): the agent polls while this holds.  Five
+ * loads, inline: every call's exit reads it while the agent runs
+ * (agent.h). */
+static inline int fmpl_progress_pending(void)
+{
+    return fmpl_sm_outstanding || fmpl_tm_inflight || fmpl_async_head || fmpl_am_queued ||
+           atomic_load_explicit(&fmpl_progress_barrier_hook.pending, memory_order_relaxed);
+}
 
 /* Wait for one tag-matched request (spin, then yield), progressing
  * everything; a receive from a known source mostly polls that source's

@@ -51,7 +51,7 @@ static struct {
 } lock;
 
 /* This thread holds the lock (an outermost call of its own). */
-static __thread int this_thread_holds;
+static FMPL_TLS int this_thread_holds;
 
 static int try_take(void)
 {

@@ -5,6 +5,7 @@
 #ifndef FMPL_PROTOCOLS_ACTIVE_MESSAGE_H
 #define FMPL_PROTOCOLS_ACTIVE_MESSAGE_H
 
+#include "base/hidden.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,7 @@ int fmpl_am_send_or_queue(fmpl_team *t, int dst, int id, const uint64_t *args, i
 
 /* Messages queued by handlers and not yet sent: progress calls
  * fmpl_am_progress only while this is nonzero. */
-extern uint64_t fmpl_am_queued;
+extern FMPL_HIDDEN uint64_t fmpl_am_queued;
 /* Send queued messages the targets have room for; returns how many. */
 int fmpl_am_progress(void);
 

@@ -3,6 +3,7 @@
 #ifndef FMPL_PROTOCOLS_SENDER_MATCH_H
 #define FMPL_PROTOCOLS_SENDER_MATCH_H
 
+#include "base/hidden.h"
 #include <stdint.h>
 
 #include "fabric/fabric.h"
@@ -141,7 +142,7 @@ int fmpl_sm_spool_check(int *nsend, int *nspool);
 int fmpl_sm_progress(void);
 /* Work that only progress can advance: pending sends (spooled ones included)
  * and staged receives. */
-extern int fmpl_sm_outstanding;
+extern FMPL_HIDDEN int fmpl_sm_outstanding;
 
 int fmpl_sm_init(void);      /* world-wide structures (staging rings) */
 void fmpl_sm_finalize(void);

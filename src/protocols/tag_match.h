@@ -5,6 +5,7 @@
 #ifndef FMPL_PROTOCOLS_TAG_MATCH_H
 #define FMPL_PROTOCOLS_TAG_MATCH_H
 
+#include "base/hidden.h"
 #include <stdint.h>
 
 #include "fabric/fabric.h"
@@ -86,7 +87,7 @@ typedef struct fmpl_tm_team {
 /* Requests started and not complete whose completion needs this rank's
  * progress (posted receives, rendezvous sends): while above 0 the agent
  * keeps polling (progress/agent.c). */
-extern int fmpl_tm_inflight;
+extern FMPL_HIDDEN int fmpl_tm_inflight;
 
 int fmpl_tm_init(fmpl_raddr *channels);
 int fmpl_tm_connect(const fmpl_raddr *channels);

@@ -26,7 +26,10 @@ void *fmpl_alloc_symmetric(size_t size, fmpl_comm comm)
         return NULL;
     /* size 0 is refused by every member alike, inside the agreement: a
      * member that returned early would leave the others waiting. */
-    return fmpl_symmetric_alloc(t, size, &rc);
+    void *p = fmpl_symmetric_alloc(t, size, &rc);
+    if (p) /* a block peers may ask us to copy out of (fmpl_copy) */
+        fmpl_agent_expect_rings(1);
+    return p;
 }
 
 int fmpl_free_symmetric(void *ptr, fmpl_comm comm)
@@ -35,6 +38,8 @@ int fmpl_free_symmetric(void *ptr, fmpl_comm comm)
     API_ENTER(comm, t);
     int rc = copy_sync(t); /* our copies into the block land before anyone frees it */
     int frc = fmpl_symmetric_free(t, ptr);
+    if (frc == FMPL_SUCCESS)
+        fmpl_agent_expect_rings(-1);
     return frc != FMPL_SUCCESS ? frc : rc;
 }
 

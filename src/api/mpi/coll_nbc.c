@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-__thread const char *fmpl_mpi_nbc_func;
+FMPL_TLS const char *fmpl_mpi_nbc_func;
 
 /* ------------------------------------------------------------ data helpers */
 

@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "base/hidden.h"
 #include "collectives/op.h"
 #include "datatype/datatype.h"
 #include "mpi.h"
@@ -387,7 +388,7 @@ int fmpl_mpi_nbc_start(fmpl_mpi_request *r);
 int fmpl_mpi_nbc_release(fmpl_mpi_request *r);
 /* While a nonblocking or persistent collective is being built from its
  * blocking body: the name its errors are reported under. */
-extern __thread const char *fmpl_mpi_nbc_func;
+extern FMPL_TLS const char *fmpl_mpi_nbc_func;
 
 /* ------------------------------------------------------------ point-to-point helpers */
 

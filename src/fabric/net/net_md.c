@@ -28,6 +28,7 @@
  *  - The cache's lock is never held across a wait for a remote operation.
  *    A thread holding it marks itself (in_rcache) so the provider's own
  *    frees inside fi_mr_reg/fi_close do not re-enter the hook. */
+#include "base/hidden.h"
 #include "fabric/net/net.h"
 #include "fabric/shm/shm_malloc.h"
 #include "base/error.h"
@@ -60,7 +61,7 @@ static long rc_cap, rc_slots, rc_live;
 static uint64_t rc_clock;
 static _Atomic uintptr_t rc_lo = UINTPTR_MAX, rc_hi = 0;  /* bounds of every live entry */
 static long st_hits, st_misses, st_evictions, st_invalidations;
-static __thread int in_rcache;
+static FMPL_TLS int in_rcache;
 
 /* Keys FMPL picks (no FI_MR_PROV_KEY) carry the registration's start in
  * their low 48 bits (user addresses fit) and a 16-bit generation above it:
