@@ -495,6 +495,13 @@ void fmpl_sched_start(fmpl_sched *s)
 int fmpl_sched_run(fmpl_sched *s)
 {
     fmpl_sched_start(s);
+    /* The caller waits at once: the first poll that fmpl_async_start leaves
+     * to the agent (so that a nonblocking start returns to the caller's
+     * compute) is the caller's own here.  Left to the wait's first pass, it
+     * made an 8-byte MPI_Bcast across the namespace hosts 7.3 us instead of
+     * 5.3 with the agent on (6.3 off). */
+    if (!s->async.done && fmpl_agent_on)
+        fmpl_async_progress();
     fmpl_async_wait(&s->async);
     return s->error;
 }
