@@ -14,7 +14,8 @@
  * (q + 1) mod 2^32 names the call in the claim words.
  *   root, unit q:  wait until every member's bc_consumed >= q + 1 - SLOTS;
  *                  write {DIRECT, packed address of buf} or {RING} into
- *                  ring[q % SLOTS]; release-store bc_produced = q + 1
+ *                  ring[q % SLOTS]; note {its size, DESC} for the slot in
+ *                  the produced line; release-store bc_produced = q + 1
  *     DIRECT:      until every member's bc_consumed >= q + 1: for each
  *                  member m whose bc_claim carries tag and a buffer address,
  *                  claim chunks (compare-and-swap bc_claim from (tag << 32)
@@ -23,9 +24,11 @@
  *                  then bc_consumed = q + 1
  *     RING:        the buffer is private: the pipelined ring broadcast
  *                  follows, its chunks numbered from q + 1
- *   member m:      wait for the root's bc_produced >= q + 1; read the
- *                  descriptor; DIRECT: store bc_done = tag << 32, its
- *                  buffer's packed address in bc_claim's spare bytes (0 for
+ *   member m:      wait for the root's bc_produced >= q + 1 (the unit notes
+ *                  the root's size of the call: checked against the
+ *                  member's, bcast_shm_mismatch.c); read the descriptor;
+ *                  DIRECT: store bc_done = tag << 32, its buffer's packed
+ *                  address in bc_claim's spare bytes (0 for
  *                  a private buffer), then release-store bc_claim = tag << 32;
  *                  claim and copy chunks as the root does, until bc_done =
  *                  (tag << 32) + chunks (acquire: the root's copies are in);
@@ -39,14 +42,7 @@
 
 #include <string.h>
 
-enum { DESC_RING = 1, DESC_DIRECT = 2 };
-
 #define DIRECT_CHUNK ((int64_t)64 * 1024)
-
-typedef struct bcast_desc {
-    uint64_t kind;
-    uint64_t addr; /* fmpl_raddr_pack of the root's buffer */
-} bcast_desc;
 
 static uint64_t call_tag(uint64_t q) { return (q + 1) & 0xffffffffu; }
 
@@ -116,11 +112,12 @@ static int body(fmpl_coll_algo *a)
         if (st->q + 1 > FMPL_BCAST_SLOTS)
             FMPL_RUN_AWAIT(a, FMPL_COLL_ALL_REACHED(c, bc_consumed, st->q + 1 - FMPL_BCAST_SLOTS,
                                                     &st->cursor));
-        bcast_desc *d = (bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
+        fmpl_bcast_desc *d =
+            (fmpl_bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
         st->direct = fmpl_fab_is_shared(ring->buf);
-        d->kind = st->direct ? DESC_DIRECT : DESC_RING;
+        d->kind = st->direct ? FMPL_BCAST_DESC_DIRECT : FMPL_BCAST_DESC_RING;
         d->addr = st->direct ? fmpl_raddr_pack(fmpl_fab_raddr(ring->buf)) : 0;
-        fmpl_line_set(&rs->bc_produced, st->q + 1);
+        fmpl_bcast_unit_publish(rs, st->q, ring->size, FMPL_BCAST_UNIT_DESC);
         if (st->direct) {
             st->cursor = 0;
             FMPL_RUN_AWAIT(a, root_done(st, c));
@@ -128,9 +125,14 @@ static int body(fmpl_coll_algo *a)
         }
     } else {
         FMPL_RUN_AWAIT(a, fmpl_line_get(&rs->bc_produced) >= st->q + 1);
-        const bcast_desc *d =
-            (const bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
-        st->direct = d->kind == DESC_DIRECT;
+        /* The root's call is not this one (bcast_shm_mismatch.c). */
+        if (fmpl_bcast_mismatch(ring, c, st->q, FMPL_BCAST_UNIT_DESC)) {
+            FMPL_RUN_AWAIT(a, fmpl_bcast_drain(ring, c));
+            return ring->drain_err;
+        }
+        const fmpl_bcast_desc *d =
+            (const fmpl_bcast_desc *)fmpl_coll_ring(fmpl_coll_areas(c, ring->root), st->q);
+        st->direct = d->kind == FMPL_BCAST_DESC_DIRECT;
         if (st->direct) {
             uint64_t tag = call_tag(st->q);
             uint64_t addr = fmpl_fab_is_shared(ring->buf)

@@ -5,9 +5,12 @@
  * All members number broadcast chunks with one team-wide sequence q.
  *   root, chunk q:  wait until every member's bc_consumed >= q + 1 - SLOTS
  *                   (the slot is free); copy the chunk into ring[q % SLOTS];
- *                   release-store its bc_produced = q + 1
- *   others:         wait for the root's bc_produced >= q + 1; copy the chunk
- *                   out; release-store their own bc_consumed = q + 1
+ *                   note {its call's size, CHUNK} for the slot in the
+ *                   produced line and release-store its bc_produced = q + 1
+ *   others:         wait for the root's bc_produced >= q + 1 (the first chunk
+ *                   of a call: check the root's size against theirs,
+ *                   bcast_shm_mismatch.c); copy the chunk out; release-store
+ *                   their own bc_consumed = q + 1
  * While members copy chunk q out, the root copies chunk q + 1 in.  At the end
  * the root's bc_consumed also jumps to the end of the sequence, so every
  * member's counter means "done with everything up to here" whoever the next
@@ -24,7 +27,7 @@ int fmpl_bcast_ring_body(fmpl_coll_algo *a)
     fmpl_coll_scratch *rs = c->peer[st->root];
     int64_t chunk = fmpl_bcast_chunk;
     FMPL_RUN_BEGIN(a);
-    st->nchunks = (uint64_t)((st->size + chunk - 1) / chunk);
+    st->nchunks = fmpl_bcast_chunks(st->size);
     st->first = c->bc_seq;
     c->bc_seq += st->nchunks;
     for (st->i = 0; st->i < st->nchunks; st->i++) {
@@ -37,6 +40,11 @@ int fmpl_bcast_ring_body(fmpl_coll_algo *a)
                                                         &st->cursor));
         } else {
             FMPL_RUN_AWAIT(a, fmpl_line_get(&rs->bc_produced) >= st->first + st->i + 1);
+            /* The root's call is not this one (bcast_shm_mismatch.c). */
+            if (st->i == 0 && fmpl_bcast_mismatch(st, c, st->first, FMPL_BCAST_UNIT_CHUNK)) {
+                FMPL_RUN_AWAIT(a, fmpl_bcast_drain(st, c));
+                return st->drain_err;
+            }
         }
         uint64_t q = st->first + st->i;
         int64_t off = (int64_t)st->i * chunk;
@@ -44,7 +52,7 @@ int fmpl_bcast_ring_body(fmpl_coll_algo *a)
         char *slot = fmpl_coll_ring(fmpl_coll_areas(c, st->root), q);
         if (t->rank == st->root) {
             memcpy(slot, st->buf + off, len);
-            fmpl_line_set(&rs->bc_produced, q + 1);
+            fmpl_bcast_unit_publish(rs, q, st->size, FMPL_BCAST_UNIT_CHUNK);
         } else {
             memcpy(st->buf + off, slot, len);
             fmpl_line_set(&c->mine->bc_consumed, q + 1);

@@ -13,10 +13,12 @@
  * in the same order, so all members agree on k):
  *   root r:   slot k % SLOTS is free once every member's plan_cons[r] >=
  *             k + 1 - SLOTS (a cached minimum, read again only when short);
- *             copy the data into the slot; release-store its sequence = k + 1.
+ *             copy the data into the slot; release-store its sequence = k + 1,
+ *             with the root's size in its top byte.
  *             The root's instance is complete: the data left its buffer.
  *   member q: wait until the slot's sequence == k + 1 (acquire); copy the
- *             data out; once the entries it has copied out, all of them up
+ *             data out (a size other than its own, an erroneous program:
+ *             the first bytes that fit, and an error); once the entries it has copied out, all of them up
  *             to some count n, reach the next multiple of SLOTS / 2,
  *             release-store plan_cons[r] = n in its own header.
  * Data and flag travel in one cache line, so the root's start is the
@@ -29,10 +31,13 @@
  * take no turn in the team's order (coll_run.h, `unordered`): a start that
  * finds its data runs to completion at once (sched.c). */
 #include "collectives/collectives.h"
+#include "base/error.h"
 
 #include <string.h>
 
 #define PLAN_INLINE ((int64_t)FMPL_LINE_DATA)
+#define PLAN_SIZE_SHIFT 56 /* an entry's sequence word: the root's size above */
+_Static_assert(PLAN_INLINE < 256, "the size fits the sequence word's top byte");
 
 typedef struct plan_entry {
     _Atomic uint64_t seq;
@@ -98,13 +103,27 @@ static int plan_body(fmpl_coll_algo *a)
         if (!slot_free(c, k))
             return FMPL_RUN_PENDING;
         memcpy(e->data, st->buf, (size_t)st->size);
-        atomic_store_explicit(&e->seq, k + 1, memory_order_release);
+        atomic_store_explicit(&e->seq, (k + 1) | (uint64_t)st->size << PLAN_SIZE_SHIFT,
+                              memory_order_release);
         return FMPL_SUCCESS;
     }
-    if (atomic_load_explicit(&e->seq, memory_order_acquire) != k + 1)
+    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+    if ((seq & ((1ull << PLAN_SIZE_SHIFT) - 1)) != k + 1)
         return FMPL_RUN_PENDING;
-    memcpy(st->buf, e->data, (size_t)st->size);
+    int64_t sent = (int64_t)(seq >> PLAN_SIZE_SHIFT);
+    memcpy(st->buf, e->data, (size_t)(sent < st->size ? sent : st->size));
     consumed(c, t->size, st->root, k);
+    if (sent > st->size)
+        return FMPL_ERROR(FMPL_ERR_TRUNCATE,
+                          "persistent broadcast from rank %d: the root sends %lld bytes, this "
+                          "member's buffer takes %lld (the members' counts and datatypes must "
+                          "match)",
+                          st->root, (long long)sent, (long long)st->size);
+    if (sent < st->size)
+        return FMPL_ERROR(FMPL_ERR_ARG,
+                          "persistent broadcast from rank %d: the root sends %lld bytes, this "
+                          "member expects %lld (the members' counts and datatypes must match)",
+                          st->root, (long long)sent, (long long)st->size);
     return FMPL_SUCCESS;
 }
 

@@ -106,6 +106,7 @@
 #define FMPL_COLLECTIVES_COLL_TEAM_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "fabric/fabric.h"
 #include "protocols/team.h"
@@ -296,6 +297,39 @@ static inline uint64_t fmpl_line_get(const fmpl_line *l)
 static inline void fmpl_line_set(fmpl_line *l, uint64_t v)
 {
     atomic_store_explicit(&l->v, v, memory_order_release);
+}
+
+/* What each unit of a root's broadcast sequence was published for: the
+ * root's size of the call and the unit's kind, one word per ring slot in
+ * the spare bytes of the root's bc_produced line (written before the
+ * line's release-store; rewritten only for unit q + SLOTS, once every
+ * member has consumed unit q).  A member checks its first unit of a call
+ * against its own size (bcast_shm_mismatch.c). */
+enum { FMPL_BCAST_UNIT_CHUNK = 1, FMPL_BCAST_UNIT_DESC = 2 };
+_Static_assert(FMPL_BCAST_SLOTS * sizeof(uint64_t) <= sizeof(((fmpl_line *)0)->pad),
+               "a word per slot in the produced line");
+static inline void fmpl_bcast_unit_publish(fmpl_coll_scratch *rs, uint64_t q, int64_t size,
+                                           int kind)
+{
+    uint64_t meta = (uint64_t)size << 2 | (uint64_t)kind;
+    memcpy(fmpl_line_data(&rs->bc_produced) + (q % FMPL_BCAST_SLOTS) * sizeof meta, &meta,
+           sizeof meta);
+    fmpl_line_set(&rs->bc_produced, q + 1);
+}
+/* Unit q's {size, kind}; read after bc_produced >= q + 1 was seen. */
+static inline uint64_t fmpl_bcast_unit_meta(fmpl_coll_scratch *rs, uint64_t q)
+{
+    uint64_t meta;
+    memcpy(&meta, fmpl_line_data(&rs->bc_produced) + (q % FMPL_BCAST_SLOTS) * sizeof meta,
+           sizeof meta);
+    return meta;
+}
+static inline int64_t fmpl_bcast_meta_size(uint64_t meta) { return (int64_t)(meta >> 2); }
+static inline int fmpl_bcast_meta_kind(uint64_t meta) { return (int)(meta & 3); }
+/* Chunks of the ring broadcast of `size` bytes. */
+static inline uint64_t fmpl_bcast_chunks(int64_t size)
+{
+    return (uint64_t)((size + fmpl_bcast_chunk - 1) / fmpl_bcast_chunk);
 }
 
 int fmpl_coll_init(void);

@@ -134,10 +134,31 @@ typedef struct fmpl_bcast_ring {
     int root;
     int cursor;
     uint64_t first, nchunks, i;
+    /* A member whose size is not the root's (bcast_shm_mismatch.c): the
+     * root's size, the unit to consume next and the end of the root's
+     * units (0: not known yet), the error to return. */
+    int64_t root_size;
+    uint64_t drain_next, drain_end, drain_chunk0; /* drain_chunk0: the root's first chunk unit */
+    int drain_err;
 } fmpl_bcast_ring;
 void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf,
                                     int64_t size, int root);
 int fmpl_bcast_ring_body(fmpl_coll_algo *a);
+/* The descriptor unit of bcast_shm_direct.c, in the root's ring slot. */
+enum { FMPL_BCAST_DESC_RING = 1, FMPL_BCAST_DESC_DIRECT = 2 };
+typedef struct fmpl_bcast_desc {
+    uint64_t kind;
+    uint64_t addr; /* fmpl_raddr_pack of the root's buffer */
+} fmpl_bcast_desc;
+/* Member, at its first unit u0 of a call: does the root's unit match this
+ * member's call (its size, and kind: FMPL_BCAST_UNIT_*)?  If not, the state
+ * is set to follow the root's units instead (fmpl_bcast_drain) and 1 is
+ * returned. */
+int fmpl_bcast_mismatch(fmpl_bcast_ring *st, fmpl_coll_team *c, uint64_t u0, int kind);
+/* After fmpl_bcast_mismatch: consume the root's units of the call as they
+ * come, keeping what fits this member's buffer; 1 once done (then the
+ * team's sequence is at the root's end and st->drain_err holds the error). */
+int fmpl_bcast_drain(fmpl_bcast_ring *st, fmpl_coll_team *c);
 /* The ring broadcast's prepared form (bcast_shm_plan.c): a persistent
  * broadcast of a few bytes on shared memory becomes one line per instance. */
 void fmpl_bcast_plan_prepare(fmpl_coll_algo *a);

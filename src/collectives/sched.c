@@ -429,6 +429,15 @@ static int step_done(fmpl_sched *s, fmpl_step *st)
         return 0;
     if (st->kind == FMPL_STEP_RECV && st->req.st_error != FMPL_SUCCESS)
         keep_error(s, st->req.st_error);
+    else if (st->kind == FMPL_STEP_RECV && st->req.st_bytes != st->bytes)
+        /* Every receive of a schedule is posted for exactly the bytes its
+         * sender sends, when the members' arguments agree, as MPI demands:
+         * a shorter message means they did not (an erroneous program),
+         * which a point-to-point receive would take without a word. */
+        keep_error(s, FMPL_ERROR(FMPL_ERR_ARG,
+                                 "a collective's message of %lld bytes from rank %d, where %lld "
+                                 "were expected (the members' counts and datatypes must match)",
+                                 (long long)st->req.st_bytes, st->peer, (long long)st->bytes));
     return 1;
 }
 
