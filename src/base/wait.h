@@ -11,10 +11,8 @@
 
 #include "base/hidden.h"
 
-/* Read on every poll of every wait (base/hidden.h). */
-#define FMPL_WAIT_INTERNAL FMPL_HIDDEN
-
-extern FMPL_WAIT_INTERNAL unsigned fmpl_spin_count; /* set once at init (FMPL_SPIN_COUNT) */
+/* Read on every poll of every wait: hidden (base/hidden.h). */
+extern FMPL_HIDDEN unsigned fmpl_spin_count; /* set once at init (FMPL_SPIN_COUNT) */
 /* This host runs more ranks of the job than it has cores (set at init; the
  * same on every rank of the host). */
 extern int fmpl_oversubscribed;
@@ -23,7 +21,7 @@ extern int fmpl_oversubscribed;
  * polls (the network backend over a provider without hardware RMA, such as
  * tcp): every wait calls it, so a rank waiting on a flag still serves the
  * puts and atomics that will set it.  NULL on one host. */
-extern FMPL_WAIT_INTERNAL int (*fmpl_wait_poll)(void);
+extern FMPL_HIDDEN int (*fmpl_wait_poll)(void);
 
 /* One poll for calls that test rather than wait (fmpl_irecv_test, ...): a
  * rank that only tests must serve the writes it tests for, too. */
@@ -36,10 +34,10 @@ static inline void fmpl_poll_remote(void)
 /* Set when several application threads share the library (progress/
  * threads.c): every poll that found nothing calls it, so that a thread
  * waiting inside a call lets the others in.  NULL otherwise. */
-extern FMPL_WAIT_INTERNAL void (*fmpl_wait_share)(void);
+extern FMPL_HIDDEN void (*fmpl_wait_share)(void);
 /* Several application threads share the library (set with fmpl_wait_share;
  * read by protocols that keep per-process state across a wait). */
-extern FMPL_WAIT_INTERNAL int fmpl_threads_on;
+extern FMPL_HIDDEN int fmpl_threads_on;
 
 typedef struct fmpl_waiter {
     unsigned polls;

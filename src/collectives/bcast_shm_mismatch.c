@@ -76,19 +76,21 @@ int fmpl_bcast_drain(fmpl_bcast_ring *st, fmpl_coll_team *c)
         st->drain_next = u + 1;
     }
     c->bc_seq = st->drain_end;
-    if (st->root_size > st->size)
-        st->drain_err = FMPL_ERROR(FMPL_ERR_TRUNCATE,
-                                   "broadcast from rank %d: the root sends %lld bytes, this "
-                                   "member's buffer takes %lld (the members' counts and "
-                                   "datatypes must match)",
-                                   st->root, (long long)st->root_size, (long long)st->size);
-    else if (st->root_size < st->size)
-        st->drain_err = FMPL_ERROR(FMPL_ERR_ARG,
-                                   "broadcast from rank %d: the root sends %lld bytes, this "
-                                   "member expects %lld (the members' counts and datatypes "
-                                   "must match)",
-                                   st->root, (long long)st->root_size, (long long)st->size);
-    else
-        st->drain_err = FMPL_SUCCESS;
+    st->drain_err = fmpl_bcast_size_check(st->root, st->root_size, st->size);
     return 1;
+}
+
+int fmpl_bcast_size_check(int root, int64_t sent, int64_t mine)
+{
+    if (sent > mine)
+        return FMPL_ERROR(FMPL_ERR_TRUNCATE,
+                          "broadcast from rank %d: the root sends %lld bytes, this member's "
+                          "buffer takes %lld (the members' counts and datatypes must match)",
+                          root, (long long)sent, (long long)mine);
+    if (sent < mine)
+        return FMPL_ERROR(FMPL_ERR_ARG,
+                          "broadcast from rank %d: the root sends %lld bytes, this member "
+                          "expects %lld (the members' counts and datatypes must match)",
+                          root, (long long)sent, (long long)mine);
+    return FMPL_SUCCESS;
 }

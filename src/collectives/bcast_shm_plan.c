@@ -18,9 +18,10 @@
  *             The root's instance is complete: the data left its buffer.
  *   member q: wait until the slot's sequence == k + 1 (acquire); copy the
  *             data out (a size other than its own, an erroneous program:
- *             the first bytes that fit, and an error); once the entries it has copied out, all of them up
- *             to some count n, reach the next multiple of SLOTS / 2,
- *             release-store plan_cons[r] = n in its own header.
+ *             the first bytes that fit, and an error); once the entries it
+ *             has copied out, all of them up to some count n, reach the
+ *             next multiple of SLOTS / 2, release-store plan_cons[r] = n in
+ *             its own header.
  * Data and flag travel in one cache line, so the root's start is the
  * doorbell and a member's completion is the one word it waits on.
  * Publishing consumption every SLOTS / 2 entries leaves the root one line
@@ -31,7 +32,6 @@
  * take no turn in the team's order (coll_run.h, `unordered`): a start that
  * finds its data runs to completion at once (sched.c). */
 #include "collectives/collectives.h"
-#include "base/error.h"
 
 #include <string.h>
 
@@ -113,18 +113,7 @@ static int plan_body(fmpl_coll_algo *a)
     int64_t sent = (int64_t)(seq >> PLAN_SIZE_SHIFT);
     memcpy(st->buf, e->data, (size_t)(sent < st->size ? sent : st->size));
     consumed(c, t->size, st->root, k);
-    if (sent > st->size)
-        return FMPL_ERROR(FMPL_ERR_TRUNCATE,
-                          "persistent broadcast from rank %d: the root sends %lld bytes, this "
-                          "member's buffer takes %lld (the members' counts and datatypes must "
-                          "match)",
-                          st->root, (long long)sent, (long long)st->size);
-    if (sent < st->size)
-        return FMPL_ERROR(FMPL_ERR_ARG,
-                          "persistent broadcast from rank %d: the root sends %lld bytes, this "
-                          "member expects %lld (the members' counts and datatypes must match)",
-                          st->root, (long long)sent, (long long)st->size);
-    return FMPL_SUCCESS;
+    return fmpl_bcast_size_check(st->root, sent, st->size);
 }
 
 void fmpl_bcast_plan_prepare(fmpl_coll_algo *a)

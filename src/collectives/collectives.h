@@ -135,10 +135,11 @@ typedef struct fmpl_bcast_ring {
     int cursor;
     uint64_t first, nchunks, i;
     /* A member whose size is not the root's (bcast_shm_mismatch.c): the
-     * root's size, the unit to consume next and the end of the root's
-     * units (0: not known yet), the error to return. */
+     * root's size, the unit to consume next, the root's first chunk unit
+     * (after its descriptor, if any) and the end of its units, the error
+     * to return. */
     int64_t root_size;
-    uint64_t drain_next, drain_end, drain_chunk0; /* drain_chunk0: the root's first chunk unit */
+    uint64_t drain_next, drain_chunk0, drain_end;
     int drain_err;
 } fmpl_bcast_ring;
 void fmpl_bcast_shm_pipelined_setup(fmpl_bcast_ring *st, fmpl_team *t, void *buf,
@@ -159,6 +160,9 @@ int fmpl_bcast_mismatch(fmpl_bcast_ring *st, fmpl_coll_team *c, uint64_t u0, int
  * come, keeping what fits this member's buffer; 1 once done (then the
  * team's sequence is at the root's end and st->drain_err holds the error). */
 int fmpl_bcast_drain(fmpl_bcast_ring *st, fmpl_coll_team *c);
+/* A member's error when the root sent `sent` bytes and it expected `mine`
+ * (FMPL_ERR_TRUNCATE: more; FMPL_ERR_ARG: fewer; FMPL_SUCCESS: equal). */
+int fmpl_bcast_size_check(int root, int64_t sent, int64_t mine);
 /* The ring broadcast's prepared form (bcast_shm_plan.c): a persistent
  * broadcast of a few bytes on shared memory becomes one line per instance. */
 void fmpl_bcast_plan_prepare(fmpl_coll_algo *a);

@@ -133,21 +133,13 @@ static void ring(_Atomic uint32_t *b, _Atomic uint32_t *s)
 
 void fmpl_core_handback(void)
 {
+    fmpl_core_held = 0;
     if (!fmpl_agent_on) { /* the agent stopped inside this call (finalize) */
-        fmpl_core_held = 0;
         atomic_store_explicit(&fmpl_core.app_in, 0, memory_order_release);
         return;
     }
-    /* Still the owner: the pending test reads the core.  Nothing for the
-     * agent to do: keep the core (agent.h, step 3).  Giving it back cost
-     * every call about 10 ns: an 8-byte ping-pong took 85-88 ns one way
-     * with the agent on against 68 with it off. */
+    /* Still the owner: the pending test reads the core. */
     int work = fmpl_progress_pending() || watchers;
-    if (!work && !fmpl_core_no_keep) {
-        fmpl_core_held = 1;
-        return;
-    }
-    fmpl_core_held = 0;
     atomic_store_explicit(&app_work, work, memory_order_relaxed);
     /* A constant order each: GCC makes an order chosen at run time seq_cst
      * (an xchg, which cost every call 10-20 ns). */
@@ -470,7 +462,7 @@ void fmpl_agent_start(void)
     atomic_store(&agent_has_core, 0);
     atomic_store(&fmpl_core.app_in, 0);
     atomic_store(&fmpl_core.agent_in, 0);
-    fmpl_core_held = 0;
+    fmpl_core_held = 0; /* the exit of the call that stopped an agent may have kept app_in */
     int rc = pthread_create(&agent_thread, NULL, agent_main, NULL);
     if (rc != 0) {
         fmpl_log_error("FMPL_AGENT: cannot start the agent thread (%s); progress stays in calls",
@@ -498,7 +490,6 @@ void fmpl_agent_stop(void)
     /* Called inside a guarded call: the depth stays balanced because the
      * guard remembers that it entered (fmpl_core_leave). */
     fmpl_agent_on = 0;
-    fmpl_core_held = 0; /* this call's exit clears app_in (fmpl_core_handback) */
     fmpl_core_guarded = fmpl_threads_on;
 }
 
