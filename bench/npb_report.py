@@ -210,15 +210,15 @@ def mark(checks):
 
 
 # Measured on this machine (2 cores, two busy loops of another session),
-# before fmplrun gave each rank a session of its own: EP.A at 2 ranks,
-# FMPL's binary, 150 Mop/s under fmplrun and 180-200 under mpiexec.hydra.
+# FMPL's binary: EP.A at 2 ranks 150 Mop/s under fmplrun (ranks in its
+# session) and 180-200 under mpiexec.hydra (a session per rank).
 AUTOGROUP_NOTE = (
     "The kernel's autogroup scheduling is on (`kernel.sched_autogroup_enabled=1`): each "
-    "session gets a fair share of the CPUs. `mpiexec.hydra` and `fmplrun` start every rank "
-    "in a session of its own, while Open MPI's `mpirun` keeps the ranks in the launcher's, "
-    "so on a busy machine Open MPI's ranks get less CPU time than the others' (EP, which "
-    "hardly communicates, was 25% faster under `mpiexec.hydra` than under an `fmplrun` that "
-    "kept its ranks in one session, with the same FMPL binary): only figures from an idle "
+    "session gets a fair share of the CPUs. `mpiexec.hydra` starts every rank in a session "
+    "of its own, while `fmplrun` and Open MPI's `mpirun` keep the ranks in the launcher's, "
+    "so on a busy machine MPICH's ranks get more CPU time than the others' (EP, which "
+    "hardly communicates, was 20-30% faster under `mpiexec.hydra` than under `fmplrun`, "
+    "with the same FMPL binary, beside two busy loops): only figures from an idle "
     "machine compare the libraries.")
 
 

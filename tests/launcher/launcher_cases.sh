@@ -135,13 +135,17 @@ exit0_barrier)
     expect_one_report; expect_fast 2500; check_cleanup 3 ;;
 sigterm)
     start_background 3 sleep
-    # Each rank leads a session and a process group of its own (as Hydra's
-    # ranks do: autogroup scheduling gives each session its share of CPU).
+    # Each rank leads a process group of its own (the launcher signals it)
+    # in the launcher's session (one scheduling group under autogroup, so
+    # that an oversubscribed wait's sched_yield reaches the other ranks),
+    # without a controlling terminal.
+    launcher_sid=$(awk '{print $6}' "/proc/$launcher/stat")
     for f in "$work"/pids/pid.*; do
         pid=${f##*/pid.}
-        read -r pgid sid < <(awk '{print $5, $6}' "/proc/$pid/stat")
+        read -r pgid sid tty < <(awk '{print $5, $6, $7}' "/proc/$pid/stat")
         [ "$pgid" = "$pid" ] || fail "rank pid $pid in group $pgid, not its own"
-        [ "$sid" = "$pid" ] || fail "rank pid $pid in session $sid, not its own"
+        [ "$sid" = "$launcher_sid" ] || fail "rank pid $pid in session $sid, not the launcher's ($launcher_sid)"
+        [ "$tty" = 0 ] || fail "rank pid $pid has a controlling terminal ($tty)"
     done
     kill -TERM "$launcher"
     wait "$launcher"; status=$?

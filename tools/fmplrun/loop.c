@@ -56,10 +56,10 @@ static void signal_ranks(fr_job *job, int sig)
 {
     if (job->hosts)
         fr_head_signal(job, sig);
-    /* Each rank leads its own session and process group (spawn.c); while
-     * it is unreaped its pid cannot be reused, so its group is its own:
-     * signalling the group reaches the rank's children too.  (A rank that
-     * has not yet called setsid has no group: it gets the signal itself.) */
+    /* Each rank leads its own process group (spawn.c); while it is unreaped
+     * its pid cannot be reused, so its group is its own: signalling the
+     * group reaches the rank's children too.  (A rank that has not yet
+     * called setpgid has no group: it gets the signal itself.) */
     for (int i = 0; i < job->nprocs; i++) /* remote pids (host >= 0) are not ours */
         if (job->ranks[i].alive && job->ranks[i].host < 0 && job->ranks[i].pid > 0) {
             kill(job->ranks[i].pid, sig);
