@@ -258,7 +258,8 @@ def markdown(meta, rows, checks, plots, profiles=None):
     md += tuning_bullets(meta.get("tuning"), "library")
     md += ["", "Each figure is NPB's own \"Mop/s total\", the median over the repetitions whose "
            "run verified (\"Verification = SUCCESSFUL\"); runs interleaved: for each rank count "
-           "and repetition, each kernel on each library in turn. The same NPB source and flags "
+           "and repetition, each kernel on each library in turn, the libraries' order rotated "
+           "by one place each repetition. The same NPB source and flags "
            "for all three (tools/testsuites/npb.py); BT and SP run at square rank counts only. "
            "**FMPL / best peer**: FMPL's median over the higher of MPICH's and Open MPI's (above "
            "1: FMPL faster).", ""]

@@ -195,10 +195,12 @@ __attribute__((noreturn)) static void child(fr_job *job, const fr_rank *rk, pid_
      * the yielder's own group.  Ranks in sessions of their own (as Hydra
      * starts them) made every yield of an oversubscribed wait a no-op: the
      * waiter spun through its fair share of the core while the rank it
-     * waited for sat beside it (4 ranks on 2 cores: 8-byte latency
-     * 0.58-0.78 us against 0.30-0.39 in one session, LU.A 22.4 s against
-     * 20.0, medians of 5 interleaved runs).  Like setsid(), the rank gives
-     * up the controlling terminal, so it cannot stop on terminal I/O. */
+     * waited for sat beside it (4 ranks on 2 cores, bench/mpi-suite: the
+     * 8-byte latency 0.56-0.78 us against 0.28-0.39 in one session, in 6
+     * of 7 interleaved runs each; NPB LU.A 22.4 s against 20.0, medians of
+     * 5 interleaved runs, level in another 3).  Like setsid(), the rank
+     * gives up the controlling terminal, so it cannot stop on terminal
+     * I/O. */
     setpgid(0, 0);
     int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (tty >= 0) {
