@@ -613,5 +613,14 @@ class PortableCmd(unittest.TestCase):
         self.assertEqual(got, ["LD_PRELOAD=bin/p.so", "LD_LIBRARY_PATH=<build>", "<build>/fmplrun",
                                "-n", "2", "logs/a.json", "/usr/bin/x"])
 
+    def test_npb_binaries_outside_the_build_are_named_by_their_root(self):
+        got = compare.portable_cmd(["/b/fmplrun", "/w/fmpl/NPB3.4-MPI/bin/cg.A.x", "/wx/y"],
+                                   "/o", "/b", (("<npb-work>", "/w"),))
+        self.assertEqual(got, ["<build>/fmplrun", "<npb-work>/fmpl/NPB3.4-MPI/bin/cg.A.x",
+                               "/wx/y"])
+        job = compare.npb_jobs(["cg"], ["A"], ["fmpl"], {("fmpl", "cg", "A"): "/w/x"}, [2], 1,
+                               "/b", 2, "/w")[0]
+        self.assertEqual(job["work"], "/w")
+
 if __name__ == "__main__":
     unittest.main()

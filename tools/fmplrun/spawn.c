@@ -192,10 +192,10 @@ __attribute__((noreturn)) static void child(fr_job *job, const fr_rank *rk, pid_
      * rank and its group, loop.c) but stays in the launcher's session: with
      * autogroup scheduling (the kernel's default) a session is one
      * scheduling group, and sched_yield() only gives the core to a task of
-     * the yielder's own group.  Ranks in sessions of their own (as Hydra
-     * starts them) made every yield of an oversubscribed wait a no-op: the
-     * waiter spun through its fair share of the core while the rank it
-     * waited for sat beside it (4 ranks on 2 cores, bench/mpi-suite: the
+     * the yielder's own group.  With ranks in sessions of their own (as
+     * Hydra starts them) an oversubscribed wait's yields could not hand
+     * the core to the rank it waited for: the waiter kept it up to its
+     * group's fair share (4 ranks on 2 cores, bench/mpi-suite: the
      * 8-byte latency 0.56-0.78 us against 0.28-0.39 in one session, in 6
      * of 7 interleaved runs each; NPB LU.A 22.4 s against 20.0, medians of
      * 5 interleaved runs, level in another 3).  Like setsid(), the rank
