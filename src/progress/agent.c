@@ -183,8 +183,14 @@ void fmpl_agent_ring(int rank)
     _Atomic uint32_t *b, *s;
     if (!fmpl_fab_bell(rank, &b, &s))
         return;
-    if (atomic_load_explicit(s, memory_order_seq_cst))
-        ring(b, s);
+    /* Always move the bell, then look whether the agent sleeps: the work
+     * named by the ring is in a channel, which the agent does not look at
+     * between publishing "sleeping" and its futex wait, so a ring skipped
+     * because it was not asleep yet was lost (remote_copy_4 with the agent
+     * on waited 30 s once, under a third test's load).  Against the agent's
+     * store of "sleeping", heavy barrier and load of the bell (sleep_on_bell)
+     * either it sees the bell moved or this sees it asleep and wakes it. */
+    ring(b, s);
 }
 
 /* ----------------------------------------------------------- the agent */
