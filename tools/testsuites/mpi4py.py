@@ -319,15 +319,16 @@ def launcher_of(config, build):
         PEER_LAUNCHER["mpich"]
 
 
-def build_stamp(lib, build, sdist_digest, python):
+def build_stamp(lib, build, sdist_digest, python, cflags):
     """What an mpi4py build depends on: the tarball, the Python, the compiler
-    wrapper (its -show) and, for FMPL, mpi.h (mpi4py's build checks every
-    symbol of it).  The library itself is loaded at run time."""
+    wrapper (its -show), the C flags added (--quick's) and, for FMPL, mpi.h
+    (mpi4py's build checks every symbol of it).  The library itself is
+    loaded at run time."""
     mpicc = mpicc_of(lib, build)
     show = subprocess.run([mpicc, "-show"], capture_output=True, text=True, env=run_env()).stdout
     header = (ROOT / "include" / "mpi.h").read_bytes() if lib == "fmpl" else b"installed"
     return {"sdist": sdist_digest, "python": os.path.realpath(python), "mpicc": mpicc,
-            "show": show.strip(), "mpi.h": hashlib.sha256(header).hexdigest()}
+            "show": show.strip(), "mpi.h": hashlib.sha256(header).hexdigest(), "cflags": cflags}
 
 
 def missing_checks(log):
@@ -344,10 +345,10 @@ def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir, cf
     its C compiler's flags); returns (venv, missing_checks' answer)."""
     venv = work / ("venv-" + lib)
     stamp_file = venv / "fmpl-mpi4py-build.json"
-    stamp = build_stamp(lib, build, sdist_digest, python)
+    stamp = build_stamp(lib, build, sdist_digest, python, cflags)
     if stamp_file.exists():
         old = json.loads(stamp_file.read_text())
-        if old.get("stamp") == stamp and old.get("cflags") == cflags:
+        if old.get("stamp") == stamp:
             print("%s: mpi4py built before (%s), reused" % (LABEL[lib], venv), flush=True)
             return venv, old["checks"]
     print("%s: building mpi4py in %s with %s (minutes)" % (LABEL[lib], venv, stamp["mpicc"]),
@@ -382,7 +383,7 @@ def build_mpi4py(lib, build, tree, sdist, sdist_digest, python, work, logdir, cf
         check_linked(extension_module(venv), lib, build)
     except RuntimeError as e:
         raise Failed(str(e))
-    stamp_file.write_text(json.dumps({"stamp": stamp, "checks": checks, "cflags": cflags},
+    stamp_file.write_text(json.dumps({"stamp": stamp, "checks": checks},
                                      indent=1))
     print("%s: mpi4py built in %.0f s" % (LABEL[lib], time.time() - t0), flush=True)
     return venv, checks
